@@ -5,6 +5,20 @@
 //! them out, so one seed replays a run exactly. The behaviour is specified in
 //! `spec/turn-engine.md`; each module implements one section of it.
 
+pub mod history;
+pub mod interrupt;
 pub mod message;
+pub mod note;
+pub mod repair;
 
+pub use history::{HistoryError, validate_history, validate_history_allowing_pending_tools};
+pub use interrupt::{
+    CancelCause, InterruptReason, TurnDraft, append_marker, interruption_label,
+    is_interruption_marker, is_marker_message, migrate_legacy_abort_context, recover_crashed_turn,
+};
 pub use message::*;
+pub use note::{
+    CANCEL_PHRASES, UNRECOGNISED_TOOL, is_plausible_tool_name, is_tool_in_flight_note,
+    tool_in_flight_note_label, tool_in_flight_note_text,
+};
+pub use repair::{is_valid_trailing_message, repair_history_after_failure};
