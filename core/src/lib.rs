@@ -22,3 +22,18 @@ pub use note::{
     tool_in_flight_note_label, tool_in_flight_note_text,
 };
 pub use repair::{is_valid_trailing_message, repair_history_after_failure};
+pub mod log;
+pub mod request;
+pub mod session;
+pub mod state;
+
+pub use log::{DecodedLog, LogError, Record, TurnOutcome, decode_log, encode_record};
+pub use request::{
+    Activity, CacheBreakpoint, CacheHints, Receipt, Request, ToolSpec, cache_breakpoints,
+    prefix_digest,
+};
+pub use session::{BlockStart, Input, Output, Session, SessionConfig, SessionError, StreamEvent};
+pub use state::{
+    Effect, FinishReason, GenerationOutput, OperationId, PendingOperation, StateError, StopReason,
+    ToolOutcome, TurnState, Usage, recover_checkpoint,
+};

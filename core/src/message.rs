@@ -87,12 +87,14 @@ pub enum ToolResultContent {
 
 /// Reads `STRING | [BLOCK, …]`, keeping the inner error (an untagged enum would
 /// replace it with "did not match any variant", which names nothing).
-fn string_or_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Result<String, Vec<Block>>, D::Error> {
+fn string_or_blocks<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Result<String, Vec<Block>>, D::Error> {
     match serde_json::Value::deserialize(d)? {
         serde_json::Value::String(s) => Ok(Ok(s)),
-        v @ serde_json::Value::Array(_) => serde_json::from_value(v)
-            .map(Err)
-            .map_err(D::Error::custom),
+        v @ serde_json::Value::Array(_) => {
+            serde_json::from_value(v).map(Err).map_err(D::Error::custom)
+        }
         other => Err(D::Error::custom(format!(
             "content must be a string or an array of blocks, found {}",
             json_kind(&other)
@@ -440,7 +442,10 @@ mod tests {
     fn malformed_known_block_is_an_error_not_an_unknown_block() {
         let j = r#"{"role":"assistant","content":[{"type":"tool_use","name":"ls","input":{}}]}"#;
         let err = serde_json::from_str::<Message>(j).expect_err("missing id");
-        assert!(err.to_string().contains("malformed `tool_use` block"), "{err}");
+        assert!(
+            err.to_string().contains("malformed `tool_use` block"),
+            "{err}"
+        );
     }
 
     #[test]

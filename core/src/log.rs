@@ -1,0 +1,283 @@
+//! The durable log: append-only records, each framed with its length and checksums.
+//!
+//! Guarantee: recovery reads back exactly the records that were completely written,
+//! in order. A torn final record (a crash in the middle of an append) is detected and
+//! dropped; it is the only thing ever dropped. A damaged record anywhere before the
+//! end is reported as corruption with its index and byte offset, never skipped, since
+//! silently losing a middle record would lose a user's prompt or a tool's result.
+//!
+//! Frame: `len: u32 LE | crc32(len) : u32 LE | crc32(payload): u32 LE | payload`.
+//! The header has its own checksum so a damaged length is reported as corruption
+//! instead of being mistaken for a record that runs past the end of the file.
+
+use crate::message::Message;
+use crate::request::{Activity, ToolSpec};
+use crate::state::{OperationId, PendingOperation};
+use serde::{Deserialize, Serialize};
+
+/// Bytes of a frame header.
+pub const FRAME_HEADER: usize = 12;
+
+/// Records larger than this are refused when read, so a damaged header can never make
+/// recovery allocate gigabytes.
+pub const MAX_RECORD: usize = 64 << 20;
+
+/// How a turn ended, as persisted and reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    EndTurn,
+    MaxTokens,
+    Cancelled {
+        reason: crate::interrupt::InterruptReason,
+    },
+    Failed {
+        reason: String,
+    },
+    /// Found on restart: the turn was cut short by a crash and recovered.
+    Crashed,
+}
+
+/// One durable record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Record {
+    /// The host changed the system prompt or the tools.
+    Configure {
+        system: String,
+        tools: Vec<ToolSpec>,
+    },
+    /// A turn starts; messages from `baseline` on belong to it.
+    TurnStart {
+        baseline: usize,
+    },
+    /// Messages appended, and the operation outstanding afterwards. One record, so no
+    /// crash can separate a tool call from the intent to run it.
+    Append {
+        messages: Vec<Message>,
+        pending: PendingOperation,
+    },
+    /// A reply started streaming for a history of `base_len` messages.
+    Draft {
+        op: OperationId,
+        base_len: usize,
+    },
+    /// More streamed text of the reply in progress.
+    DraftText {
+        op: OperationId,
+        text: String,
+    },
+    /// One tool result arrived; saved at once so a crash before the batch completes
+    /// does not lose it.
+    ToolResult {
+        op: OperationId,
+        outcome: crate::state::ToolOutcome,
+    },
+    /// A request was sent.
+    Receipt {
+        op: OperationId,
+        digest: String,
+    },
+    Activity {
+        activity: Activity,
+    },
+    /// Compaction: the history is replaced; `compacted` are the directives it hid.
+    Reset {
+        messages: Vec<Message>,
+        compacted: Vec<String>,
+    },
+    /// The history was truncated to `len` messages.
+    Rewind {
+        len: usize,
+    },
+    TurnEnd {
+        outcome: TurnOutcome,
+    },
+}
+
+/// A log that cannot be read back.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LogError {
+    #[error("log corrupt at record {record} (byte {offset}): {what}")]
+    Corrupt {
+        record: usize,
+        offset: usize,
+        what: String,
+    },
+}
+
+/// Frames one record.
+pub fn encode_record(record: &Record) -> Vec<u8> {
+    let payload = serde_json::to_vec(record).unwrap_or_default();
+    encode_frame(&payload)
+}
+
+/// Frames a payload.
+pub fn encode_frame(payload: &[u8]) -> Vec<u8> {
+    let len = (payload.len() as u32).to_le_bytes();
+    let mut out = Vec::with_capacity(FRAME_HEADER + payload.len());
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&crc32fast::hash(&len).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// What a log read back holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecodedLog {
+    pub records: Vec<Record>,
+    /// Bytes of the complete records; anything after is a torn tail to truncate
+    /// before appending again.
+    pub valid_len: usize,
+    /// Bytes of the torn final record that was dropped (0 when none).
+    pub torn_bytes: usize,
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Splits a log into frame payloads. Never panics on any bytes.
+pub fn decode_frames(bytes: &[u8]) -> Result<(Vec<&[u8]>, usize), LogError> {
+    let mut frames = Vec::new();
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let corrupt = |what: String| LogError::Corrupt {
+            record: frames.len(),
+            offset: at,
+            what,
+        };
+        let (Some(len), Some(hcrc), Some(pcrc)) = (
+            u32_at(bytes, at),
+            u32_at(bytes, at + 4),
+            u32_at(bytes, at + 8),
+        ) else {
+            break; // a header cut short: torn final record
+        };
+        if crc32fast::hash(&len.to_le_bytes()) != hcrc {
+            return Err(corrupt("header checksum mismatch".into()));
+        }
+        let len = len as usize;
+        if len > MAX_RECORD {
+            return Err(corrupt(format!(
+                "record of {len} bytes exceeds the {MAX_RECORD}-byte limit"
+            )));
+        }
+        let start = at + FRAME_HEADER;
+        let Some(payload) = bytes.get(start..start + len) else {
+            break; // payload cut short: torn final record
+        };
+        if crc32fast::hash(payload) != pcrc {
+            if start + len == bytes.len() {
+                break; // the last record, damaged while it was written
+            }
+            return Err(corrupt("payload checksum mismatch".into()));
+        }
+        frames.push(payload);
+        at = start + len;
+    }
+    Ok((frames, at))
+}
+
+/// Reads back every complete record.
+pub fn decode_log(bytes: &[u8]) -> Result<DecodedLog, LogError> {
+    let (frames, valid_len) = decode_frames(bytes)?;
+    let mut offset = 0usize;
+    let mut records = Vec::with_capacity(frames.len());
+    for (i, payload) in frames.iter().enumerate() {
+        let record = serde_json::from_slice(payload).map_err(|e| LogError::Corrupt {
+            record: i,
+            offset,
+            what: format!("undecodable record: {e}"),
+        })?;
+        records.push(record);
+        offset += FRAME_HEADER + payload.len();
+    }
+    Ok(DecodedLog {
+        records,
+        valid_len,
+        torn_bytes: bytes.len() - valid_len,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut log = encode_record(&Record::TurnStart { baseline: 0 });
+        log.extend(encode_record(&Record::Rewind { len: 3 }));
+        log.extend(encode_record(&Record::TurnEnd {
+            outcome: TurnOutcome::EndTurn,
+        }));
+        log
+    }
+
+    #[test]
+    fn every_complete_record_reads_back_in_order() {
+        let d = decode_log(&sample()).expect("decodes");
+        assert_eq!(
+            d.records,
+            vec![
+                Record::TurnStart { baseline: 0 },
+                Record::Rewind { len: 3 },
+                Record::TurnEnd {
+                    outcome: TurnOutcome::EndTurn
+                }
+            ]
+        );
+        assert_eq!(d.torn_bytes, 0);
+    }
+
+    #[test]
+    fn a_torn_final_record_is_dropped_at_every_byte() {
+        let log = sample();
+        let last_start = log.len()
+            - encode_record(&Record::TurnEnd {
+                outcome: TurnOutcome::EndTurn,
+            })
+            .len();
+        for cut in last_start..log.len() {
+            let d = decode_log(&log[..cut]).expect("a tear is not corruption");
+            assert_eq!(d.records.len(), 2, "cut at {cut}");
+            assert_eq!(d.valid_len, last_start);
+            assert_eq!(d.torn_bytes, cut - last_start);
+        }
+    }
+
+    #[test]
+    fn a_damaged_middle_record_is_corruption_naming_its_index_and_offset() {
+        let mut log = sample();
+        let first = encode_record(&Record::TurnStart { baseline: 0 }).len();
+        log[first + FRAME_HEADER + 2] ^= 0x40;
+        assert_eq!(
+            decode_log(&log),
+            Err(LogError::Corrupt {
+                record: 1,
+                offset: first,
+                what: "payload checksum mismatch".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_damaged_length_is_corruption_not_a_tear() {
+        let mut log = sample();
+        log[0] ^= 0x01;
+        let err = decode_log(&log).expect_err("corrupt");
+        assert_eq!(
+            err.to_string(),
+            "log corrupt at record 0 (byte 0): header checksum mismatch"
+        );
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        for n in 0..64u8 {
+            let bytes: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37).wrapping_add(n)).collect();
+            let _ = decode_log(&bytes);
+        }
+    }
+}

@@ -1,0 +1,893 @@
+//! The session a runtime embeds (spec §7): the state machine, the history and the
+//! durable log behind one sans-IO interface.
+//!
+//! Guarantees:
+//! - Write-ahead: every output list puts the records to persist before the effects
+//!   they describe (a tool's intent before its dispatch, a request's receipt before the
+//!   request). A caller that carries outputs out in order and stops at any point leaves
+//!   a log from which [`Session::restore`] accounts for everything that may have
+//!   happened.
+//! - Recovery never reissues an operation, keeps every persisted observation (the
+//!   prompt, each tool result that was saved) and is idempotent: restoring a log plus
+//!   the records recovery asked to persist changes nothing more.
+//! - A stale or duplicate delivery (an old operation id, a result already counted)
+//!   returns no outputs and leaves the session byte-identical.
+
+use crate::interrupt::{CancelCause, TurnDraft, recover_crashed_turn};
+use crate::log::{LogError, Record, TurnOutcome, decode_log, encode_record};
+use crate::message::{Block, Message, SharedMessage, ToolCall};
+use crate::repair::repair_history_after_failure;
+use crate::request::{
+    Activity, CacheHints, Receipt, Request, ToolSpec, cache_breakpoints, compacted_history,
+    directive_message, directive_words, hidden_directives, prefix_change, prefix_digest,
+    turn_context_block,
+};
+use crate::state::{
+    DEFAULT_MAX_TRUNCATED_RESUMES, Effect, FinishReason, GenerationOutput, OperationId,
+    PendingOperation, StateError, StopReason, ToolOutcome, TurnState, Usage,
+    recover_checkpoint_with_results,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What the host configures once per session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionConfig {
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+    pub session_key: String,
+    /// The `<stance>` line of every turn context.
+    pub stance: String,
+    pub max_truncated_resumes: u32,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            system: "You are a careful coding agent.".into(),
+            tools: Vec::new(),
+            session_key: "session".into(),
+            stance: "act on the user's words; ask when unsure".into(),
+            max_truncated_resumes: DEFAULT_MAX_TRUNCATED_RESUMES,
+        }
+    }
+}
+
+/// The opening of a streamed content block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BlockStart {
+    Text,
+    Thinking,
+    RedactedThinking { data: String },
+    ToolUse { id: String, name: String },
+}
+
+/// One provider stream event (the Anthropic event model).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum StreamEvent {
+    MessageStart,
+    BlockStart {
+        index: usize,
+        block: BlockStart,
+    },
+    TextDelta {
+        index: usize,
+        text: String,
+    },
+    ThinkingDelta {
+        index: usize,
+        thinking: String,
+    },
+    SignatureDelta {
+        index: usize,
+        signature: String,
+    },
+    InputJsonDelta {
+        index: usize,
+        partial_json: String,
+    },
+    BlockStop {
+        index: usize,
+    },
+    MessageDelta {
+        stop_reason: StopReason,
+        usage: Usage,
+    },
+    MessageStop,
+    Error {
+        kind: String,
+        message: String,
+    },
+}
+
+/// Everything a runtime hands the session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum Input {
+    /// The user's words start a turn; `now` is the instant the caller read.
+    Prompt {
+        text: String,
+        now: String,
+    },
+    Stream {
+        op: OperationId,
+        event: StreamEvent,
+    },
+    ToolResult {
+        op: OperationId,
+        outcome: ToolOutcome,
+    },
+    Cancel {
+        cause: CancelCause,
+    },
+    Compact {
+        summary: String,
+    },
+    Rewind {
+        index: usize,
+    },
+    Configure {
+        system: String,
+        tools: Vec<ToolSpec>,
+    },
+}
+
+/// Everything the session asks of the runtime, in the order it must be done.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "output", rename_all = "snake_case")]
+pub enum Output {
+    /// Append these bytes to the log and make them durable before going on.
+    Persist {
+        bytes: Vec<u8>,
+    },
+    /// Cut the log to `len` bytes (a torn tail found on restart).
+    TruncateLog {
+        len: usize,
+    },
+    Send {
+        op: OperationId,
+        request: Request,
+    },
+    Dispatch {
+        op: OperationId,
+        calls: Vec<ToolCall>,
+    },
+    /// Stop the stream or the tools of `op`; whatever they still deliver is stale.
+    Abort {
+        op: OperationId,
+    },
+    TurnEnded {
+        outcome: TurnOutcome,
+    },
+    Activity {
+        activity: Activity,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SessionError {
+    #[error("busy: {outstanding} is outstanding; this input is accepted only between turns")]
+    Busy { outstanding: OperationId },
+    #[error("empty input: {0}")]
+    EmptyInput(&'static str),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error("log record {record}: {what}")]
+    Replay { record: usize, what: String },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct PartialBlock {
+    kind: Option<BlockStart>,
+    text: String,
+    signature: String,
+    json: String,
+    done: bool,
+}
+
+/// The reply being streamed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Stream {
+    op: OperationId,
+    started: bool,
+    blocks: Vec<PartialBlock>,
+    stop: Option<(StopReason, Usage)>,
+}
+
+impl Stream {
+    fn block(&mut self, index: usize) -> Result<&mut PartialBlock, String> {
+        match self.blocks.get_mut(index) {
+            Some(b) if !b.done => Ok(b),
+            Some(_) => Err(format!("delta for block {index} after its stop")),
+            None => Err(format!("delta for block {index}, which never started")),
+        }
+    }
+
+    /// Applies one event; `Ok(Some(text))` is streamed text to persist in the draft.
+    fn apply(&mut self, event: &StreamEvent) -> Result<Option<String>, String> {
+        match event {
+            StreamEvent::MessageStart => {
+                if self.started {
+                    return Err("message_start twice".into());
+                }
+                self.started = true;
+            }
+            StreamEvent::BlockStart { index, block } => {
+                if *index != self.blocks.len() {
+                    return Err(format!(
+                        "block {index} started, expected block {}",
+                        self.blocks.len()
+                    ));
+                }
+                self.blocks.push(PartialBlock {
+                    kind: Some(block.clone()),
+                    ..PartialBlock::default()
+                });
+            }
+            StreamEvent::TextDelta { index, text } => {
+                let b = self.block(*index)?;
+                if b.kind != Some(BlockStart::Text) {
+                    return Err(format!("text delta for block {index}, not a text block"));
+                }
+                b.text.push_str(text);
+                return Ok(Some(text.clone()));
+            }
+            StreamEvent::ThinkingDelta { index, thinking } => {
+                let b = self.block(*index)?;
+                if b.kind != Some(BlockStart::Thinking) {
+                    return Err(format!("thinking delta for block {index}, not thinking"));
+                }
+                b.text.push_str(thinking);
+            }
+            StreamEvent::SignatureDelta { index, signature } => {
+                let b = self.block(*index)?;
+                if b.kind != Some(BlockStart::Thinking) {
+                    return Err(format!("signature delta for block {index}, not thinking"));
+                }
+                b.signature.push_str(signature);
+            }
+            StreamEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } => {
+                let b = self.block(*index)?;
+                if !matches!(b.kind, Some(BlockStart::ToolUse { .. })) {
+                    return Err(format!("input delta for block {index}, not a tool_use"));
+                }
+                b.json.push_str(partial_json);
+            }
+            StreamEvent::BlockStop { index } => {
+                let b = self.block(*index)?;
+                if let Some(BlockStart::ToolUse { id, .. }) = &b.kind {
+                    let json = if b.json.is_empty() { "{}" } else { &b.json };
+                    if let Err(e) = serde_json::from_str::<serde_json::Value>(json) {
+                        return Err(format!("tool_use {id}: input is not JSON: {e}"));
+                    }
+                }
+                b.done = true;
+            }
+            StreamEvent::MessageDelta { stop_reason, usage } => {
+                self.stop = Some((*stop_reason, *usage));
+            }
+            StreamEvent::MessageStop | StreamEvent::Error { .. } => {}
+        }
+        Ok(None)
+    }
+
+    /// The blocks that are kept: finished ones, plus streamed text cut short. Thinking
+    /// without its signature and tool input cut short are dropped, since the provider
+    /// would reject the first and the second was never a call.
+    fn kept_blocks(&self, partial: bool) -> Vec<Block> {
+        let mut out = Vec::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            let Some(kind) = &b.kind else { continue };
+            match kind {
+                BlockStart::Text if !b.text.is_empty() && (b.done || partial) => {
+                    out.push(Block::text(b.text.clone()))
+                }
+                BlockStart::Thinking if b.done && !b.signature.is_empty() => {
+                    out.push(Block::Thinking {
+                        thinking: b.text.clone(),
+                        signature: b.signature.clone(),
+                    })
+                }
+                BlockStart::RedactedThinking { data } if b.done => {
+                    out.push(Block::RedactedThinking { data: data.clone() })
+                }
+                BlockStart::ToolUse { id, name } if b.done => {
+                    let json = if b.json.is_empty() { "{}" } else { &b.json };
+                    let input = serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+                    out.push(Block::ToolUse {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input,
+                    });
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn finish(&self) -> Result<GenerationOutput, String> {
+        if let Some(i) = self.blocks.iter().position(|b| !b.done) {
+            return Err(format!("message_stop before block {i} stopped"));
+        }
+        let Some((stop_reason, usage)) = self.stop else {
+            return Err("message_stop without a stop reason".into());
+        };
+        Ok(GenerationOutput {
+            message: Message::assistant_blocks(self.kept_blocks(false)),
+            stop_reason,
+            usage,
+        })
+    }
+}
+
+/// The session: see the module documentation for its guarantees.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    config: SessionConfig,
+    state: TurnState,
+    turn_baseline: usize,
+    in_turn: bool,
+    compacted: Vec<String>,
+    last_receipt: Option<Receipt>,
+    stream: Option<Stream>,
+    results: Vec<ToolOutcome>,
+}
+
+impl Session {
+    pub fn new(config: SessionConfig) -> Session {
+        let state =
+            TurnState::new(Vec::new()).with_max_truncated_resumes(config.max_truncated_resumes);
+        Session {
+            config,
+            state,
+            turn_baseline: 0,
+            in_turn: false,
+            compacted: Vec::new(),
+            last_receipt: None,
+            stream: None,
+            results: Vec::new(),
+        }
+    }
+
+    pub fn history(&self) -> &[SharedMessage] {
+        self.state.history()
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    pub fn pending_operation(&self) -> PendingOperation {
+        self.state.pending_operation()
+    }
+
+    pub fn turn_baseline(&self) -> usize {
+        self.turn_baseline
+    }
+
+    /// True between turns.
+    pub fn is_idle(&self) -> bool {
+        !self.in_turn && self.state.is_idle()
+    }
+
+    /// The serialized session: equal bytes, equal sessions.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Hands the session one input and returns what to do, in order.
+    pub fn handle(&mut self, input: Input) -> Result<Vec<Output>, SessionError> {
+        match input {
+            Input::Prompt { text, now } => self.prompt(text, &now),
+            Input::Stream { op, event } => Ok(self.stream_event(op, event)),
+            Input::ToolResult { op, outcome } => Ok(self.tool_result(op, outcome)),
+            Input::Cancel { cause } => self.cancel(cause),
+            Input::Compact { summary } => self.compact(&summary),
+            Input::Rewind { index } => self.rewind(index),
+            Input::Configure { system, tools } => self.configure(system, tools),
+        }
+    }
+
+    fn require_idle(&self) -> Result<(), SessionError> {
+        match self.state.pending_operation().op() {
+            Some(outstanding) => Err(SessionError::Busy { outstanding }),
+            None => Ok(()),
+        }
+    }
+
+    fn persist(out: &mut Vec<Output>, record: &Record) {
+        out.push(Output::Persist {
+            bytes: encode_record(record),
+        });
+    }
+
+    fn prompt(&mut self, text: String, now: &str) -> Result<Vec<Output>, SessionError> {
+        self.require_idle()?;
+        if text.is_empty() {
+            return Err(SessionError::EmptyInput("the prompt is empty"));
+        }
+        let mut hidden = hidden_directives(&self.compacted, self.state.history());
+        hidden.retain(|d| *d != text);
+        let block = turn_context_block(now, &self.config.stance, &hidden);
+        let mut next = self.state.clone();
+        let len_before = next.history().len();
+        next.append_input(directive_message(block, text))?;
+        let effects = next.start()?;
+        self.state = next;
+        self.turn_baseline = len_before;
+        self.in_turn = true;
+        let mut out = Vec::new();
+        Self::persist(
+            &mut out,
+            &Record::TurnStart {
+                baseline: len_before,
+            },
+        );
+        self.commit(len_before, effects, &mut out);
+        Ok(out)
+    }
+
+    /// Persists what a transition appended with the intent it left, then carries out
+    /// its effects.
+    fn commit(&mut self, len_before: usize, effects: Vec<Effect>, out: &mut Vec<Output>) {
+        let appended: Vec<Message> = self.state.history()[len_before..]
+            .iter()
+            .map(|m| (**m).clone())
+            .collect();
+        let pending = self.state.pending_operation();
+        let finishing = effects.iter().any(|e| matches!(e, Effect::Finished { .. }));
+        if !appended.is_empty() || !finishing {
+            Self::persist(
+                out,
+                &Record::Append {
+                    messages: appended,
+                    pending,
+                },
+            );
+        }
+        for effect in effects {
+            match effect {
+                Effect::Generate { op } => self.send(op, out),
+                Effect::ExecuteTools { op, calls } => {
+                    self.results.clear();
+                    out.push(Output::Dispatch { op, calls });
+                }
+                Effect::Finished { reason } => self.end_turn(reason, out),
+            }
+        }
+    }
+
+    fn send(&mut self, op: OperationId, out: &mut Vec<Output>) {
+        let history = self.state.history();
+        let request = Request {
+            system: self.config.system.clone(),
+            tools: self.config.tools.clone(),
+            messages: history.to_vec(),
+            cache: CacheHints {
+                session_key: self.config.session_key.clone(),
+                breakpoints: cache_breakpoints(self.turn_baseline, history.len()),
+            },
+        };
+        let receipt = Receipt {
+            op,
+            digest: prefix_digest(&self.config.system, &self.config.tools),
+        };
+        Self::persist(
+            out,
+            &Record::Receipt {
+                op,
+                digest: receipt.digest.clone(),
+            },
+        );
+        if let Some(activity) = prefix_change(self.last_receipt.as_ref(), &receipt) {
+            Self::persist(
+                out,
+                &Record::Activity {
+                    activity: activity.clone(),
+                },
+            );
+            out.push(Output::Activity { activity });
+        }
+        self.last_receipt = Some(receipt);
+        self.stream = Some(Stream {
+            op,
+            started: false,
+            blocks: Vec::new(),
+            stop: None,
+        });
+        out.push(Output::Send { op, request });
+    }
+
+    fn end_turn(&mut self, reason: FinishReason, out: &mut Vec<Output>) {
+        self.stream = None;
+        self.results.clear();
+        let outcome = match reason {
+            FinishReason::EndTurn => TurnOutcome::EndTurn,
+            FinishReason::MaxTokens => TurnOutcome::MaxTokens,
+            FinishReason::Cancelled { reason } => TurnOutcome::Cancelled { reason },
+            FinishReason::Failed => TurnOutcome::Failed {
+                reason: "generation failed".into(),
+            },
+        };
+        self.finish_turn(outcome, out);
+    }
+
+    fn finish_turn(&mut self, outcome: TurnOutcome, out: &mut Vec<Output>) {
+        if matches!(outcome, TurnOutcome::Failed { .. }) {
+            let mut repaired = self.state.history().to_vec();
+            repair_history_after_failure(&mut repaired, self.turn_baseline);
+            if repaired.len() < self.state.history().len()
+                && self.state.rewind(repaired.len()).is_ok()
+            {
+                Self::persist(
+                    out,
+                    &Record::Rewind {
+                        len: repaired.len(),
+                    },
+                );
+            }
+        }
+        self.in_turn = false;
+        Self::persist(
+            out,
+            &Record::TurnEnd {
+                outcome: outcome.clone(),
+            },
+        );
+        out.push(Output::TurnEnded { outcome });
+    }
+
+    fn fail_generation(&mut self, op: OperationId, why: String, out: &mut Vec<Output>) {
+        if let Ok(effects) = self.state.generation_failed(op) {
+            out.push(Output::Abort { op });
+            self.stream = None;
+            for effect in effects {
+                if let Effect::Finished { .. } = effect {
+                    self.finish_turn(
+                        TurnOutcome::Failed {
+                            reason: why.clone(),
+                        },
+                        out,
+                    );
+                }
+            }
+        }
+    }
+
+    fn stream_event(&mut self, op: OperationId, event: StreamEvent) -> Vec<Output> {
+        let mut out = Vec::new();
+        let Some(stream) = self.stream.as_mut().filter(|s| s.op == op) else {
+            return out; // stale: an operation that is over
+        };
+        if let StreamEvent::Error { kind, message } = &event {
+            let why = format!("provider error {kind}: {message}");
+            self.fail_generation(op, why, &mut out);
+            return out;
+        }
+        let first_start = matches!(event, StreamEvent::MessageStart) && !stream.started;
+        let applied = stream.apply(&event);
+        let finished = match (&applied, &event) {
+            (Ok(None), StreamEvent::MessageStop) => Some(stream.finish()),
+            _ => None,
+        };
+        if first_start {
+            let base_len = self.state.history().len();
+            Self::persist(&mut out, &Record::Draft { op, base_len });
+        }
+        match (applied, finished) {
+            (Err(why), _) | (_, Some(Err(why))) => {
+                out.clear();
+                self.fail_generation(op, format!("stream protocol: {why}"), &mut out);
+            }
+            (Ok(Some(text)), _) => Self::persist(&mut out, &Record::DraftText { op, text }),
+            (Ok(None), Some(Ok(output))) => {
+                let len_before = self.state.history().len();
+                match self.state.generated(op, output) {
+                    Ok(effects) => {
+                        self.stream = None;
+                        self.commit(len_before, effects, &mut out);
+                    }
+                    Err(e) => self.fail_generation(op, e.to_string(), &mut out),
+                }
+            }
+            (Ok(None), None) => {}
+        }
+        out
+    }
+
+    fn tool_result(&mut self, op: OperationId, outcome: ToolOutcome) -> Vec<Output> {
+        let mut out = Vec::new();
+        let PendingOperation::Tools { op: current, calls } = self.state.pending_operation() else {
+            return out;
+        };
+        if current != op
+            || !calls.iter().any(|c| c.id == outcome.tool_use_id)
+            || self
+                .results
+                .iter()
+                .any(|r| r.tool_use_id == outcome.tool_use_id)
+        {
+            return out; // stale, unknown or a duplicate: nothing changes
+        }
+        Self::persist(
+            &mut out,
+            &Record::ToolResult {
+                op,
+                outcome: outcome.clone(),
+            },
+        );
+        self.results.push(outcome);
+        if self.results.len() < calls.len() {
+            return out;
+        }
+        let ordered: Vec<ToolOutcome> = calls
+            .iter()
+            .filter_map(|c| self.results.iter().find(|r| r.tool_use_id == c.id).cloned())
+            .collect();
+        let len_before = self.state.history().len();
+        match self.state.tools_completed(op, ordered, false) {
+            Ok(effects) => {
+                self.results.clear();
+                self.commit(len_before, effects, &mut out);
+            }
+            Err(_) => out.clear(),
+        }
+        out
+    }
+
+    fn cancel(&mut self, cause: CancelCause) -> Result<Vec<Output>, SessionError> {
+        let mut out = Vec::new();
+        let len_before = self.state.history().len();
+        let effects = match self.state.pending_operation() {
+            PendingOperation::None => return Ok(out),
+            PendingOperation::Generation { op } => {
+                let blocks = self
+                    .stream
+                    .as_ref()
+                    .filter(|s| s.op == op)
+                    .map(|s| s.kept_blocks(true))
+                    .unwrap_or_default();
+                let partial = (!blocks.is_empty()).then(|| Message::assistant_blocks(blocks));
+                out.push(Output::Abort { op });
+                self.state.cancel_generation(op, partial, cause)?
+            }
+            PendingOperation::Tools { op, .. } => {
+                out.push(Output::Abort { op });
+                let finished = std::mem::take(&mut self.results);
+                self.state.cancel_tools(op, &finished, cause)?
+            }
+        };
+        self.commit(len_before, effects, &mut out);
+        Ok(out)
+    }
+
+    fn compact(&mut self, summary: &str) -> Result<Vec<Output>, SessionError> {
+        self.require_idle()?;
+        if summary.trim().is_empty() {
+            return Err(SessionError::EmptyInput("the compaction summary is empty"));
+        }
+        let mut compacted = self.compacted.clone();
+        for m in self.state.history() {
+            if let Some(words) = directive_words(m)
+                && !compacted.iter().any(|c| c == words)
+            {
+                compacted.push(words.to_string());
+            }
+        }
+        let messages = compacted_history(summary);
+        self.state.replace_context(messages.clone())?;
+        self.compacted = compacted;
+        self.turn_baseline = messages.len();
+        let mut out = Vec::new();
+        Self::persist(
+            &mut out,
+            &Record::Reset {
+                messages: messages.iter().map(|m| (**m).clone()).collect(),
+                compacted: self.compacted.clone(),
+            },
+        );
+        Ok(out)
+    }
+
+    fn rewind(&mut self, index: usize) -> Result<Vec<Output>, SessionError> {
+        self.require_idle()?;
+        self.state.rewind(index)?;
+        self.turn_baseline = self.turn_baseline.min(index);
+        let mut out = Vec::new();
+        Self::persist(&mut out, &Record::Rewind { len: index });
+        Ok(out)
+    }
+
+    fn configure(
+        &mut self,
+        system: String,
+        tools: Vec<ToolSpec>,
+    ) -> Result<Vec<Output>, SessionError> {
+        self.require_idle()?;
+        let mut out = Vec::new();
+        Self::persist(
+            &mut out,
+            &Record::Configure {
+                system: system.clone(),
+                tools: tools.clone(),
+            },
+        );
+        self.config.system = system;
+        self.config.tools = tools;
+        Ok(out)
+    }
+
+    /// Rebuilds a session from its log after a crash. The outputs (a truncation of a
+    /// torn tail, the records of the recovery, the end of the interrupted turn) must be
+    /// carried out before anything else.
+    pub fn restore(
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Session, Vec<Output>), SessionError> {
+        let decoded = decode_log(log)?;
+        let mut replay = Replay::default();
+        let mut config = config;
+        for (i, record) in decoded.records.iter().enumerate() {
+            replay
+                .apply(record, &mut config)
+                .map_err(|what| SessionError::Replay { record: i, what })?;
+        }
+        let mut out = Vec::new();
+        if decoded.torn_bytes > 0 {
+            out.push(Output::TruncateLog {
+                len: decoded.valid_len,
+            });
+        }
+        let mut history = replay.history;
+        let len_before = history.len();
+        if let (Some((op, draft)), PendingOperation::Generation { op: pending }) =
+            (&replay.draft, &replay.pending)
+            && op == pending
+        {
+            recover_crashed_turn(&mut history, draft);
+        }
+        let history = recover_checkpoint_with_results(history, &replay.pending, &replay.results)?;
+        let state = TurnState::recovered(history, replay.last_op)
+            .with_max_truncated_resumes(config.max_truncated_resumes);
+        let mut session = Session {
+            config,
+            state,
+            turn_baseline: replay.turn_baseline,
+            in_turn: replay.in_turn,
+            compacted: replay.compacted,
+            last_receipt: replay.last_receipt,
+            stream: None,
+            results: Vec::new(),
+        };
+        if session.in_turn {
+            let appended: Vec<Message> = session.state.history()
+                [len_before.min(session.state.history().len())..]
+                .iter()
+                .map(|m| (**m).clone())
+                .collect();
+            if !appended.is_empty() {
+                Self::persist(
+                    &mut out,
+                    &Record::Append {
+                        messages: appended,
+                        pending: PendingOperation::None,
+                    },
+                );
+            }
+            session.finish_turn(TurnOutcome::Crashed, &mut out);
+        }
+        Ok((session, out))
+    }
+}
+
+/// The state a log replays to, before recovery.
+#[derive(Default)]
+struct Replay {
+    history: Vec<SharedMessage>,
+    pending: PendingOperation,
+    draft: Option<(OperationId, TurnDraft)>,
+    results: Vec<ToolOutcome>,
+    last_op: Option<OperationId>,
+    last_receipt: Option<Receipt>,
+    turn_baseline: usize,
+    in_turn: bool,
+    compacted: Vec<String>,
+}
+
+impl Replay {
+    fn saw_op(&mut self, op: OperationId) {
+        self.last_op = Some(self.last_op.map_or(op, |l| l.max(op)));
+    }
+
+    fn apply(&mut self, record: &Record, config: &mut SessionConfig) -> Result<(), String> {
+        match record {
+            Record::Configure { system, tools } => {
+                config.system = system.clone();
+                config.tools = tools.clone();
+            }
+            Record::TurnStart { baseline } => {
+                if *baseline > self.history.len() {
+                    return Err(format!(
+                        "turn baseline {baseline} beyond the {} messages replayed",
+                        self.history.len()
+                    ));
+                }
+                self.turn_baseline = *baseline;
+                self.in_turn = true;
+            }
+            Record::Append { messages, pending } => {
+                self.history.extend(messages.iter().cloned().map(Arc::new));
+                if let Some(op) = pending.op() {
+                    self.saw_op(op);
+                }
+                if pending.op() != self.pending.op() {
+                    self.results.clear();
+                }
+                self.pending = pending.clone();
+            }
+            Record::Draft { op, base_len } => {
+                self.saw_op(*op);
+                self.draft = Some((
+                    *op,
+                    TurnDraft {
+                        base_len: *base_len,
+                        partial_text: String::new(),
+                    },
+                ));
+            }
+            Record::DraftText { op, text } => {
+                if let Some((d_op, draft)) = &mut self.draft
+                    && d_op == op
+                {
+                    draft.partial_text.push_str(text);
+                }
+            }
+            Record::ToolResult { op, outcome } => {
+                if self.pending.op() == Some(*op) {
+                    self.results.push(outcome.clone());
+                }
+            }
+            Record::Receipt { op, digest } => {
+                self.saw_op(*op);
+                self.last_receipt = Some(Receipt {
+                    op: *op,
+                    digest: digest.clone(),
+                });
+            }
+            Record::Activity { .. } => {}
+            Record::Reset {
+                messages,
+                compacted,
+            } => {
+                self.history = messages.iter().cloned().map(Arc::new).collect();
+                self.compacted = compacted.clone();
+                self.turn_baseline = self.history.len();
+            }
+            Record::Rewind { len } => {
+                if *len > self.history.len() {
+                    return Err(format!(
+                        "rewind to {len} beyond the {} messages replayed",
+                        self.history.len()
+                    ));
+                }
+                self.history.truncate(*len);
+                self.turn_baseline = self.turn_baseline.min(*len);
+            }
+            Record::TurnEnd { .. } => {
+                self.in_turn = false;
+                self.pending = PendingOperation::None;
+                self.draft = None;
+                self.results.clear();
+            }
+        }
+        Ok(())
+    }
+}
