@@ -1,0 +1,59 @@
+//! `append_only`: within a turn, each request's `system`, `tools` and earlier messages
+//! are byte-identical to the previous request's (spec §8).
+//!
+//! The provider's prompt cache keys on those bytes; a changed byte early in the prefix
+//! silently turns every later step of the turn into a full-price, slower request.
+
+use super::{Check, Checker, Ctx, Event, excerpt};
+use std::sync::Arc;
+use turnsim_core::{OperationId, SharedMessage};
+
+#[derive(Default)]
+pub struct AppendOnly {
+    previous: Option<(OperationId, String, Vec<SharedMessage>)>,
+}
+
+fn same(a: &SharedMessage, b: &SharedMessage) -> bool {
+    Arc::ptr_eq(a, b) || a.to_json() == b.to_json()
+}
+
+impl Checker for AppendOnly {
+    fn name(&self) -> &'static str {
+        "append_only"
+    }
+
+    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { .. } | Event::TurnEnded | Event::Restarted { .. } | Event::Reset(_) => {
+                self.previous = None;
+                None
+            }
+            Event::Request { op, request } => {
+                let prefix = request.prefix_json();
+                let mut verdict = Ok(());
+                if let Some((prev_op, prev_prefix, prev_messages)) = &self.previous {
+                    if *prev_prefix != prefix {
+                        verdict = Err(format!("request {op}: system or tools differ from request {prev_op}"));
+                    } else if request.messages.len() < prev_messages.len() {
+                        verdict = Err(format!(
+                            "request {op} has {} messages, fewer than the {} of request {prev_op}",
+                            request.messages.len(),
+                            prev_messages.len()
+                        ));
+                    } else if let Some(i) = (0..prev_messages.len())
+                        .find(|&i| !same(&prev_messages[i], &request.messages[i]))
+                    {
+                        verdict = Err(format!(
+                            "request {op}: message {i} differs from request {prev_op}: was {}, now {}",
+                            excerpt(&prev_messages[i].to_json()),
+                            excerpt(&request.messages[i].to_json())
+                        ));
+                    }
+                }
+                self.previous = Some((*op, prefix, request.messages.clone()));
+                Some(verdict)
+            }
+            _ => None,
+        }
+    }
+}

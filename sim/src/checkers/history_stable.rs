@@ -1,0 +1,60 @@
+//! `history_stable`: messages before a turn's baseline never change, except by an
+//! explicit rewind or compaction.
+//!
+//! Those messages are what the user saw and what every cached prefix holds; a runtime
+//! that edits them (a "fix-up" of an old turn, a recovery that rewrites instead of
+//! appending) changes the past under the user and the cache.
+
+use super::{Check, Checker, Ctx, Event, excerpt};
+use std::sync::Arc;
+use turnsim_core::SharedMessage;
+
+#[derive(Default)]
+pub struct HistoryStable {
+    frozen: Vec<SharedMessage>,
+}
+
+impl HistoryStable {
+    fn verify(&self, history: &[SharedMessage]) -> Check {
+        if history.len() < self.frozen.len() {
+            return Err(format!(
+                "the history shrank to {} messages below the {} of earlier turns",
+                history.len(),
+                self.frozen.len()
+            ));
+        }
+        for (i, (a, b)) in self.frozen.iter().zip(history).enumerate() {
+            if !Arc::ptr_eq(a, b) && a.to_json() != b.to_json() {
+                return Err(format!(
+                    "message {i} of an earlier turn changed: was {}, now {}",
+                    excerpt(&a.to_json()),
+                    excerpt(&b.to_json())
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Checker for HistoryStable {
+    fn name(&self) -> &'static str {
+        "history_stable"
+    }
+
+    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { baseline } => {
+                let verdict = self.verify(ctx.history);
+                let cut = (*baseline).min(ctx.history.len());
+                self.frozen = ctx.history[..cut].to_vec();
+                Some(verdict)
+            }
+            Event::Step | Event::Restarted { .. } => Some(self.verify(ctx.history)),
+            Event::Reset(_) => {
+                self.frozen = ctx.history.to_vec();
+                None
+            }
+            _ => None,
+        }
+    }
+}

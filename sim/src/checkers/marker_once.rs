@@ -1,0 +1,41 @@
+//! `marker_once`: no two interruption markers in a row, and every marker-like user
+//! text is exactly one of the seven markers (spec §4).
+//!
+//! A doubled marker is a recovery that ran twice; a marker with extra words is the
+//! runtime putting free text where the model expects a fixed signal.
+
+use super::{Check, Checker, Ctx, Event, excerpt};
+use turnsim_core::{Role, is_interruption_marker, is_marker_message};
+
+pub struct MarkerOnce;
+
+impl Checker for MarkerOnce {
+    fn name(&self) -> &'static str {
+        "marker_once"
+    }
+
+    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        let Event::Request { op, request } = event else {
+            return None;
+        };
+        let mut previous_was_marker = false;
+        for (i, m) in request.messages.iter().enumerate() {
+            let marker = is_marker_message(m);
+            if marker && previous_was_marker {
+                return Some(Err(format!("request {op}: messages {} and {i} are both markers", i - 1)));
+            }
+            if m.role == Role::User
+                && let Some(s) = m.string_content()
+                && s.starts_with("[Request interrupted")
+                && !is_interruption_marker(s)
+            {
+                return Some(Err(format!(
+                    "request {op}: message {i} looks like a marker but is not one of the seven: {}",
+                    excerpt(s)
+                )));
+            }
+            previous_was_marker = marker;
+        }
+        Some(Ok(()))
+    }
+}

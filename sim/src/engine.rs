@@ -1,0 +1,95 @@
+//! The one interface the simulator drives: the sans-IO surface of
+//! [`turnsim_core::Session`].
+//!
+//! Guarantee: the simulator touches an engine only through [`Engine`] and
+//! [`EngineFactory`], so any engine that speaks `Input`/`Output` can be tested, and the
+//! reference engine gets no privileged access the user's engine would not. An engine
+//! never sees the world's clock or RNG: everything it learns arrives as an input.
+
+use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
+
+/// An engine under test.
+pub trait Engine {
+    /// Handles one input; an `Err` is a refused input (e.g. busy), which must leave
+    /// the engine unchanged.
+    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String>;
+    /// The history the engine holds now.
+    fn history(&self) -> &[SharedMessage];
+    /// The operation outstanding now, as the engine's durable intent would say.
+    fn pending_operation(&self) -> PendingOperation;
+    /// True between turns.
+    fn is_idle(&self) -> bool;
+    /// The engine's complete state as bytes; equal bytes, equal states. Compared
+    /// around stale deliveries and refused inputs.
+    fn state_bytes(&self) -> Vec<u8>;
+    /// User-role texts the engine authors besides markers and notes (e.g. a
+    /// truncation resume prompt); `note_exact` accepts exactly these.
+    fn fixed_texts(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Makes engines: fresh, or restored from the bytes the log kept after a crash.
+pub trait EngineFactory: Sync {
+    /// A short name used in reports and scenario files.
+    fn name(&self) -> &str;
+    fn create(&self, config: SessionConfig) -> Box<dyn Engine>;
+    /// Restores from a log; the outputs are carried out before any new input.
+    fn restore(
+        &self,
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String>;
+}
+
+impl Engine for Session {
+    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        Session::handle(self, input).map_err(|e| e.to_string())
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        Session::history(self)
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        Session::pending_operation(self)
+    }
+
+    fn is_idle(&self) -> bool {
+        Session::is_idle(self)
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        self.to_bytes()
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        vec![
+            turnsim_core::state::TRUNCATION_RESUME_TEXT.to_string(),
+            turnsim_core::request::COMPACTION_NOTICE.to_string(),
+        ]
+    }
+}
+
+/// The reference engine, `turnsim-core`'s `Session`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reference;
+
+impl EngineFactory for Reference {
+    fn name(&self) -> &str {
+        "reference"
+    }
+
+    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
+        Box::new(Session::new(config))
+    }
+
+    fn restore(
+        &self,
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        let (session, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
+        Ok((Box::new(session), outputs))
+    }
+}

@@ -1,0 +1,326 @@
+//! The scripted fake provider: for each request, a streamed response in the Anthropic
+//! event model, with delays and faults, drawn from the decision list or a script.
+//!
+//! Guarantee: a response is a pure function of the decisions it draws (and the
+//! request's tools), so a run replays from its decision list. Event sequences follow
+//! the recorded Messages API streams (`message_start`, then per block
+//! `content_block_start` / deltas / `content_block_stop`, then `message_delta` with
+//! the stop reason and usage, then `message_stop`); tool input arrives as JSON split at
+//! arbitrary byte positions, as the real API splits it.
+//!
+//! Model-written text carries [`MODEL_TAINT`], so `note_exact` can tell whether any of
+//! it leaked into a user-role message the runtime wrote.
+
+use crate::decide::Decider;
+use crate::options::{FaultKind, Ratio, SimOptions};
+use crate::scenario::{ScriptedError, ScriptedResponse, ScriptedStop};
+use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
+
+/// A token present in every piece of model-written text the provider produces.
+pub const MODEL_TAINT: &str = "§model§";
+
+/// Tool names the model sometimes produces that no runtime should copy into a
+/// user-role message (spec §5).
+pub const IMPLAUSIBLE_NAMES: [&str; 4] = ["rm`-rf`", "run shell", "line\nbreak", ""];
+
+const WORDS: [&str; 8] = [
+    "Looking", " at the", " parser,", " the bug", " is in", " line 42.", " [Request interrupted by user]", " Done.",
+];
+
+/// One planned response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Events with the virtual delay before each.
+    pub events: Vec<(u64, StreamEvent)>,
+    /// The stream stops delivering after its last event without ending.
+    pub hangs: bool,
+    /// Which fault, if any, shaped this response.
+    pub fault: Option<FaultKind>,
+}
+
+/// Draws tool-use ids that are unique within a run.
+#[derive(Clone, Debug, Default)]
+pub struct IdGen {
+    next: u64,
+}
+
+impl IdGen {
+    pub fn next_id(&mut self) -> String {
+        self.next += 1;
+        format!("toolu_{:05}", self.next)
+    }
+}
+
+fn fault_on(d: &mut Decider, opts: &SimOptions, faults: bool, kind: FaultKind) -> bool {
+    match (faults, opts.fault(kind)) {
+        (true, Some(r)) => d.chance(r),
+        _ => false,
+    }
+}
+
+fn latency(d: &mut Decider, opts: &SimOptions) -> u64 {
+    u64::from(d.range(opts.provider_latency[0], opts.provider_latency[1]))
+}
+
+/// Splits `s` at up to `pieces - 1` arbitrary char boundaries.
+fn split(d: &mut Decider, s: &str, pieces: u32) -> Vec<String> {
+    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(1).collect();
+    let mut cuts: Vec<usize> = (1..pieces.max(1))
+        .filter_map(|_| bounds.get(d.below(bounds.len().max(1) as u32) as usize).copied())
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut at = 0;
+    for c in cuts {
+        out.push(s[at..c].to_string());
+        at = c;
+    }
+    out.push(s[at..].to_string());
+    out
+}
+
+struct Builder {
+    events: Vec<StreamEvent>,
+    blocks: usize,
+}
+
+impl Builder {
+    fn block(&mut self, start: BlockStart, deltas: Vec<StreamEvent>) {
+        let index = self.blocks;
+        self.blocks += 1;
+        self.events.push(StreamEvent::BlockStart {
+            index,
+            block: start,
+        });
+        self.events.extend(deltas.into_iter().map(|e| with_index(e, index)));
+        self.events.push(StreamEvent::BlockStop { index });
+    }
+}
+
+fn with_index(e: StreamEvent, index: usize) -> StreamEvent {
+    match e {
+        StreamEvent::TextDelta { text, .. } => StreamEvent::TextDelta { index, text },
+        StreamEvent::ThinkingDelta { thinking, .. } => StreamEvent::ThinkingDelta { index, thinking },
+        StreamEvent::SignatureDelta { signature, .. } => StreamEvent::SignatureDelta { index, signature },
+        StreamEvent::InputJsonDelta { partial_json, .. } => {
+            StreamEvent::InputJsonDelta { index, partial_json }
+        }
+        other => other,
+    }
+}
+
+fn text_deltas(d: &mut Decider, text: &str, chunks: u32) -> Vec<StreamEvent> {
+    split(d, text, chunks)
+        .into_iter()
+        .map(|text| StreamEvent::TextDelta { index: 0, text })
+        .collect()
+}
+
+fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
+    let n = d.range(1, 4) as usize;
+    let mut s = String::from(MODEL_TAINT);
+    for _ in 0..n {
+        s.push_str(WORDS[d.below(WORDS.len() as u32) as usize]);
+    }
+    let _ = opts;
+    s
+}
+
+fn tool_input(d: &mut Decider, name: &str) -> serde_json::Value {
+    let n = d.below(1000);
+    serde_json::json!({ "path": format!("src/{name}/{n}.rs"), "note": format!("{MODEL_TAINT} look") })
+}
+
+/// Plans the response to one request.
+pub fn plan_response(
+    d: &mut Decider,
+    opts: &SimOptions,
+    faults: bool,
+    tools: &[ToolSpec],
+    ids: &mut IdGen,
+    scripted: Option<&ScriptedResponse>,
+) -> Plan {
+    if let Some(s) = scripted {
+        return plan_scripted(d, opts, tools, ids, s);
+    }
+    if fault_on(d, opts, faults, FaultKind::ProviderErrorBefore) {
+        return Plan {
+            events: vec![(latency(d, opts), overloaded())],
+            hangs: false,
+            fault: Some(FaultKind::ProviderErrorBefore),
+        };
+    }
+    let mut b = Builder {
+        events: vec![StreamEvent::MessageStart],
+        blocks: 0,
+    };
+    if d.chance(opts.thinking) {
+        let thought = model_text(d, opts);
+        let mut deltas = text_deltas(d, &thought, opts.text_chunks_max)
+            .into_iter()
+            .map(|e| match e {
+                StreamEvent::TextDelta { text, .. } => StreamEvent::ThinkingDelta { index: 0, thinking: text },
+                other => other,
+            })
+            .collect::<Vec<_>>();
+        deltas.push(StreamEvent::SignatureDelta {
+            index: 0,
+            signature: format!("sig{}", d.below(1 << 16)),
+        });
+        b.block(BlockStart::Thinking, deltas);
+    }
+    let wants_tools = !tools.is_empty() && d.chance(opts.tool_call);
+    // With tools the text is optional, as real replies often open with a call.
+    if !wants_tools || d.chance(Ratio::new(1, 2)) {
+        let text = model_text(d, opts);
+        let deltas = text_deltas(d, &text, opts.text_chunks_max);
+        b.block(BlockStart::Text, deltas);
+    }
+    let mut calls = 0;
+    if wants_tools {
+        calls = d.range(1, opts.parallel_max.max(1));
+        for _ in 0..calls {
+            let name = if d.chance(Ratio::new(1, 25)) {
+                IMPLAUSIBLE_NAMES[d.below(IMPLAUSIBLE_NAMES.len() as u32) as usize].to_string()
+            } else {
+                tools[d.below(tools.len() as u32) as usize].name.clone()
+            };
+            let input = tool_input(d, &name).to_string();
+            let pieces = d.range(1, 4);
+            let deltas = split(d, &input, pieces)
+                .into_iter()
+                .map(|partial_json| StreamEvent::InputJsonDelta { index: 0, partial_json })
+                .collect();
+            b.block(
+                BlockStart::ToolUse {
+                    id: ids.next_id(),
+                    name,
+                },
+                deltas,
+            );
+        }
+    }
+    let stop_reason = if calls > 0 {
+        StopReason::ToolUse
+    } else if d.chance(opts.max_tokens) {
+        StopReason::MaxTokens
+    } else {
+        StopReason::EndTurn
+    };
+    b.events.push(StreamEvent::MessageDelta {
+        stop_reason,
+        usage: Usage {
+            input_tokens: 0,
+            output_tokens: u64::from(d.range(1, 400)),
+        },
+    });
+    b.events.push(StreamEvent::MessageStop);
+    let mut events = b.events;
+    let mut hangs = false;
+    let mut fault = None;
+    if fault_on(d, opts, faults, FaultKind::ProviderErrorMid) {
+        let cut = 1 + d.below(events.len() as u32 - 1) as usize;
+        events.truncate(cut);
+        events.push(connection_reset());
+        fault = Some(FaultKind::ProviderErrorMid);
+    } else if fault_on(d, opts, faults, FaultKind::Hang) {
+        let cut = 1 + d.below(events.len() as u32 - 1) as usize;
+        events.truncate(cut);
+        hangs = true;
+        fault = Some(FaultKind::Hang);
+    }
+    let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
+    Plan {
+        events,
+        hangs,
+        fault,
+    }
+}
+
+fn overloaded() -> StreamEvent {
+    StreamEvent::Error {
+        kind: "overloaded_error".into(),
+        message: "Overloaded".into(),
+    }
+}
+
+fn connection_reset() -> StreamEvent {
+    StreamEvent::Error {
+        kind: "connection_reset".into(),
+        message: "connection reset by peer".into(),
+    }
+}
+
+fn plan_scripted(
+    d: &mut Decider,
+    opts: &SimOptions,
+    tools: &[ToolSpec],
+    ids: &mut IdGen,
+    s: &ScriptedResponse,
+) -> Plan {
+    let _ = tools;
+    let mut b = Builder {
+        events: vec![StreamEvent::MessageStart],
+        blocks: 0,
+    };
+    let (after, error, hang) = match s {
+        ScriptedResponse::Reply {
+            thinking,
+            text,
+            tool_calls,
+            stop,
+        } => {
+            if let Some(t) = thinking {
+                b.block(
+                    BlockStart::Thinking,
+                    vec![
+                        StreamEvent::ThinkingDelta { index: 0, thinking: t.clone() },
+                        StreamEvent::SignatureDelta { index: 0, signature: "sig".into() },
+                    ],
+                );
+            }
+            if !text.is_empty() {
+                b.block(BlockStart::Text, vec![StreamEvent::TextDelta { index: 0, text: text.clone() }]);
+            }
+            for call in tool_calls {
+                let input = if call.input.is_null() { serde_json::json!({}) } else { call.input.clone() };
+                b.block(
+                    BlockStart::ToolUse { id: ids.next_id(), name: call.name.clone() },
+                    vec![StreamEvent::InputJsonDelta { index: 0, partial_json: input.to_string() }],
+                );
+            }
+            let stop_reason = match stop {
+                ScriptedStop::EndTurn => StopReason::EndTurn,
+                ScriptedStop::ToolUse => StopReason::ToolUse,
+                ScriptedStop::MaxTokens => StopReason::MaxTokens,
+            };
+            b.events.push(StreamEvent::MessageDelta {
+                stop_reason,
+                usage: Usage { input_tokens: 0, output_tokens: 10 },
+            });
+            b.events.push(StreamEvent::MessageStop);
+            (None, None, false)
+        }
+        ScriptedResponse::Error { error, after_events } => (Some(*after_events), Some(*error), false),
+        ScriptedResponse::Hang { after_events } => (Some(*after_events), None, true),
+    };
+    let mut events = b.events;
+    let mut fault = None;
+    if let Some(after) = after {
+        events.truncate(after as usize);
+        match error {
+            Some(ScriptedError::Overloaded) => {
+                events.push(overloaded());
+                fault = Some(if after == 0 { FaultKind::ProviderErrorBefore } else { FaultKind::ProviderErrorMid });
+            }
+            Some(ScriptedError::ConnectionReset) => {
+                events.push(connection_reset());
+                fault = Some(if after == 0 { FaultKind::ProviderErrorBefore } else { FaultKind::ProviderErrorMid });
+            }
+            None => fault = Some(FaultKind::Hang),
+        }
+    }
+    let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
+    Plan { events, hangs: hang, fault }
+}

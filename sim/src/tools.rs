@@ -1,0 +1,124 @@
+//! Fake tools and the execution ledger.
+//!
+//! Guarantee: every execution the engine caused is in the ledger, keyed by tool-use id,
+//! from the moment it starts, including executions that were cancelled or cut off by
+//! a crash. A tool's effect on the outside world happens when it starts, so that is
+//! what `at_most_once` counts, across any number of crashes.
+
+use crate::decide::Decider;
+use crate::options::{FaultKind, SimOptions};
+use std::collections::BTreeMap;
+use turnsim_core::{OperationId, ToolOutcome};
+
+/// How one execution went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Execution {
+    Running,
+    Finished,
+    /// The engine aborted it.
+    Cancelled,
+    /// The runtime crashed while it ran; its outcome is unknown to the engine.
+    CutOff,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerEntry {
+    pub op: OperationId,
+    pub started_at: u64,
+    pub state: Execution,
+}
+
+/// Every execution by tool-use id.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    entries: BTreeMap<String, Vec<LedgerEntry>>,
+}
+
+impl Ledger {
+    /// Records a start; returns how many times this id has started, this one included.
+    pub fn start(&mut self, id: &str, op: OperationId, now: u64) -> usize {
+        let runs = self.entries.entry(id.to_string()).or_default();
+        runs.push(LedgerEntry {
+            op,
+            started_at: now,
+            state: Execution::Running,
+        });
+        runs.len()
+    }
+
+    fn mark(&mut self, op: OperationId, id: Option<&str>, state: Execution) {
+        for (key, runs) in self.entries.iter_mut() {
+            if id.is_some_and(|id| id != key) {
+                continue;
+            }
+            for e in runs.iter_mut() {
+                if e.op == op && e.state == Execution::Running {
+                    e.state = state;
+                }
+            }
+        }
+    }
+
+    pub fn finish(&mut self, op: OperationId, id: &str) {
+        self.mark(op, Some(id), Execution::Finished);
+    }
+
+    pub fn cancel(&mut self, op: OperationId) {
+        self.mark(op, None, Execution::Cancelled);
+    }
+
+    /// A crash cuts off everything still running.
+    pub fn crash(&mut self) {
+        for runs in self.entries.values_mut() {
+            for e in runs.iter_mut() {
+                if e.state == Execution::Running {
+                    e.state = Execution::CutOff;
+                }
+            }
+        }
+    }
+
+    pub fn runs(&self, id: &str) -> &[LedgerEntry] {
+        self.entries.get(id).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn executions(&self) -> usize {
+        self.entries.values().map(Vec::len).sum()
+    }
+}
+
+/// Plans one tool execution: its latency and its result.
+pub fn plan_execution(
+    d: &mut Decider,
+    opts: &SimOptions,
+    faults: bool,
+    id: &str,
+    name: &str,
+) -> (u64, ToolOutcome, Option<FaultKind>) {
+    let latency = u64::from(d.range(opts.tool_latency[0], opts.tool_latency[1]));
+    let on = |d: &mut Decider, kind| match (faults, opts.fault(kind)) {
+        (true, Some(r)) => d.chance(r),
+        _ => false,
+    };
+    let known = turnsim_core::is_plausible_tool_name(name);
+    let (content, is_error, fault) = if !known {
+        (format!("no tool named {name:?}"), true, None)
+    } else if on(d, FaultKind::ToolError) {
+        (format!("{name} failed: permission denied"), true, Some(FaultKind::ToolError))
+    } else if on(d, FaultKind::ToolEmpty) {
+        (String::new(), false, Some(FaultKind::ToolEmpty))
+    } else if on(d, FaultKind::ToolCancel) {
+        (format!("{name} was cancelled by its own timeout"), true, Some(FaultKind::ToolCancel))
+    } else {
+        (format!("output of {name} for {id}"), false, None)
+    };
+    (
+        latency,
+        ToolOutcome {
+            tool_use_id: id.to_string(),
+            content,
+            is_error,
+        },
+        fault,
+    )
+}
