@@ -24,7 +24,14 @@ pub const MODEL_TAINT: &str = "§model§";
 pub const IMPLAUSIBLE_NAMES: [&str; 4] = ["rm`-rf`", "run shell", "line\nbreak", ""];
 
 const WORDS: [&str; 8] = [
-    "Looking", " at the", " parser,", " the bug", " is in", " line 42.", " [Request interrupted by user]", " Done.",
+    "Looking",
+    " at the",
+    " parser,",
+    " the bug",
+    " is in",
+    " line 42.",
+    " [Request interrupted by user]",
+    " Done.",
 ];
 
 /// One planned response.
@@ -66,7 +73,11 @@ fn latency(d: &mut Decider, opts: &SimOptions) -> u64 {
 fn split(d: &mut Decider, s: &str, pieces: u32) -> Vec<String> {
     let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(1).collect();
     let mut cuts: Vec<usize> = (1..pieces.max(1))
-        .filter_map(|_| bounds.get(d.below(bounds.len().max(1) as u32) as usize).copied())
+        .filter_map(|_| {
+            bounds
+                .get(d.below(bounds.len().max(1) as u32) as usize)
+                .copied()
+        })
         .collect();
     cuts.sort_unstable();
     cuts.dedup();
@@ -93,7 +104,8 @@ impl Builder {
             index,
             block: start,
         });
-        self.events.extend(deltas.into_iter().map(|e| with_index(e, index)));
+        self.events
+            .extend(deltas.into_iter().map(|e| with_index(e, index)));
         self.events.push(StreamEvent::BlockStop { index });
     }
 }
@@ -101,11 +113,16 @@ impl Builder {
 fn with_index(e: StreamEvent, index: usize) -> StreamEvent {
     match e {
         StreamEvent::TextDelta { text, .. } => StreamEvent::TextDelta { index, text },
-        StreamEvent::ThinkingDelta { thinking, .. } => StreamEvent::ThinkingDelta { index, thinking },
-        StreamEvent::SignatureDelta { signature, .. } => StreamEvent::SignatureDelta { index, signature },
-        StreamEvent::InputJsonDelta { partial_json, .. } => {
-            StreamEvent::InputJsonDelta { index, partial_json }
+        StreamEvent::ThinkingDelta { thinking, .. } => {
+            StreamEvent::ThinkingDelta { index, thinking }
         }
+        StreamEvent::SignatureDelta { signature, .. } => {
+            StreamEvent::SignatureDelta { index, signature }
+        }
+        StreamEvent::InputJsonDelta { partial_json, .. } => StreamEvent::InputJsonDelta {
+            index,
+            partial_json,
+        },
         other => other,
     }
 }
@@ -160,7 +177,10 @@ pub fn plan_response(
         let mut deltas = text_deltas(d, &thought, opts.text_chunks_max)
             .into_iter()
             .map(|e| match e {
-                StreamEvent::TextDelta { text, .. } => StreamEvent::ThinkingDelta { index: 0, thinking: text },
+                StreamEvent::TextDelta { text, .. } => StreamEvent::ThinkingDelta {
+                    index: 0,
+                    thinking: text,
+                },
                 other => other,
             })
             .collect::<Vec<_>>();
@@ -190,7 +210,10 @@ pub fn plan_response(
             let pieces = d.range(1, 4);
             let deltas = split(d, &input, pieces)
                 .into_iter()
-                .map(|partial_json| StreamEvent::InputJsonDelta { index: 0, partial_json })
+                .map(|partial_json| StreamEvent::InputJsonDelta {
+                    index: 0,
+                    partial_json,
+                })
                 .collect();
             b.block(
                 BlockStart::ToolUse {
@@ -275,19 +298,41 @@ fn plan_scripted(
                 b.block(
                     BlockStart::Thinking,
                     vec![
-                        StreamEvent::ThinkingDelta { index: 0, thinking: t.clone() },
-                        StreamEvent::SignatureDelta { index: 0, signature: "sig".into() },
+                        StreamEvent::ThinkingDelta {
+                            index: 0,
+                            thinking: t.clone(),
+                        },
+                        StreamEvent::SignatureDelta {
+                            index: 0,
+                            signature: "sig".into(),
+                        },
                     ],
                 );
             }
             if !text.is_empty() {
-                b.block(BlockStart::Text, vec![StreamEvent::TextDelta { index: 0, text: text.clone() }]);
+                b.block(
+                    BlockStart::Text,
+                    vec![StreamEvent::TextDelta {
+                        index: 0,
+                        text: text.clone(),
+                    }],
+                );
             }
             for call in tool_calls {
-                let input = if call.input.is_null() { serde_json::json!({}) } else { call.input.clone() };
+                let input = if call.input.is_null() {
+                    serde_json::json!({})
+                } else {
+                    call.input.clone()
+                };
                 b.block(
-                    BlockStart::ToolUse { id: ids.next_id(), name: call.name.clone() },
-                    vec![StreamEvent::InputJsonDelta { index: 0, partial_json: input.to_string() }],
+                    BlockStart::ToolUse {
+                        id: ids.next_id(),
+                        name: call.name.clone(),
+                    },
+                    vec![StreamEvent::InputJsonDelta {
+                        index: 0,
+                        partial_json: input.to_string(),
+                    }],
                 );
             }
             let stop_reason = match stop {
@@ -297,12 +342,18 @@ fn plan_scripted(
             };
             b.events.push(StreamEvent::MessageDelta {
                 stop_reason,
-                usage: Usage { input_tokens: 0, output_tokens: 10 },
+                usage: Usage {
+                    input_tokens: 0,
+                    output_tokens: 10,
+                },
             });
             b.events.push(StreamEvent::MessageStop);
             (None, None, false)
         }
-        ScriptedResponse::Error { error, after_events } => (Some(*after_events), Some(*error), false),
+        ScriptedResponse::Error {
+            error,
+            after_events,
+        } => (Some(*after_events), Some(*error), false),
         ScriptedResponse::Hang { after_events } => (Some(*after_events), None, true),
     };
     let mut events = b.events;
@@ -312,15 +363,27 @@ fn plan_scripted(
         match error {
             Some(ScriptedError::Overloaded) => {
                 events.push(overloaded());
-                fault = Some(if after == 0 { FaultKind::ProviderErrorBefore } else { FaultKind::ProviderErrorMid });
+                fault = Some(if after == 0 {
+                    FaultKind::ProviderErrorBefore
+                } else {
+                    FaultKind::ProviderErrorMid
+                });
             }
             Some(ScriptedError::ConnectionReset) => {
                 events.push(connection_reset());
-                fault = Some(if after == 0 { FaultKind::ProviderErrorBefore } else { FaultKind::ProviderErrorMid });
+                fault = Some(if after == 0 {
+                    FaultKind::ProviderErrorBefore
+                } else {
+                    FaultKind::ProviderErrorMid
+                });
             }
             None => fault = Some(FaultKind::Hang),
         }
     }
     let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
-    Plan { events, hangs: hang, fault }
+    Plan {
+        events,
+        hangs: hang,
+        fault,
+    }
 }

@@ -104,11 +104,19 @@ pub fn plan_execution(
     let (content, is_error, fault) = if !known {
         (format!("no tool named {name:?}"), true, None)
     } else if on(d, FaultKind::ToolError) {
-        (format!("{name} failed: permission denied"), true, Some(FaultKind::ToolError))
+        (
+            format!("{name} failed: permission denied"),
+            true,
+            Some(FaultKind::ToolError),
+        )
     } else if on(d, FaultKind::ToolEmpty) {
         (String::new(), false, Some(FaultKind::ToolEmpty))
     } else if on(d, FaultKind::ToolCancel) {
-        (format!("{name} was cancelled by its own timeout"), true, Some(FaultKind::ToolCancel))
+        (
+            format!("{name} was cancelled by its own timeout"),
+            true,
+            Some(FaultKind::ToolCancel),
+        )
     } else {
         (format!("output of {name} for {id}"), false, None)
     };

@@ -282,7 +282,12 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
 impl World<'_> {
     fn note(&mut self, line: impl FnOnce() -> String) {
         if let Some(t) = &mut self.trace {
-            t.push(format!("[step {:>4} t={:>7}ms] {}", self.steps, self.sched.now(), line()));
+            t.push(format!(
+                "[step {:>4} t={:>7}ms] {}",
+                self.steps,
+                self.sched.now(),
+                line()
+            ));
         }
     }
 
@@ -316,7 +321,9 @@ impl World<'_> {
 
     fn roll_scaled(&mut self, kind: FaultKind, divisor: u32) -> bool {
         match (self.faults_on, self.opts.fault(kind)) {
-            (true, Some(r)) => self.d.chance(Ratio::new(r.num, r.den.saturating_mul(divisor))),
+            (true, Some(r)) => self
+                .d
+                .chance(Ratio::new(r.num, r.den.saturating_mul(divisor))),
             _ => false,
         }
     }
@@ -339,7 +346,9 @@ impl World<'_> {
             if self.prompts_sent >= self.opts.turns && !self.turn_open && !self.prompt_scheduled {
                 break;
             }
-            let Some((_, ev)) = self.sched.pop() else { break };
+            let Some((_, ev)) = self.sched.pop() else {
+                break;
+            };
             self.step(ev)?;
         }
         // Liveness phase: faults off; settle, then one more prompt.
@@ -436,8 +445,9 @@ impl World<'_> {
         self.ctx_check(Event::Step)?;
         let d = self.hasher.clone().finalize();
         let b = d.as_bytes();
-        self.step_digests
-            .push(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
+        self.step_digests.push(u64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+        ]));
         Ok(())
     }
 
@@ -487,8 +497,14 @@ impl World<'_> {
         }
         if self.roll(FaultKind::Compaction) {
             self.count_fault(FaultKind::Compaction);
-            let summary = format!("{MODEL_TAINT} summary of {} messages", self.engine.history().len());
-            if self.deliver(Input::Compact { summary }, Mode::MayRefuse("a refused compaction"))? {
+            let summary = format!(
+                "{MODEL_TAINT} summary of {} messages",
+                self.engine.history().len()
+            );
+            if self.deliver(
+                Input::Compact { summary },
+                Mode::MayRefuse("a refused compaction"),
+            )? {
                 self.ctx_check(Event::Reset(ResetKind::Compaction))?;
             }
         }
@@ -517,9 +533,13 @@ impl World<'_> {
             self.config_revision += 1;
             let system = format!("{} (revision {})", self.config.system, self.config_revision);
             let tools = self.config.tools.clone();
-            self.deliver(Input::Configure { system, tools }, Mode::MayRefuse("a refused configure"))?;
+            self.deliver(
+                Input::Configure { system, tools },
+                Mode::MayRefuse("a refused configure"),
+            )?;
         }
-        self.sched.push_after(u64::from(self.d.range(1, 5000)), Ev::Prompt);
+        self.sched
+            .push_after(u64::from(self.d.range(1, 5000)), Ev::Prompt);
         self.prompt_scheduled = true;
         Ok(())
     }
@@ -556,7 +576,12 @@ impl World<'_> {
         Ok(())
     }
 
-    fn tool_done(&mut self, op: OperationId, outcome: turnsim_core::ToolOutcome, dup: bool) -> Step {
+    fn tool_done(
+        &mut self,
+        op: OperationId,
+        outcome: turnsim_core::ToolOutcome,
+        dup: bool,
+    ) -> Step {
         if !dup {
             self.ledger.finish(op, &outcome.tool_use_id);
         }
@@ -569,7 +594,12 @@ impl World<'_> {
             );
         }
         self.delivered.insert(id.clone());
-        self.note(|| format!("tool result {op} {id} error={} {:?}", outcome.is_error, outcome.content));
+        self.note(|| {
+            format!(
+                "tool result {op} {id} error={} {:?}",
+                outcome.is_error, outcome.content
+            )
+        });
         let content = outcome.content.clone();
         let outputs = match self.call(Input::ToolResult { op, outcome })? {
             Ok(o) => o,
@@ -649,7 +679,9 @@ impl World<'_> {
             if self.restart_depth < 2 && self.roll_scaled(FaultKind::Crash, 8) {
                 self.count_fault(FaultKind::Crash);
                 let torn = match &out {
-                    Output::Persist { bytes } if !bytes.is_empty() && self.roll(FaultKind::TornWrite) => {
+                    Output::Persist { bytes }
+                        if !bytes.is_empty() && self.roll(FaultKind::TornWrite) =>
+                    {
                         self.count_fault(FaultKind::TornWrite);
                         let keep = self.d.below(bytes.len() as u32) as usize;
                         Some(bytes[..keep].to_vec())
@@ -682,7 +714,12 @@ impl World<'_> {
                     format!(
                         "engine sends {op}: {} messages, breakpoints {:?}",
                         request.messages.len(),
-                        request.cache.breakpoints.iter().map(|b| b.after_message).collect::<Vec<_>>()
+                        request
+                            .cache
+                            .breakpoints
+                            .iter()
+                            .map(|b| b.after_message)
+                            .collect::<Vec<_>>()
                     )
                 });
                 self.outstanding = Some((op, false));
@@ -709,9 +746,23 @@ impl World<'_> {
                     t += delay;
                     if i == last && !plan.hangs && self.roll(FaultKind::DuplicateDelivery) {
                         let later = t + 1 + u64::from(self.d.below(500));
-                        self.sched.push_at(later, Ev::Provider { op, event: event.clone(), dup: true });
+                        self.sched.push_at(
+                            later,
+                            Ev::Provider {
+                                op,
+                                event: event.clone(),
+                                dup: true,
+                            },
+                        );
                     }
-                    self.sched.push_at(t, Ev::Provider { op, event, dup: false });
+                    self.sched.push_at(
+                        t,
+                        Ev::Provider {
+                            op,
+                            event,
+                            dup: false,
+                        },
+                    );
                 }
                 if plan.hangs {
                     self.sched.push_at(t + WATCHDOG_MS, Ev::Watchdog { op });
@@ -728,17 +779,36 @@ impl World<'_> {
                     self.hash(b"call", call.id.as_bytes());
                     self.note(|| format!("tool {} ({:?}) starts for {op}", call.id, call.name));
                     self.ctx_check(Event::Dispatched { op, call, starts })?;
-                    let (latency, outcome, fault) =
-                        plan_execution(&mut self.d, &self.opts, self.faults_on, &call.id, &call.name);
+                    let (latency, outcome, fault) = plan_execution(
+                        &mut self.d,
+                        &self.opts,
+                        self.faults_on,
+                        &call.id,
+                        &call.name,
+                    );
                     if let Some(kind) = fault {
                         self.count_fault(kind);
                     }
                     longest = longest.max(latency);
                     if self.roll(FaultKind::DuplicateDelivery) {
                         let later = latency + 1 + u64::from(self.d.below(500));
-                        self.sched.push_after(later, Ev::ToolDone { op, outcome: outcome.clone(), dup: true });
+                        self.sched.push_after(
+                            later,
+                            Ev::ToolDone {
+                                op,
+                                outcome: outcome.clone(),
+                                dup: true,
+                            },
+                        );
                     }
-                    self.sched.push_after(latency, Ev::ToolDone { op, outcome, dup: false });
+                    self.sched.push_after(
+                        latency,
+                        Ev::ToolDone {
+                            op,
+                            outcome,
+                            dup: false,
+                        },
+                    );
                 }
                 self.maybe_interrupt(longest);
             }
@@ -758,7 +828,8 @@ impl World<'_> {
                 self.outstanding = None;
                 self.ctx_check(Event::TurnEnded)?;
                 if self.faults_on && self.prompts_sent < self.opts.turns && !self.prompt_scheduled {
-                    self.sched.push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
+                    self.sched
+                        .push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
                     self.prompt_scheduled = true;
                 }
             }
@@ -863,11 +934,19 @@ impl World<'_> {
             Ok(Ok((engine, outputs))) => Ok((engine.history().to_vec(), outputs)),
         };
         let event = Event::Restarted {
-            again: again.as_ref().map(|(h, o)| (h.clone(), o.as_slice())).map_err(Clone::clone),
+            again: again
+                .as_ref()
+                .map(|(h, o)| (h.clone(), o.as_slice()))
+                .map_err(Clone::clone),
         };
         self.ctx_check(event)?;
-        if !self.turn_open && self.faults_on && self.prompts_sent < self.opts.turns && !self.prompt_scheduled {
-            self.sched.push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
+        if !self.turn_open
+            && self.faults_on
+            && self.prompts_sent < self.opts.turns
+            && !self.prompt_scheduled
+        {
+            self.sched
+                .push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
             self.prompt_scheduled = true;
         }
         Ok(())
@@ -893,7 +972,10 @@ pub fn show_event(e: &StreamEvent) -> String {
         StreamEvent::TextDelta { index, text } => format!("text_delta {index} {:?}", short(text)),
         StreamEvent::ThinkingDelta { index, .. } => format!("thinking_delta {index}"),
         StreamEvent::SignatureDelta { index, .. } => format!("signature_delta {index}"),
-        StreamEvent::InputJsonDelta { index, partial_json } => {
+        StreamEvent::InputJsonDelta {
+            index,
+            partial_json,
+        } => {
             format!("input_json_delta {index} {:?}", short(partial_json))
         }
         StreamEvent::BlockStop { index } => format!("block_stop {index}"),

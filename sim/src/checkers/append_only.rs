@@ -24,7 +24,10 @@ impl Checker for AppendOnly {
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
-            Event::TurnStarted { .. } | Event::TurnEnded | Event::Restarted { .. } | Event::Reset(_) => {
+            Event::TurnStarted { .. }
+            | Event::TurnEnded
+            | Event::Restarted { .. }
+            | Event::Reset(_) => {
                 self.previous = None;
                 None
             }
@@ -33,7 +36,9 @@ impl Checker for AppendOnly {
                 let mut verdict = Ok(());
                 if let Some((prev_op, prev_prefix, prev_messages)) = &self.previous {
                     if *prev_prefix != prefix {
-                        verdict = Err(format!("request {op}: system or tools differ from request {prev_op}"));
+                        verdict = Err(format!(
+                            "request {op}: system or tools differ from request {prev_op}"
+                        ));
                     } else if request.messages.len() < prev_messages.len() {
                         verdict = Err(format!(
                             "request {op} has {} messages, fewer than the {} of request {prev_op}",

@@ -29,7 +29,10 @@ impl Checker for CacheBreakpoints {
                     Ok(())
                 } else {
                     let show = |v: &[turnsim_core::CacheBreakpoint]| {
-                        v.iter().map(|b| format!("{:?}", b.after_message)).collect::<Vec<_>>().join(", ")
+                        v.iter()
+                            .map(|b| format!("{:?}", b.after_message))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     };
                     Err(format!(
                         "request {op}: breakpoints [{}], expected [{}]",

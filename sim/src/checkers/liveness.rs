@@ -17,6 +17,10 @@ impl Checker for Liveness {
         let Event::LivenessEnd { turn_open, detail } = event else {
             return None;
         };
-        Some(if *turn_open { Err(detail.clone()) } else { Ok(()) })
+        Some(if *turn_open {
+            Err(detail.clone())
+        } else {
+            Ok(())
+        })
     }
 }

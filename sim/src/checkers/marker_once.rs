@@ -22,7 +22,10 @@ impl Checker for MarkerOnce {
         for (i, m) in request.messages.iter().enumerate() {
             let marker = is_marker_message(m);
             if marker && previous_was_marker {
-                return Some(Err(format!("request {op}: messages {} and {i} are both markers", i - 1)));
+                return Some(Err(format!(
+                    "request {op}: messages {} and {i} are both markers",
+                    i - 1
+                )));
             }
             if m.role == Role::User
                 && let Some(s) = m.string_content()

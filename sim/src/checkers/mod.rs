@@ -62,17 +62,31 @@ pub enum ResetKind {
 /// Something acknowledged to the user: it must survive any crash after this point.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Observation {
-    Prompt { words: String },
-    ToolResult { tool_use_id: String, content: String },
+    Prompt {
+        words: String,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+    },
 }
 
 /// One event of the run, as the checkers see it.
 pub enum Event<'a> {
     /// A prompt was accepted; messages before `baseline` belong to earlier turns.
-    TurnStarted { baseline: usize },
-    Request { op: OperationId, request: &'a Request },
+    TurnStarted {
+        baseline: usize,
+    },
+    Request {
+        op: OperationId,
+        request: &'a Request,
+    },
     /// A tool started; `starts` counts its starts in the whole run, this one included.
-    Dispatched { op: OperationId, call: &'a ToolCall, starts: usize },
+    Dispatched {
+        op: OperationId,
+        call: &'a ToolCall,
+        starts: usize,
+    },
     /// After every step.
     Step,
     /// A delivery that must change nothing: stale, duplicate, or a refused input.
@@ -91,7 +105,10 @@ pub enum Event<'a> {
     Reset(ResetKind),
     TurnEnded,
     /// The end of the liveness phase.
-    LivenessEnd { turn_open: bool, detail: String },
+    LivenessEnd {
+        turn_open: bool,
+        detail: String,
+    },
 }
 
 pub trait Checker: Send {
@@ -165,7 +182,10 @@ impl Checks {
 
 /// A short, one-line excerpt of a text for reports.
 pub fn excerpt(s: &str) -> String {
-    let one_line: String = s.chars().map(|c| if c.is_control() { '⏎' } else { c }).collect();
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { '⏎' } else { c })
+        .collect();
     if one_line.chars().count() > 80 {
         let cut: String = one_line.chars().take(77).collect();
         format!("{cut}...")

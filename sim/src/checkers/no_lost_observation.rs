@@ -16,7 +16,10 @@ pub struct NoLostObservation {
 fn present(history: &[SharedMessage], o: &Observation) -> bool {
     match o {
         Observation::Prompt { words } => history.iter().any(|m| directive_words(m) == Some(words)),
-        Observation::ToolResult { tool_use_id, content } => history.iter().any(|m| {
+        Observation::ToolResult {
+            tool_use_id,
+            content,
+        } => history.iter().any(|m| {
             m.blocks().iter().any(|b| {
                 matches!(b, Block::ToolResult { tool_use_id: id, content: c, .. }
                     if id == tool_use_id && c.text() == *content)
@@ -44,10 +47,14 @@ impl Checker for NoLostObservation {
             Event::Restarted { .. } | Event::LivenessEnd { .. } => {
                 Some(match self.kept.iter().find(|o| !present(ctx.history, o)) {
                     None => Ok(()),
-                    Some(Observation::Prompt { words }) => {
-                        Err(format!("the acknowledged prompt {} is gone", excerpt(words)))
-                    }
-                    Some(Observation::ToolResult { tool_use_id, content }) => Err(format!(
+                    Some(Observation::Prompt { words }) => Err(format!(
+                        "the acknowledged prompt {} is gone",
+                        excerpt(words)
+                    )),
+                    Some(Observation::ToolResult {
+                        tool_use_id,
+                        content,
+                    }) => Err(format!(
                         "the saved result of {tool_use_id} ({}) is gone",
                         excerpt(content)
                     )),

@@ -24,7 +24,9 @@ impl Checker for Pairing {
         }
         for (i, m) in request.messages.iter().enumerate() {
             if m.role == Role::User && m.is_empty() {
-                return Some(Err(format!("request {op}: message {i} is an empty user message")));
+                return Some(Err(format!(
+                    "request {op}: message {i} is an empty user message"
+                )));
             }
             for (j, b) in m.blocks().iter().enumerate() {
                 if matches!(b, Block::Text { text } if text.is_empty()) {

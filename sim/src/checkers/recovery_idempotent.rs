@@ -19,17 +19,28 @@ impl Checker for RecoveryIdempotent {
             return None;
         };
         Some(match again {
-            Err(e) => Err(format!("a second restore from the recovered log failed: {e}")),
+            Err(e) => Err(format!(
+                "a second restore from the recovered log failed: {e}"
+            )),
             Ok((history, outputs)) => {
                 if let Some(o) = outputs.iter().find(|o| {
                     matches!(
                         o,
-                        Output::Persist { .. } | Output::TruncateLog { .. } | Output::Send { .. } | Output::Dispatch { .. }
+                        Output::Persist { .. }
+                            | Output::TruncateLog { .. }
+                            | Output::Send { .. }
+                            | Output::Dispatch { .. }
                     )
                 }) {
-                    Err(format!("a second restore still had work to do: {o:?}").chars().take(200).collect())
+                    Err(format!("a second restore still had work to do: {o:?}")
+                        .chars()
+                        .take(200)
+                        .collect())
                 } else if history.len() != ctx.history.len()
-                    || history.iter().zip(ctx.history).any(|(a, b)| a.to_json() != b.to_json())
+                    || history
+                        .iter()
+                        .zip(ctx.history)
+                        .any(|(a, b)| a.to_json() != b.to_json())
                 {
                     Err(format!(
                         "a second restore gave a different history ({} messages, first restore {})",

@@ -27,7 +27,13 @@ impl Checker for StaleNoop {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Noop { what, before, after, outputs } = event else {
+        let Event::Noop {
+            what,
+            before,
+            after,
+            outputs,
+        } = event
+        else {
             return None;
         };
         Some(if !outputs.is_empty() {
