@@ -9,14 +9,19 @@
 //! ([`disk::FakeDisk`]): nothing in a run reads a clock, the OS's randomness or the real
 //! file system, and nothing iterates a hash map into its output.
 
+pub mod canary;
 pub mod checkers;
+pub mod cli;
 pub mod cliargs;
 pub mod decide;
 pub mod disk;
 pub mod engine;
 pub mod options;
 pub mod provider;
+pub mod report;
+pub mod runner;
 pub mod scenario;
 pub mod scheduler;
+pub mod shrink;
 pub mod tools;
 pub mod world;

@@ -149,7 +149,12 @@ fn tool_input(d: &mut Decider, name: &str) -> serde_json::Value {
     serde_json::json!({ "path": format!("src/{name}/{n}.rs"), "note": format!("{MODEL_TAINT} look") })
 }
 
-/// Plans the response to one request.
+/// Generations within one turn after which the model stops calling tools, so every
+/// turn ends on its own once faults stop (a real model wraps up too).
+pub const WRAP_UP_AFTER: u32 = 6;
+
+/// Plans the response to one request; `turn_requests` counts the requests of this turn
+/// before this one.
 pub fn plan_response(
     d: &mut Decider,
     opts: &SimOptions,
@@ -157,6 +162,7 @@ pub fn plan_response(
     tools: &[ToolSpec],
     ids: &mut IdGen,
     scripted: Option<&ScriptedResponse>,
+    turn_requests: u32,
 ) -> Plan {
     if let Some(s) = scripted {
         return plan_scripted(d, opts, tools, ids, s);
@@ -190,7 +196,8 @@ pub fn plan_response(
         });
         b.block(BlockStart::Thinking, deltas);
     }
-    let wants_tools = !tools.is_empty() && d.chance(opts.tool_call);
+    let wants_tools =
+        !tools.is_empty() && turn_requests < WRAP_UP_AFTER && d.chance(opts.tool_call);
     // With tools the text is optional, as real replies often open with a call.
     if !wants_tools || d.chance(Ratio::new(1, 2)) {
         let text = model_text(d, opts);

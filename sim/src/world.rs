@@ -217,6 +217,7 @@ struct World<'a> {
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
     config_revision: u32,
     last_request: Vec<SharedMessage>,
+    turn_requests: u32,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -260,6 +261,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         coverage: BTreeSet::new(),
         config_revision: 0,
         last_request: Vec::new(),
+        turn_requests: 0,
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finalize().to_hex().to_string();
@@ -483,6 +485,7 @@ impl World<'_> {
             }
         };
         self.turn_open = true;
+        self.turn_requests = 0;
         self.ctx_check(Event::TurnStarted { baseline })?;
         let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
         if self.execute(outputs)? && persisted {
@@ -736,7 +739,9 @@ impl World<'_> {
                     &request.tools,
                     &mut self.ids,
                     scripted.as_ref(),
+                    self.turn_requests,
                 );
+                self.turn_requests += 1;
                 if let Some(kind) = plan.fault {
                     self.count_fault(kind);
                 }

@@ -1,0 +1,236 @@
+//! Canaries: the reference engine with one planted bug each, to prove the harness can
+//! fail.
+//!
+//! Guarantee: each canary differs from the reference engine only in the one behaviour
+//! its name gives, applied through the same [`Engine`] interface a user's engine
+//! uses. A harness that passes a canary has a blind spot; the canary tests require
+//! `turnsim run` to find each one within a stated seed budget.
+
+use crate::engine::{Engine, EngineFactory};
+use serde::Serialize;
+use std::sync::Arc;
+use turnsim_core::request::directive_words;
+use turnsim_core::{
+    Block, Content, Input, Message, OperationId, Output, PendingOperation, Record, Role, Session,
+    SessionConfig, SharedMessage, decode_log, is_marker_message,
+};
+
+/// The planted bugs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bug {
+    /// A cancel during tools drops the results message, leaving `tool_use` unanswered.
+    CancelOrphansToolUse,
+    /// A late completion for an operation that is over is applied.
+    StaleCompletionApplied,
+    /// A restart dispatches the pending tool batch again.
+    RestartRedispatches,
+    /// The turn context moves from the directive onto the latest tool-result message.
+    TailOnToolResult,
+    /// A cancel's marker is appended twice.
+    MarkerTwice,
+}
+
+impl Bug {
+    pub const ALL: [Bug; 5] = [
+        Bug::CancelOrphansToolUse,
+        Bug::StaleCompletionApplied,
+        Bug::RestartRedispatches,
+        Bug::TailOnToolResult,
+        Bug::MarkerTwice,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bug::CancelOrphansToolUse => "cancel_orphans_tool_use",
+            Bug::StaleCompletionApplied => "stale_completion_applied",
+            Bug::RestartRedispatches => "restart_redispatches",
+            Bug::TailOnToolResult => "tail_on_tool_result",
+            Bug::MarkerTwice => "marker_twice",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Bug> {
+        Bug::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The invariant that should catch it.
+    pub fn caught_by(self) -> &'static str {
+        match self {
+            Bug::CancelOrphansToolUse => "pairing",
+            Bug::StaleCompletionApplied => "stale_noop",
+            Bug::RestartRedispatches => "at_most_once",
+            Bug::TailOnToolResult => "append_only",
+            Bug::MarkerTwice => "marker_once",
+        }
+    }
+}
+
+/// A factory of canary engines.
+#[derive(Clone, Copy, Debug)]
+pub struct Canary(pub Bug);
+
+#[derive(Serialize)]
+struct CanaryEngine {
+    bug: Bug,
+    #[serde(skip)]
+    inner: Session,
+    /// Tool-use ids whose results the bug drops from later requests.
+    orphaned: Vec<String>,
+    /// Stale completions the bug applied.
+    applied: Vec<String>,
+    /// Marker messages the bug repeats in later requests.
+    doubled: bool,
+}
+
+impl CanaryEngine {
+    fn new(bug: Bug, inner: Session) -> CanaryEngine {
+        CanaryEngine {
+            bug,
+            inner,
+            orphaned: Vec::new(),
+            applied: Vec::new(),
+            doubled: false,
+        }
+    }
+
+    fn current_op(&self) -> Option<OperationId> {
+        self.inner.pending_operation().op()
+    }
+
+    fn rewrite(&self, messages: &mut Vec<SharedMessage>) {
+        match self.bug {
+            Bug::CancelOrphansToolUse => messages.retain(|m| {
+                !m.blocks().iter().any(|b| {
+                    matches!(b, Block::ToolResult { tool_use_id, .. } if self.orphaned.contains(tool_use_id))
+                })
+            }),
+            Bug::MarkerTwice if self.doubled => {
+                if let Some(i) = messages.iter().rposition(|m| is_marker_message(m)) {
+                    let copy = messages[i].clone();
+                    messages.insert(i + 1, copy);
+                }
+            }
+            Bug::TailOnToolResult => {
+                let last_is_results = messages.last().is_some_and(|m| {
+                    m.role == Role::User && m.blocks().iter().any(|b| matches!(b, Block::ToolResult { .. }))
+                });
+                let Some(d) = messages.iter().rposition(|m| directive_words(m).is_some()) else {
+                    return;
+                };
+                if !last_is_results {
+                    return;
+                }
+                let blocks = messages[d].blocks().to_vec();
+                let (tail, words) = (blocks[0].clone(), blocks[1].clone());
+                messages[d] = Arc::new(Message {
+                    role: Role::User,
+                    content: Content::Blocks(vec![words]),
+                });
+                if let Some(last) = messages.last_mut() {
+                    let mut b = last.blocks().to_vec();
+                    b.push(tail);
+                    *last = Arc::new(Message::user_blocks(b));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Engine for CanaryEngine {
+    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        let before = self.inner.pending_operation();
+        let stale_op = match &input {
+            Input::Stream { op, .. } | Input::ToolResult { op, .. } => {
+                (self.current_op() != Some(*op)).then_some(*op)
+            }
+            _ => None,
+        };
+        let cancel = matches!(input, Input::Cancel { .. });
+        let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if let (Bug::StaleCompletionApplied, Some(op)) = (self.bug, stale_op) {
+            self.applied.push(op.to_string());
+        }
+        if cancel && before.op().is_some() {
+            match (self.bug, &before) {
+                (Bug::CancelOrphansToolUse, PendingOperation::Tools { calls, .. }) => {
+                    self.orphaned.extend(calls.iter().map(|c| c.id.clone()));
+                }
+                (Bug::MarkerTwice, _) => self.doubled = true,
+                _ => {}
+            }
+        }
+        for o in outputs.iter_mut() {
+            if let Output::Send { request, .. } = o {
+                self.rewrite(&mut request.messages);
+            }
+        }
+        Ok(outputs)
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        self.inner.history()
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        self.inner.pending_operation()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.inner.to_bytes();
+        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
+        bytes
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        Engine::fixed_texts(&self.inner)
+    }
+}
+
+/// The tool batch a log says was pending when it ends, if any.
+fn pending_at_end(log: &[u8]) -> Option<(OperationId, Vec<turnsim_core::ToolCall>)> {
+    let decoded = decode_log(log).ok()?;
+    let mut pending = None;
+    for r in decoded.records {
+        match r {
+            Record::Append { pending: p, .. } => {
+                pending = match p {
+                    PendingOperation::Tools { op, calls } => Some((op, calls)),
+                    _ => None,
+                }
+            }
+            Record::TurnEnd { .. } => pending = None,
+            _ => {}
+        }
+    }
+    pending
+}
+
+impl EngineFactory for Canary {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
+        Box::new(CanaryEngine::new(self.0, Session::new(config)))
+    }
+
+    fn restore(
+        &self,
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        let (session, mut outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
+        if self.0 == Bug::RestartRedispatches
+            && let Some((op, calls)) = pending_at_end(log)
+        {
+            outputs.push(Output::Dispatch { op, calls });
+        }
+        Ok((Box::new(CanaryEngine::new(self.0, session)), outputs))
+    }
+}

@@ -1,0 +1,129 @@
+//! Human-readable reports: the run summary, the coverage matrix, failure blocks.
+//!
+//! Guarantee: everything printed here is a function of the results alone (seed-ordered
+//! and sorted maps), except the wall-clock figures, which are labelled as such, so two
+//! runs of one range print the same report apart from those lines.
+
+use crate::checkers::INVARIANTS;
+use crate::options::FaultKind;
+use crate::runner::Summary;
+use crate::world::{EnginePhase, FailureClass};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Process exit codes, one per failure class.
+pub mod exit {
+    pub const PASS: i32 = 0;
+    pub const CORRECTNESS: i32 = 1;
+    /// Bad flags or arguments (clap's own code).
+    pub const USAGE: i32 = 2;
+    pub const LIVENESS: i32 = 3;
+    pub const ENGINE_PANIC: i32 = 4;
+    pub const NONDETERMINISM: i32 = 5;
+    /// A scenario or output file could not be read or written.
+    pub const IO: i32 = 6;
+    /// A replayed scenario did not do what it expects.
+    pub const MISMATCH: i32 = 7;
+}
+
+pub fn exit_code(class: Option<FailureClass>) -> i32 {
+    match class {
+        None => exit::PASS,
+        Some(FailureClass::Correctness) => exit::CORRECTNESS,
+        Some(FailureClass::Liveness) => exit::LIVENESS,
+        Some(FailureClass::Panic) => exit::ENGINE_PANIC,
+        Some(FailureClass::Nondeterminism) => exit::NONDETERMINISM,
+    }
+}
+
+fn rate(n: u64, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        return "-".into();
+    }
+    let r = n as f64 / secs;
+    if r >= 1e6 {
+        format!("{:.2}M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{r:.0}")
+    }
+}
+
+/// The end-of-run summary.
+pub fn summary(s: &Summary, engine: &str, jobs: usize, elapsed: Duration) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "turnsim summary (engine: {engine})");
+    let _ = writeln!(
+        o,
+        "  seeds        {} run, {} failed{}",
+        s.seeds,
+        s.failures.len(),
+        if s.skipped > 0 {
+            format!(", {} not started (time budget)", s.skipped)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(o, "  steps        {}", s.steps);
+    let _ = writeln!(o, "  events       {}", s.events);
+    let _ = writeln!(o, "  tool runs    {}", s.tool_executions);
+    let _ = writeln!(o, "  digest       {}", s.digest);
+    let _ = writeln!(
+        o,
+        "  wall clock   {:.2}s on {jobs} job(s): {} seeds/s, {} events/s (not part of the digest)",
+        elapsed.as_secs_f64(),
+        rate(s.seeds, elapsed),
+        rate(s.events, elapsed)
+    );
+    let _ = writeln!(o, "faults injected:");
+    for kind in FaultKind::ALL {
+        let _ = writeln!(
+            o,
+            "  {:<22} {}",
+            kind.name(),
+            s.faults.get(&kind).copied().unwrap_or(0)
+        );
+    }
+    let _ = writeln!(o, "checks per invariant:");
+    for name in INVARIANTS {
+        if let Some(n) = s.checks.get(name) {
+            let _ = writeln!(o, "  {name:<22} {n}");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "coverage (fault kind x engine phase; '+' hit, '.' never hit, ' ' impossible):"
+    );
+    let mut header = format!("  {:<22}", "");
+    for p in EnginePhase::ALL {
+        let _ = write!(header, " {:<10}", p.name());
+    }
+    let _ = writeln!(o, "{}", header.trim_end());
+    for kind in FaultKind::ALL {
+        let mut row = format!("  {:<22}", kind.name());
+        for p in EnginePhase::ALL {
+            let mark = if !p.possible(kind) {
+                " "
+            } else if s.coverage.contains(&(kind, p)) {
+                "+"
+            } else {
+                "."
+            };
+            let _ = write!(row, " {mark:<10}");
+        }
+        let _ = writeln!(o, "{}", row.trim_end());
+    }
+    let missed = s.missed_coverage();
+    if missed.is_empty() {
+        let _ = writeln!(o, "  every possible combination was hit");
+    } else {
+        let names: Vec<String> = missed
+            .iter()
+            .map(|(k, p)| format!("{}@{}", k.name(), p.name()))
+            .collect();
+        let _ = writeln!(o, "  never hit: {}", names.join(", "));
+    }
+    o
+}

@@ -1,0 +1,259 @@
+//! Running seeds and scenarios: one at a time or in parallel, with a summary.
+//!
+//! Guarantee: a seed's result depends only on the engine and the seed (or the
+//! scenario), never on how many jobs run or in which order they finish. Each seed runs
+//! alone in its own world on one thread; results are gathered back into seed order
+//! before anything is summed or printed, so `--jobs 1` and `--jobs 2` print the same
+//! per-seed digests and the same summary.
+
+use crate::checkers::Violation;
+use crate::checkers::determinism::first_divergence;
+use crate::engine::EngineFactory;
+use crate::options::{FaultKind, SimOptions};
+use crate::scenario::{Expectation, Scenario};
+use crate::world::{EnginePhase, FailureClass, RunOutcome, RunSpec, run};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Runs one seed from scratch.
+pub fn run_seed(factory: &dyn EngineFactory, seed: u64, trace: bool) -> RunOutcome {
+    run(RunSpec {
+        factory,
+        options: SimOptions::from_seed(seed),
+        decisions: None,
+        script: Vec::new(),
+        trace,
+    })
+}
+
+/// Runs a scenario: its stored options, its decisions (the seed's own draws when the
+/// list is empty) and its script.
+pub fn run_scenario(factory: &dyn EngineFactory, scenario: &Scenario, trace: bool) -> RunOutcome {
+    run(RunSpec {
+        factory,
+        options: scenario.options.clone(),
+        decisions: (!scenario.decisions.is_empty()).then(|| scenario.decisions.clone()),
+        script: scenario.script.clone(),
+        trace,
+    })
+}
+
+/// Runs `seed` twice and names the first step where the two runs differ.
+pub fn check_determinism(factory: &dyn EngineFactory, first: &RunOutcome) -> Option<Violation> {
+    let again = run_seed(factory, first.seed, false);
+    first_divergence(&first.step_digests, &again.step_digests).map(|step| Violation {
+        invariant: "determinism".into(),
+        step,
+        message: format!(
+            "two runs of seed {} diverge at step {step} (digests {} and {})",
+            first.seed, first.digest, again.digest
+        ),
+    })
+}
+
+/// What a scenario expects, compared with what a run did.
+pub fn matches_expectation(expect: &Expectation, outcome: &RunOutcome) -> Result<(), String> {
+    match (expect, &outcome.violation) {
+        (Expectation::Pass, None) => Ok(()),
+        (Expectation::Pass, Some(v)) => Err(format!(
+            "expected a pass, got {} at step {}: {}",
+            v.invariant, v.step, v.message
+        )),
+        (Expectation::Fail { invariant, step }, Some(v))
+            if *invariant == v.invariant && *step == v.step =>
+        {
+            Ok(())
+        }
+        (Expectation::Fail { invariant, step }, Some(v)) => Err(format!(
+            "expected {invariant} at step {step}, got {} at step {}: {}",
+            v.invariant, v.step, v.message
+        )),
+        (Expectation::Fail { invariant, step }, None) => {
+            Err(format!("expected {invariant} at step {step}, got a pass"))
+        }
+    }
+}
+
+/// Totals over many seeds.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub seeds: u64,
+    pub skipped: u64,
+    pub steps: u64,
+    pub events: u64,
+    pub tool_executions: u64,
+    pub failures: Vec<(u64, Violation)>,
+    pub faults: BTreeMap<FaultKind, u64>,
+    pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    pub checks: BTreeMap<&'static str, u64>,
+    /// BLAKE3 over every (seed, digest) in seed order.
+    pub digest: String,
+}
+
+impl Summary {
+    /// The failure class of the lowest failing seed, which decides the exit code.
+    pub fn first_failure_class(&self) -> Option<FailureClass> {
+        self.failures
+            .first()
+            .map(|(_, v)| FailureClass::of(&v.invariant))
+    }
+
+    /// Fault kind × phase combinations that are possible and were never hit.
+    pub fn missed_coverage(&self) -> Vec<(FaultKind, EnginePhase)> {
+        let mut missed = Vec::new();
+        for kind in FaultKind::ALL {
+            for phase in EnginePhase::ALL {
+                if phase.possible(kind) && !self.coverage.contains(&(kind, phase)) {
+                    missed.push((kind, phase));
+                }
+            }
+        }
+        missed
+    }
+}
+
+/// The per-seed part of a result kept for the summary.
+#[derive(Clone, Debug)]
+pub struct SeedReport {
+    pub seed: u64,
+    pub digest: String,
+    pub violation: Option<Violation>,
+    pub outcome_steps: u64,
+    pub events: u64,
+    pub tool_executions: u64,
+    pub faults: BTreeMap<FaultKind, u64>,
+    pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    pub checks: BTreeMap<&'static str, u64>,
+}
+
+impl SeedReport {
+    fn of(o: RunOutcome) -> SeedReport {
+        SeedReport {
+            seed: o.seed,
+            digest: o.digest,
+            violation: o.violation,
+            outcome_steps: o.steps,
+            events: o.events,
+            tool_executions: o.tool_executions as u64,
+            faults: o.faults,
+            coverage: o.coverage,
+            checks: o.checks,
+        }
+    }
+}
+
+/// Options of a batch run.
+pub struct Batch<'a> {
+    pub factory: &'a dyn EngineFactory,
+    pub seeds: Vec<u64>,
+    pub jobs: usize,
+    pub check_determinism: bool,
+    /// Stop starting new seeds once this returns true (a time budget); seeds not
+    /// started are counted as skipped.
+    pub stop: &'a (dyn Fn() -> bool + Sync),
+    /// Called after each seed with (seeds done, failures so far).
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
+}
+
+impl Summary {
+    fn add(&mut self, r: SeedReport, digests: &mut Vec<(u64, String)>) {
+        self.seeds += 1;
+        self.steps += r.outcome_steps;
+        self.events += r.events;
+        self.tool_executions += r.tool_executions;
+        for (k, n) in r.faults {
+            *self.faults.entry(k).or_default() += n;
+        }
+        self.coverage.extend(r.coverage);
+        for (k, n) in r.checks {
+            *self.checks.entry(k).or_default() += n;
+        }
+        if let Some(v) = r.violation {
+            self.failures.push((r.seed, v));
+        }
+        digests.push((r.seed, r.digest));
+    }
+
+    fn merge(mut self, other: Summary) -> Summary {
+        self.seeds += other.seeds;
+        self.skipped += other.skipped;
+        self.steps += other.steps;
+        self.events += other.events;
+        self.tool_executions += other.tool_executions;
+        for (k, n) in other.faults {
+            *self.faults.entry(k).or_default() += n;
+        }
+        self.coverage.extend(other.coverage);
+        for (k, n) in other.checks {
+            *self.checks.entry(k).or_default() += n;
+        }
+        self.failures.extend(other.failures);
+        self
+    }
+}
+
+/// Runs every seed of the batch; returns the summary and each seed's trace digest, in
+/// seed order. Sums and unions are order-independent and the lists are sorted by
+/// seed, so the result does not depend on the number of jobs.
+pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(batch.jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {} worker threads: {e}", batch.jobs))?;
+    let done = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
+    let stopped = AtomicBool::new(false);
+    let one = |seed: u64| -> Option<SeedReport> {
+        if stopped.load(Ordering::Relaxed) || (batch.stop)() {
+            stopped.store(true, Ordering::Relaxed);
+            return None;
+        }
+        let outcome = run_seed(batch.factory, seed, false);
+        let mut violation = outcome.violation.clone();
+        if violation.is_none() && batch.check_determinism {
+            violation = check_determinism(batch.factory, &outcome);
+        }
+        let mut report = SeedReport::of(outcome);
+        report.violation = violation;
+        if report.violation.is_some() {
+            failed.fetch_add(1, Ordering::Relaxed);
+        }
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        (batch.progress)(n, failed.load(Ordering::Relaxed));
+        Some(report)
+    };
+    type Acc = (Summary, Vec<(u64, String)>);
+    let (mut summary, mut digests): Acc = pool.install(|| {
+        batch
+            .seeds
+            .par_iter()
+            .map(|&seed| one(seed))
+            .fold(
+                || (Summary::default(), Vec::new()),
+                |(mut s, mut d): Acc, r| {
+                    match r {
+                        Some(r) => s.add(r, &mut d),
+                        None => s.skipped += 1,
+                    }
+                    (s, d)
+                },
+            )
+            .reduce(
+                || (Summary::default(), Vec::new()),
+                |(s1, mut d1), (s2, d2)| {
+                    d1.extend(d2);
+                    (s1.merge(s2), d1)
+                },
+            )
+    });
+    summary.failures.sort_by_key(|(seed, _)| *seed);
+    digests.sort_by_key(|(seed, _)| *seed);
+    let mut hasher = blake3::Hasher::new();
+    for (seed, digest) in &digests {
+        hasher.update(&seed.to_le_bytes());
+        hasher.update(digest.as_bytes());
+    }
+    summary.digest = hasher.finalize().to_hex().to_string();
+    Ok((summary, digests))
+}
