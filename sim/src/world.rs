@@ -109,6 +109,8 @@ pub struct RunOutcome {
     pub checks: BTreeMap<&'static str, u64>,
     pub trace: Vec<String>,
     pub tool_executions: usize,
+    /// The last request the engine sent (at the violation, when there is one).
+    pub last_request: Option<turnsim_core::Request>,
 }
 
 /// What drives one run.
@@ -218,6 +220,7 @@ struct World<'a> {
     config_revision: u32,
     last_request: Vec<SharedMessage>,
     turn_requests: u32,
+    last_sent: Option<turnsim_core::Request>,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -262,6 +265,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         config_revision: 0,
         last_request: Vec::new(),
         turn_requests: 0,
+        last_sent: None,
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finalize().to_hex().to_string();
@@ -278,6 +282,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         checks: w.checks.counts().clone(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),
+        last_request: w.last_sent,
     }
 }
 
@@ -726,11 +731,12 @@ impl World<'_> {
                     )
                 });
                 self.outstanding = Some((op, false));
+                self.last_sent = Some(request.clone());
                 self.ctx_check(Event::Request {
                     op,
                     request: &request,
                 })?;
-                self.last_request = request.messages;
+                self.last_request = request.messages.clone();
                 let scripted = self.script.pop_front();
                 let plan = plan_response(
                     &mut self.d,
