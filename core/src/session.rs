@@ -285,10 +285,16 @@ impl Stream {
         let mut out = Vec::with_capacity(self.blocks.len());
         for b in &self.blocks {
             let Some(kind) = &b.kind else { continue };
+            // On a cancel, text with nothing visible in it is not kept: the provider
+            // rejects a whitespace-only text block (a blank crash draft is dropped for the
+            // same reason).
+            let keep_text = if partial {
+                !b.text.trim().is_empty()
+            } else {
+                b.done && !b.text.is_empty()
+            };
             match kind {
-                BlockStart::Text if !b.text.is_empty() && (b.done || partial) => {
-                    out.push(Block::text(b.text.clone()))
-                }
+                BlockStart::Text if keep_text => out.push(Block::text(b.text.clone())),
                 BlockStart::Thinking if b.done && !b.signature.is_empty() => {
                     out.push(Block::Thinking {
                         thinking: b.text.clone(),
@@ -655,9 +661,27 @@ impl Session {
                     .filter(|s| s.op == op)
                     .map(|s| s.kept_blocks(true))
                     .unwrap_or_default();
-                let partial = (!blocks.is_empty()).then(|| Message::assistant_blocks(blocks));
+                let partial = |blocks: Vec<Block>| {
+                    (!blocks.is_empty()).then(|| Message::assistant_blocks(blocks))
+                };
                 out.push(Output::Abort { op });
-                self.state.cancel_generation(op, partial, cause)?
+                match self
+                    .state
+                    .cancel_generation(op, partial(blocks.clone()), cause)
+                {
+                    Ok(effects) => effects,
+                    // The reply streamed a tool call the provider would refuse (a reused
+                    // id). A cancel must still go through: keep the text and thinking,
+                    // drop the tool calls (none was dispatched).
+                    Err(StateError::InvalidResponse(_)) => {
+                        let blocks = blocks
+                            .into_iter()
+                            .filter(|b| !matches!(b, Block::ToolUse { .. }))
+                            .collect();
+                        self.state.cancel_generation(op, partial(blocks), cause)?
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             PendingOperation::Tools { op, .. } => {
                 out.push(Output::Abort { op });

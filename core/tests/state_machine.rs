@@ -1,0 +1,825 @@
+//! The turn state machine (spec §6), driven directly through `TurnState`.
+
+mod common;
+
+use common::{assistant, json_of, outcome, shared, tool_use, user};
+use serde_json::json;
+use std::sync::Arc;
+use turnsim_core::state::{INTERRUPTED_RESULT_TEXT, TRUNCATION_RESUME_TEXT};
+use turnsim_core::{
+    Block, Effect, FinishReason, GenerationOutput, HistoryError, InterruptReason, Message,
+    OperationId, PendingOperation, SharedMessage, StateError, StopReason, ToolCall, TurnState,
+    Usage, recover_checkpoint, tool_in_flight_note_text, validate_history,
+};
+
+fn op(n: u64) -> OperationId {
+    OperationId(n)
+}
+
+fn generation(message: Message, stop_reason: StopReason, output_tokens: u64) -> GenerationOutput {
+    GenerationOutput {
+        message,
+        stop_reason,
+        usage: Usage {
+            input_tokens: 1000,
+            output_tokens,
+        },
+    }
+}
+
+fn text_gen(text: &str, stop: StopReason, output_tokens: u64) -> GenerationOutput {
+    generation(Message::assistant_text(text), stop, output_tokens)
+}
+
+/// An assistant message that calls `bash` once per id, in order.
+fn calling(ids: &[&str]) -> Message {
+    Message::assistant_blocks(
+        ids.iter()
+            .map(|id| tool_use(id, "bash", json!({"cmd": format!("echo {id}")})))
+            .collect(),
+    )
+}
+
+fn call(id: &str) -> ToolCall {
+    ToolCall {
+        id: id.to_string(),
+        name: "bash".to_string(),
+        input: json!({"cmd": format!("echo {id}")}),
+    }
+}
+
+/// A state with one user prompt whose run has started; returns the generation's op.
+fn started(prompt: &str) -> (TurnState, OperationId) {
+    let mut s = TurnState::new(vec![user(prompt)]);
+    let effects = s.start().expect("starts");
+    let [Effect::Generate { op }] = effects.as_slice() else {
+        panic!("start returned {effects:?}");
+    };
+    (s, *op)
+}
+
+/// A state that is running the tool batch `ids` (ops: generation 1, tools 2).
+fn running_tools(ids: &[&str]) -> TurnState {
+    let (mut s, g) = started("run the tools");
+    let effects = s
+        .generated(g, generation(calling(ids), StopReason::ToolUse, 5))
+        .expect("generated");
+    assert_eq!(
+        effects,
+        vec![Effect::ExecuteTools {
+            op: op(2),
+            calls: ids.iter().map(|id| call(id)).collect()
+        }]
+    );
+    s
+}
+
+/// Asserts that `f` fails with `expected` and leaves the state byte-identical.
+fn refused<T: std::fmt::Debug>(
+    s: &mut TurnState,
+    expected: StateError,
+    f: impl FnOnce(&mut TurnState) -> Result<T, StateError>,
+) {
+    let before = s.to_bytes();
+    let got = f(s);
+    assert_eq!(got.map(|_| ()).expect_err("refused"), expected);
+    assert_eq!(
+        String::from_utf8(s.to_bytes()).expect("utf-8"),
+        String::from_utf8(before).expect("utf-8"),
+        "a refused call changed the state"
+    );
+}
+
+fn effect_ops(effects: &[Effect]) -> Vec<OperationId> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Generate { op } | Effect::ExecuteTools { op, .. } => Some(*op),
+            Effect::Finished { .. } => None,
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ operation ids
+
+#[test]
+fn every_generate_and_execute_tools_carries_a_fresh_strictly_increasing_op() {
+    let mut s = TurnState::new(vec![user("first")]);
+    let mut ops = Vec::new();
+    let e = s.start().unwrap();
+    ops.extend(effect_ops(&e));
+    let e = s
+        .generated(
+            op(1),
+            generation(calling(&["a", "b"]), StopReason::ToolUse, 1),
+        )
+        .unwrap();
+    ops.extend(effect_ops(&e));
+    let e = s
+        .tools_completed(
+            op(2),
+            vec![outcome("a", "A", false), outcome("b", "B", false)],
+            false,
+        )
+        .unwrap();
+    ops.extend(effect_ops(&e));
+    let e = s
+        .generated(op(3), text_gen("cut", StopReason::MaxTokens, 1))
+        .unwrap();
+    ops.extend(effect_ops(&e));
+    let e = s
+        .generated(op(4), text_gen("done", StopReason::EndTurn, 1))
+        .unwrap();
+    assert_eq!(
+        e,
+        vec![Effect::Finished {
+            reason: FinishReason::EndTurn
+        }]
+    );
+    // A failed generation still consumed its id: the next run never reuses it.
+    s.append_input(Message::user_text("second")).unwrap();
+    ops.extend(effect_ops(&s.start().unwrap()));
+    s.generation_failed(op(5)).unwrap();
+    s.append_input(Message::user_text("third")).unwrap();
+    ops.extend(effect_ops(&s.start().unwrap()));
+
+    assert_eq!(ops, vec![op(1), op(2), op(3), op(4), op(5), op(6)]);
+    assert_eq!(s.next_op(), op(7));
+}
+
+#[test]
+fn a_resumed_state_continues_the_counter_after_the_last_op() {
+    let mut s = TurnState::resume(vec![user("hi")], Some(op(41)));
+    assert_eq!(s.start().unwrap(), vec![Effect::Generate { op: op(42) }]);
+}
+
+// ------------------------------------------------------------------ stale completions
+
+#[test]
+fn stale_completion_leaves_the_state_byte_identical() {
+    // op 1 (the generation) is over; op 2 (tools) is outstanding.
+    let mut s = running_tools(&["a"]);
+    let stale = StateError::UnexpectedCompletion {
+        op: op(1),
+        outstanding: Some(op(2)),
+    };
+    refused(&mut s, stale.clone(), |s| {
+        s.generated(op(1), text_gen("late", StopReason::EndTurn, 1))
+    });
+    refused(&mut s, stale.clone(), |s| s.generation_failed(op(1)));
+    refused(&mut s, stale, |s| {
+        s.tools_completed(op(1), vec![outcome("a", "A", false)], false)
+    });
+    // An id that was never issued is just as unexpected.
+    refused(
+        &mut s,
+        StateError::UnexpectedCompletion {
+            op: op(9),
+            outstanding: Some(op(2)),
+        },
+        |s| s.tools_completed(op(9), vec![outcome("a", "A", false)], false),
+    );
+}
+
+#[test]
+fn a_generation_completion_while_tools_run_is_unexpected_even_with_the_tools_op() {
+    let mut s = running_tools(&["a"]);
+    let wrong_kind = StateError::UnexpectedCompletion {
+        op: op(2),
+        outstanding: Some(op(2)),
+    };
+    refused(&mut s, wrong_kind.clone(), |s| {
+        s.generated(op(2), text_gen("x", StopReason::EndTurn, 1))
+    });
+    refused(&mut s, wrong_kind, |s| s.generation_failed(op(2)));
+}
+
+#[test]
+fn a_tools_completion_while_generating_is_unexpected() {
+    let (mut s, g) = started("hi");
+    refused(
+        &mut s,
+        StateError::UnexpectedCompletion {
+            op: g,
+            outstanding: Some(g),
+        },
+        |s| s.tools_completed(g, vec![], false),
+    );
+}
+
+#[test]
+fn a_duplicate_generation_completion_is_unexpected_and_changes_nothing() {
+    let (mut s, g) = started("hi");
+    s.generated(g, text_gen("hello", StopReason::EndTurn, 3))
+        .unwrap();
+    let idle = StateError::UnexpectedCompletion {
+        op: g,
+        outstanding: None,
+    };
+    refused(&mut s, idle.clone(), |s| {
+        s.generated(g, text_gen("hello", StopReason::EndTurn, 3))
+    });
+    refused(&mut s, idle, |s| s.generation_failed(g));
+    assert_eq!(
+        json_of(s.history()),
+        r#"[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]"#
+    );
+}
+
+#[test]
+fn a_tool_batch_completes_once() {
+    let mut s = running_tools(&["a", "b"]);
+    let effects = s
+        .tools_completed(
+            op(2),
+            vec![outcome("a", "A", false), outcome("b", "B", true)],
+            false,
+        )
+        .unwrap();
+    assert_eq!(effects, vec![Effect::Generate { op: op(3) }]);
+    refused(
+        &mut s,
+        StateError::UnexpectedCompletion {
+            op: op(2),
+            outstanding: Some(op(3)),
+        },
+        |s| {
+            s.tools_completed(
+                op(2),
+                vec![outcome("a", "A", false), outcome("b", "B", true)],
+                false,
+            )
+        },
+    );
+    // The results were appended once, as one message, in call order.
+    assert_eq!(
+        s.history()[2].to_json(),
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"A"},{"type":"tool_result","tool_use_id":"b","content":"B","is_error":true}]}"#
+    );
+    assert_eq!(s.history().len(), 3);
+}
+
+// ------------------------------------------------------------------ busy
+
+#[test]
+fn input_while_busy_is_refused_with_busy_and_leaves_the_bytes_identical() {
+    let (mut s, g) = started("hi");
+    let busy = StateError::Busy { outstanding: g };
+    refused(&mut s, busy.clone(), |s| {
+        s.append_input(Message::user_text("more"))
+    });
+    refused(&mut s, busy.clone(), |s| {
+        s.replace_context(vec![user("other")])
+    });
+    refused(&mut s, busy.clone(), |s| s.rewind(0));
+    refused(&mut s, busy, |s| s.start());
+
+    let mut s = running_tools(&["a"]);
+    let busy = StateError::Busy { outstanding: op(2) };
+    refused(&mut s, busy.clone(), |s| {
+        s.append_input(Message::user_text("more"))
+    });
+    refused(&mut s, busy.clone(), |s| {
+        s.replace_context(vec![user("other")])
+    });
+    refused(&mut s, busy.clone(), |s| s.rewind(1));
+    refused(&mut s, busy, |s| s.start());
+}
+
+// ------------------------------------------------------------------ start
+
+#[test]
+fn start_on_an_empty_history_is_refused_and_changes_nothing() {
+    let mut s = TurnState::new(Vec::new());
+    refused(&mut s, StateError::EmptyHistory, |s| s.start());
+    assert_eq!(s.next_op(), op(1), "a refused start consumes no id");
+}
+
+#[test]
+fn start_resets_the_usage_of_the_previous_run() {
+    let (mut s, g) = started("one");
+    s.generated(g, text_gen("a", StopReason::EndTurn, 7))
+        .unwrap();
+    assert_eq!(
+        s.usage(),
+        Usage {
+            input_tokens: 1000,
+            output_tokens: 7
+        }
+    );
+    s.append_input(Message::user_text("two")).unwrap();
+    s.start().unwrap();
+    assert_eq!(s.usage(), Usage::default());
+}
+
+#[test]
+fn start_resets_the_truncation_counter_left_by_a_failed_run() {
+    // Run 1 is cut off twice, then fails: the counter stands at 2.
+    let (mut s, _) = started("one");
+    s.generated(op(1), text_gen("a", StopReason::MaxTokens, 1))
+        .unwrap();
+    s.generated(op(2), text_gen("b", StopReason::MaxTokens, 1))
+        .unwrap();
+    s.generation_failed(op(3)).unwrap();
+    // Run 2 gets its full three resumptions again.
+    s.append_input(Message::user_text("two")).unwrap();
+    let mut next = s.start().unwrap();
+    let mut finishes = Vec::new();
+    let mut resumes = 0;
+    for _ in 0..4 {
+        let Effect::Generate { op: g } = next[0] else {
+            panic!("expected a generation, got {next:?}");
+        };
+        next = s
+            .generated(g, text_gen("cut", StopReason::MaxTokens, 1))
+            .unwrap();
+        match &next[0] {
+            Effect::Generate { .. } => resumes += 1,
+            Effect::Finished { reason } => finishes.push(*reason),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(resumes, 3);
+    assert_eq!(finishes, vec![FinishReason::MaxTokens]);
+}
+
+// ------------------------------------------------------------------ responses
+
+#[test]
+fn a_tool_use_stop_without_tool_calls_is_an_invalid_response_and_changes_nothing() {
+    let (mut s, g) = started("hi");
+    refused(
+        &mut s,
+        StateError::InvalidResponse("stop reason tool_use with no tool calls".into()),
+        |s| s.generated(g, text_gen("I will call a tool", StopReason::ToolUse, 1)),
+    );
+    // Still generating: the caller can report the failure with the same op.
+    assert_eq!(
+        s.pending_operation(),
+        PendingOperation::Generation { op: g }
+    );
+}
+
+#[test]
+fn a_tool_batch_with_too_few_or_too_many_results_is_invalid_context_and_changes_nothing() {
+    let mut s = running_tools(&["a", "b"]);
+    refused(
+        &mut s,
+        StateError::InvalidContext("op#2 has 2 tool calls but 1 results".into()),
+        |s| s.tools_completed(op(2), vec![outcome("a", "A", false)], false),
+    );
+    refused(
+        &mut s,
+        StateError::InvalidContext("op#2 has 2 tool calls but 3 results".into()),
+        |s| {
+            s.tools_completed(
+                op(2),
+                vec![
+                    outcome("a", "A", false),
+                    outcome("b", "B", false),
+                    outcome("c", "C", false),
+                ],
+                false,
+            )
+        },
+    );
+}
+
+#[test]
+fn tool_results_out_of_call_order_are_invalid_context_and_change_nothing() {
+    let mut s = running_tools(&["a", "b"]);
+    refused(
+        &mut s,
+        StateError::InvalidContext("result 0 answers b but call 0 is a".into()),
+        |s| {
+            s.tools_completed(
+                op(2),
+                vec![outcome("b", "B", false), outcome("a", "A", false)],
+                false,
+            )
+        },
+    );
+    refused(
+        &mut s,
+        StateError::InvalidContext("result 1 answers a but call 1 is b".into()),
+        |s| {
+            s.tools_completed(
+                op(2),
+                vec![outcome("a", "A", false), outcome("a", "A", false)],
+                false,
+            )
+        },
+    );
+    // The batch is still outstanding and completes with the right results.
+    assert_eq!(
+        s.tools_completed(
+            op(2),
+            vec![outcome("a", "A", false), outcome("b", "B", false)],
+            false
+        )
+        .unwrap(),
+        vec![Effect::Generate { op: op(3) }]
+    );
+}
+
+#[test]
+fn a_cancelled_tool_batch_ends_the_turn_as_cancelled() {
+    let mut s = running_tools(&["a"]);
+    let effects = s
+        .tools_completed(op(2), vec![outcome("a", "A", false)], true)
+        .unwrap();
+    assert_eq!(
+        effects,
+        vec![Effect::Finished {
+            reason: FinishReason::Cancelled {
+                reason: InterruptReason::Unknown
+            }
+        }]
+    );
+    assert!(s.is_idle());
+}
+
+// ------------------------------------------------------------------ max_tokens
+
+#[test]
+fn max_tokens_without_calls_resumes_three_times_in_a_row_then_finishes_max_tokens() {
+    assert_eq!(
+        TRUNCATION_RESUME_TEXT,
+        "[Reply cut off at the output limit. Resume exactly where it stopped.]"
+    );
+    let (mut s, _) = started("write a long essay");
+    let mut effects = Vec::new();
+    for (i, text) in ["part 1", "part 2", "part 3", "part 4"].iter().enumerate() {
+        effects.push(
+            s.generated(op(i as u64 + 1), text_gen(text, StopReason::MaxTokens, 1))
+                .unwrap(),
+        );
+    }
+    assert_eq!(
+        effects,
+        vec![
+            vec![Effect::Generate { op: op(2) }],
+            vec![Effect::Generate { op: op(3) }],
+            vec![Effect::Generate { op: op(4) }],
+            vec![Effect::Finished {
+                reason: FinishReason::MaxTokens
+            }],
+        ]
+    );
+    let resume = r#"{"role":"user","content":"[Reply cut off at the output limit. Resume exactly where it stopped.]"}"#;
+    let part = |n: u32| {
+        format!(r#"{{"role":"assistant","content":[{{"type":"text","text":"part {n}"}}]}}"#)
+    };
+    assert_eq!(
+        s.history().iter().map(|m| m.to_json()).collect::<Vec<_>>(),
+        vec![
+            r#"{"role":"user","content":"write a long essay"}"#.to_string(),
+            part(1),
+            resume.to_string(),
+            part(2),
+            resume.to_string(),
+            part(3),
+            resume.to_string(),
+            part(4),
+        ]
+    );
+    assert!(s.is_idle());
+}
+
+#[test]
+fn the_truncation_counter_resets_for_the_next_run() {
+    let (mut s, _) = started("one");
+    for i in 1..=4 {
+        s.generated(op(i), text_gen("cut", StopReason::MaxTokens, 1))
+            .unwrap();
+    }
+    assert!(s.is_idle(), "run 1 finished with MaxTokens");
+    s.append_input(Message::user_text("two")).unwrap();
+    assert_eq!(s.start().unwrap(), vec![Effect::Generate { op: op(5) }]);
+    // Had the counter stayed at 3 this would finish at once.
+    assert_eq!(
+        s.generated(op(5), text_gen("cut", StopReason::MaxTokens, 1))
+            .unwrap(),
+        vec![Effect::Generate { op: op(6) }]
+    );
+}
+
+#[test]
+fn truncations_separated_by_a_tool_round_are_not_in_a_row() {
+    let (mut s, _) = started("go");
+    s.generated(op(1), text_gen("a", StopReason::MaxTokens, 1))
+        .unwrap();
+    s.generated(op(2), text_gen("b", StopReason::MaxTokens, 1))
+        .unwrap();
+    s.generated(op(3), generation(calling(&["t"]), StopReason::ToolUse, 1))
+        .unwrap();
+    s.tools_completed(op(4), vec![outcome("t", "ok", false)], false)
+        .unwrap();
+    // Three more resumptions are allowed after the tool round.
+    for g in [5, 6, 7] {
+        assert_eq!(
+            s.generated(op(g), text_gen("c", StopReason::MaxTokens, 1))
+                .unwrap(),
+            vec![Effect::Generate { op: op(g + 1) }]
+        );
+    }
+    assert_eq!(
+        s.generated(op(8), text_gen("d", StopReason::MaxTokens, 1))
+            .unwrap(),
+        vec![Effect::Finished {
+            reason: FinishReason::MaxTokens
+        }]
+    );
+}
+
+#[test]
+fn the_resume_bound_is_configurable() {
+    let mut s = TurnState::new(vec![user("go")]).with_max_truncated_resumes(0);
+    s.start().unwrap();
+    assert_eq!(
+        s.generated(op(1), text_gen("cut", StopReason::MaxTokens, 1))
+            .unwrap(),
+        vec![Effect::Finished {
+            reason: FinishReason::MaxTokens
+        }]
+    );
+}
+
+// ------------------------------------------------------------------ usage
+
+#[test]
+fn a_runs_output_tokens_add_up_over_its_generations() {
+    let (mut s, _) = started("go");
+    s.generated(op(1), generation(calling(&["t"]), StopReason::ToolUse, 5))
+        .unwrap();
+    s.tools_completed(op(2), vec![outcome("t", "ok", false)], false)
+        .unwrap();
+    s.generated(op(3), text_gen("half", StopReason::MaxTokens, 7))
+        .unwrap();
+    s.generated(op(4), text_gen("rest", StopReason::EndTurn, 11))
+        .unwrap();
+    assert_eq!(
+        s.usage(),
+        Usage {
+            input_tokens: 3000,
+            output_tokens: 23
+        }
+    );
+}
+
+// ------------------------------------------------------------------ context changes
+
+#[test]
+fn replace_context_rejects_a_split_tool_batch_and_changes_nothing() {
+    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
+    let split = vec![user("hi"), shared(calling(&["a"]))];
+    refused(
+        &mut s,
+        StateError::InvalidHistory(HistoryError::UnansweredAtEnd {
+            message: 1,
+            tool_use_ids: vec!["a".into()],
+        }),
+        |s| s.replace_context(split),
+    );
+    let unanswered = vec![user("hi"), shared(calling(&["a"])), user("go on")];
+    refused(
+        &mut s,
+        StateError::InvalidHistory(HistoryError::MissingToolResult {
+            message: 1,
+            tool_use_id: "a".into(),
+        }),
+        |s| s.replace_context(unanswered),
+    );
+}
+
+#[test]
+fn replace_context_rejects_an_orphaned_tool_result_and_changes_nothing() {
+    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
+    let orphan = vec![
+        user("hi"),
+        assistant("hello"),
+        shared(Message::user_blocks(vec![Block::tool_result(
+            "ghost", "out", false,
+        )])),
+    ];
+    refused(
+        &mut s,
+        StateError::InvalidHistory(HistoryError::UnexpectedToolResult {
+            message: 2,
+            block: 0,
+            tool_use_id: "ghost".into(),
+        }),
+        |s| s.replace_context(orphan),
+    );
+}
+
+#[test]
+fn replace_context_accepts_a_valid_history_when_idle() {
+    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
+    let summary = vec![user("[summary follows]"), assistant("we said hello")];
+    s.replace_context(summary.clone()).unwrap();
+    assert_eq!(json_of(s.history()), json_of(&summary));
+}
+
+/// [prompt, calls a, results a, "done"], idle; ops 1..=3 used.
+fn one_tool_round() -> TurnState {
+    let mut s = running_tools(&["a"]);
+    s.tools_completed(op(2), vec![outcome("a", "A", false)], false)
+        .unwrap();
+    s.generated(op(3), text_gen("done", StopReason::EndTurn, 1))
+        .unwrap();
+    s
+}
+
+#[test]
+fn rewind_between_a_tool_use_and_its_results_is_refused_and_changes_nothing() {
+    let mut s = one_tool_round();
+    refused(
+        &mut s,
+        StateError::InvalidHistory(HistoryError::UnansweredAtEnd {
+            message: 1,
+            tool_use_ids: vec!["a".into()],
+        }),
+        |s| s.rewind(2),
+    );
+    refused(
+        &mut s,
+        StateError::RewindOutOfRange { index: 5, len: 4 },
+        |s| s.rewind(5),
+    );
+}
+
+#[test]
+fn rewind_to_a_valid_prefix_keeps_the_prefix_messages_themselves() {
+    let mut s = one_tool_round();
+    let before: Vec<SharedMessage> = s.history().to_vec();
+    s.rewind(3).unwrap();
+    assert_eq!(s.history().len(), 3);
+    for (kept, was) in s.history().iter().zip(&before) {
+        assert!(Arc::ptr_eq(kept, was));
+    }
+    s.rewind(1).unwrap();
+    assert_eq!(
+        json_of(s.history()),
+        r#"[{"role":"user","content":"run the tools"}]"#
+    );
+}
+
+// ------------------------------------------------------------------ recovery
+
+const INTERRUPTED: &str = "Interrupted before the outcome was saved; effects are unknown. Inspect external state before retrying this action.";
+
+#[test]
+fn recovering_pending_tools_answers_each_call_then_notes_them_then_marks_the_crash() {
+    assert_eq!(INTERRUPTED_RESULT_TEXT, INTERRUPTED);
+    let s = running_tools(&["a", "b"]);
+    let pending = s.pending_operation();
+    assert_eq!(
+        pending,
+        PendingOperation::Tools {
+            op: op(2),
+            calls: vec![call("a"), call("b")]
+        }
+    );
+    let before = s.history().to_vec();
+    let recovered = recover_checkpoint(before.clone(), &pending).unwrap();
+
+    for (kept, was) in recovered.iter().zip(&before) {
+        assert!(Arc::ptr_eq(kept, was), "recovery only appends");
+    }
+    let appended: Vec<String> = recovered[before.len()..]
+        .iter()
+        .map(|m| m.to_json())
+        .collect();
+    assert_eq!(
+        appended,
+        vec![
+            format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","content":"{INTERRUPTED}","is_error":true}},{{"type":"tool_result","tool_use_id":"b","content":"{INTERRUPTED}","is_error":true}}]}}"#
+            ),
+            r#"{"role":"user","content":"[Canceled while the tool calls `bash`, `bash` were running. They may have already started and partially applied their effects.]"}"#.to_string(),
+            r#"{"role":"user","content":"[Request interrupted: runtime stopped unexpectedly]"}"#.to_string(),
+        ]
+    );
+    assert_eq!(
+        recovered[before.len() + 1].string_content(),
+        Some(tool_in_flight_note_text("Canceled", &["bash".into(), "bash".into()]).as_str())
+    );
+    validate_history(&recovered).expect("the recovered history is valid");
+}
+
+#[test]
+fn recovering_a_pending_generation_appends_only_the_crash_marker() {
+    let (s, g) = started("hi");
+    let pending = s.pending_operation();
+    assert_eq!(pending, PendingOperation::Generation { op: g });
+    let recovered = recover_checkpoint(s.history().to_vec(), &pending).unwrap();
+    assert_eq!(
+        json_of(&recovered),
+        r#"[{"role":"user","content":"hi"},{"role":"user","content":"[Request interrupted: runtime stopped unexpectedly]"}]"#
+    );
+}
+
+#[test]
+fn recovering_with_nothing_pending_leaves_the_history_unchanged() {
+    let s = one_tool_round();
+    assert_eq!(s.pending_operation(), PendingOperation::None);
+    let before = s.history().to_vec();
+    let recovered = recover_checkpoint(before.clone(), &PendingOperation::None).unwrap();
+    assert_eq!(recovered.len(), before.len());
+    assert!(
+        recovered
+            .iter()
+            .zip(&before)
+            .all(|(a, b)| Arc::ptr_eq(a, b))
+    );
+}
+
+#[test]
+fn recovering_tools_that_the_history_does_not_end_with_is_refused() {
+    let s = one_tool_round();
+    let err = recover_checkpoint(
+        s.history().to_vec(),
+        &PendingOperation::Tools {
+            op: op(2),
+            calls: vec![call("a")],
+        },
+    )
+    .expect_err("the history does not end with that batch");
+    assert_eq!(
+        err,
+        StateError::InvalidContext(
+            r#"pending op#2 names calls ["a"] but the history ends with calls []"#.into()
+        )
+    );
+}
+
+#[test]
+fn recovery_never_reissues_an_operation() {
+    // Recovery yields a history, never an effect; the state rebuilt from it is idle,
+    // has nothing pending, and numbers the next operation after every old one.
+    for pending in [
+        PendingOperation::None,
+        PendingOperation::Generation { op: op(1) },
+    ] {
+        let (s, _) = started("hi");
+        let history = recover_checkpoint(s.history().to_vec(), &pending).unwrap();
+        let mut r = TurnState::recovered(history, Some(op(1)));
+        assert!(r.is_idle());
+        assert_eq!(r.pending_operation(), PendingOperation::None);
+        assert_eq!(r.next_op(), op(2));
+        // A completion for the operation that was in flight is stale.
+        refused(
+            &mut r,
+            StateError::UnexpectedCompletion {
+                op: op(1),
+                outstanding: None,
+            },
+            |r| r.generated(op(1), text_gen("late", StopReason::EndTurn, 1)),
+        );
+    }
+    let s = running_tools(&["a"]);
+    let history = recover_checkpoint(s.history().to_vec(), &s.pending_operation()).unwrap();
+    let mut r = TurnState::recovered(history, Some(op(2)));
+    refused(
+        &mut r,
+        StateError::UnexpectedCompletion {
+            op: op(2),
+            outstanding: None,
+        },
+        |r| r.tools_completed(op(2), vec![outcome("a", "A", false)], false),
+    );
+    assert_eq!(r.next_op(), op(3));
+}
+
+#[test]
+fn recovery_refuses_a_history_that_is_broken_before_the_pending_operation() {
+    // Message 1's call was never answered: recovery must not paper over that.
+    let broken = vec![
+        user("hi"),
+        shared(calling(&["a"])),
+        user("no results here"),
+        shared(calling(&["b"])),
+    ];
+    let missing = StateError::InvalidHistory(HistoryError::MissingToolResult {
+        message: 1,
+        tool_use_id: "a".into(),
+    });
+    assert_eq!(
+        recover_checkpoint(
+            broken.clone(),
+            &PendingOperation::Tools {
+                op: op(4),
+                calls: vec![call("b")],
+            },
+        ),
+        Err(missing.clone())
+    );
+    assert_eq!(
+        recover_checkpoint(
+            broken[..3].to_vec(),
+            &PendingOperation::Generation { op: op(3) }
+        ),
+        Err(missing)
+    );
+}
