@@ -47,9 +47,13 @@ pub enum Record {
         system: String,
         tools: Vec<ToolSpec>,
     },
-    /// A turn starts; messages from `baseline` on belong to it.
+    /// A turn starts: its directive (and anything else appended with it) and the
+    /// generation it asks for, in one record, so no crash can keep the turn without its
+    /// prompt or the prompt without its turn. Messages from `baseline` on belong to it.
     TurnStart {
         baseline: usize,
+        messages: Vec<Message>,
+        pending: PendingOperation,
     },
     /// Messages appended, and the operation outstanding afterwards. One record, so no
     /// crash can separate a tool call from the intent to run it.
@@ -207,7 +211,10 @@ mod tests {
     use super::*;
 
     fn sample() -> Vec<u8> {
-        let mut log = encode_record(&Record::TurnStart { baseline: 0 });
+        let mut log = encode_record(&Record::Configure {
+            system: "s".into(),
+            tools: Vec::new(),
+        });
         log.extend(encode_record(&Record::Rewind { len: 3 }));
         log.extend(encode_record(&Record::TurnEnd {
             outcome: TurnOutcome::EndTurn,
@@ -221,7 +228,10 @@ mod tests {
         assert_eq!(
             d.records,
             vec![
-                Record::TurnStart { baseline: 0 },
+                Record::Configure {
+                    system: "s".into(),
+                    tools: Vec::new()
+                },
                 Record::Rewind { len: 3 },
                 Record::TurnEnd {
                     outcome: TurnOutcome::EndTurn
@@ -250,7 +260,11 @@ mod tests {
     #[test]
     fn a_damaged_middle_record_is_corruption_naming_its_index_and_offset() {
         let mut log = sample();
-        let first = encode_record(&Record::TurnStart { baseline: 0 }).len();
+        let first = encode_record(&Record::Configure {
+            system: "s".into(),
+            tools: Vec::new(),
+        })
+        .len();
         log[first + FRAME_HEADER + 2] ^= 0x40;
         assert_eq!(
             decode_log(&log),

@@ -4,7 +4,9 @@
 //! Guarantees:
 //! - Write-ahead: every output list puts the records to persist before the effects
 //!   they describe (a tool's intent before its dispatch, a request's receipt before the
-//!   request). A caller that carries outputs out in order and stops at any point leaves
+//!   request). Only an `Abort` may come before the records, because stopping work is
+//!   safe whatever the log says. A caller that carries outputs out in order and stops
+//!   at any point leaves
 //!   a log from which [`Session::restore`] accounts for everything that may have
 //!   happened.
 //! - Recovery never reissues an operation, keeps every persisted observation (the
@@ -431,26 +433,39 @@ impl Session {
         self.turn_baseline = len_before;
         self.in_turn = true;
         let mut out = Vec::new();
-        Self::persist(
-            &mut out,
-            &Record::TurnStart {
-                baseline: len_before,
-            },
-        );
-        self.commit(len_before, effects, &mut out);
+        self.commit_with(len_before, effects, &mut out, true);
         Ok(out)
     }
 
     /// Persists what a transition appended with the intent it left, then carries out
     /// its effects.
     fn commit(&mut self, len_before: usize, effects: Vec<Effect>, out: &mut Vec<Output>) {
+        self.commit_with(len_before, effects, out, false);
+    }
+
+    fn commit_with(
+        &mut self,
+        len_before: usize,
+        effects: Vec<Effect>,
+        out: &mut Vec<Output>,
+        turn_start: bool,
+    ) {
         let appended: Vec<Message> = self.state.history()[len_before..]
             .iter()
             .map(|m| (**m).clone())
             .collect();
         let pending = self.state.pending_operation();
         let finishing = effects.iter().any(|e| matches!(e, Effect::Finished { .. }));
-        if !appended.is_empty() || !finishing {
+        if turn_start {
+            Self::persist(
+                out,
+                &Record::TurnStart {
+                    baseline: len_before,
+                    messages: appended,
+                    pending,
+                },
+            );
+        } else if !appended.is_empty() || !finishing {
             Self::persist(
                 out,
                 &Record::Append {
@@ -837,15 +852,25 @@ impl Replay {
                 config.system = system.clone();
                 config.tools = tools.clone();
             }
-            Record::TurnStart { baseline } => {
-                if *baseline > self.history.len() {
+            Record::TurnStart {
+                baseline,
+                messages,
+                pending,
+            } => {
+                if *baseline != self.history.len() {
                     return Err(format!(
-                        "turn baseline {baseline} beyond the {} messages replayed",
+                        "turn baseline {baseline} is not the {} messages replayed before it",
                         self.history.len()
                     ));
                 }
                 self.turn_baseline = *baseline;
                 self.in_turn = true;
+                self.history.extend(messages.iter().cloned().map(Arc::new));
+                if let Some(op) = pending.op() {
+                    self.saw_op(op);
+                }
+                self.results.clear();
+                self.pending = pending.clone();
             }
             Record::Append { messages, pending } => {
                 self.history.extend(messages.iter().cloned().map(Arc::new));

@@ -43,7 +43,6 @@ fn the_whole_turn_writes_the_expected_records() {
         kinds,
         [
             "turn_start",
-            "append",
             "receipt",
             "draft",
             "draft_text",
@@ -79,31 +78,31 @@ fn expected_history(n: usize, live: &[String]) -> Vec<String> {
         r#"{"role":"user","content":"[Canceled while the tool call `ls` was running. It may have already started and partially applied its effects.]"}"#,
     );
     match n {
-        // Nothing, or only the start of a turn whose prompt was never saved.
-        0 | 1 => vec![],
-        // The prompt and the intent to generate; the reply had not streamed text.
-        2..=4 => vec![d.clone(), s(CRASH)],
+        // Nothing saved: the prompt was never acknowledged.
+        0 => vec![],
+        // The prompt and the intent to generate, in one record; no text streamed yet.
+        1..=3 => vec![d.clone(), s(CRASH)],
         // The reply's text streamed so far (as streamed, untrimmed).
-        5 => vec![d.clone(), assistant_text_json("I'll run both "), s(CRASH)],
-        6 => vec![
+        4 => vec![d.clone(), assistant_text_json("I'll run both "), s(CRASH)],
+        5 => vec![
             d.clone(),
             assistant_text_json("I'll run both in parallel."),
             s(CRASH),
         ],
         // Tool intent saved, no result: both answered as interrupted, both noted.
-        7 => vec![d.clone(), a1.clone(), both_interrupted, note_both, s(CRASH)],
+        6 => vec![d.clone(), a1.clone(), both_interrupted, note_both, s(CRASH)],
         // One result saved: it is kept; only the other is interrupted and noted.
-        8 => vec![d.clone(), a1.clone(), ls_interrupted, note_ls, s(CRASH)],
+        7 => vec![d.clone(), a1.clone(), ls_interrupted, note_ls, s(CRASH)],
         // Both results saved: nothing is unknown, so no note.
-        9..=12 => vec![d.clone(), a1.clone(), results.clone(), s(CRASH)],
-        13 => vec![
+        8..=11 => vec![d.clone(), a1.clone(), results.clone(), s(CRASH)],
+        12 => vec![
             d.clone(),
             a1.clone(),
             results.clone(),
             assistant_text_json("Found main.go; "),
             s(CRASH),
         ],
-        14 => vec![
+        13 => vec![
             d.clone(),
             a1.clone(),
             results.clone(),
@@ -111,7 +110,7 @@ fn expected_history(n: usize, live: &[String]) -> Vec<String> {
             s(CRASH),
         ],
         // The final reply was saved; only the end of the turn is missing.
-        15 | 16 => vec![d.clone(), a1.clone(), results.clone(), a2.clone()],
+        14 | 15 => vec![d.clone(), a1.clone(), results.clone(), a2.clone()],
         _ => unreachable!(),
     }
 }
@@ -120,7 +119,7 @@ fn expected_history(n: usize, live: &[String]) -> Vec<String> {
 fn every_prefix_of_a_whole_turns_log_restores_to_the_expected_valid_history() {
     let (live, log) = scripted();
     let bounds = record_boundaries(&log);
-    assert_eq!(bounds.len(), 17);
+    assert_eq!(bounds.len(), 16);
     for cut in 0..=log.len() {
         let complete = bounds.iter().filter(|&&b| b <= cut).count() - 1;
         let (session, out) = Session::restore(config(), &log[..cut])
@@ -223,7 +222,7 @@ fn a_restored_session_never_reuses_an_operation_id() {
     let (_, log) = scripted();
     let bounds = record_boundaries(&log);
     // Ops 1 (generation), 2 (tools) and 3 (generation) appear in the log.
-    for (n, first_free) in [(4, 2), (7, 3), (12, 4), (16, 4)] {
+    for (n, first_free) in [(3, 2), (6, 3), (11, 4), (15, 4)] {
         let (session, out) = Session::restore(config(), &log[..bounds[n]]).unwrap();
         let mut d = Driver {
             session,
