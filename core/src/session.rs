@@ -6,9 +6,8 @@
 //!   they describe (a tool's intent before its dispatch, a request's receipt before the
 //!   request). Only an `Abort` may come before the records, because stopping work is
 //!   safe whatever the log says. A caller that carries outputs out in order and stops
-//!   at any point leaves
-//!   a log from which [`Session::restore`] accounts for everything that may have
-//!   happened.
+//!   at any point leaves a log from which [`Session::restore`] accounts for
+//!   everything that may have happened.
 //! - Recovery never reissues an operation, keeps every persisted observation (the
 //!   prompt, each tool result that was saved) and is idempotent: restoring a log plus
 //!   the records recovery asked to persist changes nothing more.

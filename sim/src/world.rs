@@ -146,11 +146,20 @@ enum Ev {
     Watchdog {
         op: OperationId,
     },
+    /// A stale completion held back and delivered later, into whatever the engine is
+    /// doing by then.
+    Late {
+        input: Input,
+        what: &'static str,
+    },
 }
 
 impl Ev {
     fn is_fault(&self) -> bool {
-        matches!(self, Ev::Cancel { .. } | Ev::Crash | Ev::BusyInput)
+        matches!(
+            self,
+            Ev::Cancel { .. } | Ev::Crash | Ev::BusyInput | Ev::Late { .. }
+        )
     }
 }
 
@@ -335,6 +344,16 @@ impl World<'_> {
         }
     }
 
+    fn roll_scaled_up(&mut self, kind: FaultKind, factor: u32) -> bool {
+        match (self.faults_on, self.opts.fault(kind)) {
+            (true, Some(r)) => {
+                let num = r.num.saturating_mul(factor).min(r.den);
+                self.d.chance(Ratio::new(num, r.den))
+            }
+            _ => false,
+        }
+    }
+
     fn ctx_check(&mut self, event: Event<'_>) -> Step {
         let ctx = Ctx {
             step: self.steps,
@@ -420,6 +439,7 @@ impl World<'_> {
                     self.note(|| format!("user/host cancels ({cause:?})"));
                     self.deliver(Input::Cancel { cause }, Mode::Live)?;
                 } else {
+                    self.count_fault(FaultKind::Cancel);
                     self.deliver(Input::Cancel { cause }, Mode::Noop("a cancel while idle"))?;
                 }
             }
@@ -436,6 +456,10 @@ impl World<'_> {
                     };
                     self.deliver(input, Mode::Noop("input while busy"))?;
                 }
+            }
+            Ev::Late { input, what } => {
+                self.count_fault(FaultKind::StaleDelivery);
+                self.deliver(input, Mode::Noop(what))?;
             }
             Ev::Watchdog { op } => {
                 if self.outstanding.map(|o| o.0) == Some(op) {
@@ -575,12 +599,19 @@ impl World<'_> {
         } else {
             FaultKind::StaleDelivery
         };
-        // Duplicates were decided when scheduled; stale ones are decided now.
+        // Duplicates were decided when scheduled; stale ones are decided now, and half
+        // of them are held back to land in a later operation.
         let deliver = self.faults_on && (dup || self.roll(kind));
-        if deliver {
-            self.count_fault(kind);
-            self.deliver(input, Mode::Noop(what))?;
+        if !deliver {
+            return Ok(());
         }
+        if !dup && self.d.chance(Ratio::new(1, 2)) {
+            let delay = u64::from(self.d.range(1, 8000));
+            self.sched.push_after(delay, Ev::Late { input, what });
+            return Ok(());
+        }
+        self.count_fault(kind);
+        self.deliver(input, Mode::Noop(what))?;
         Ok(())
     }
 
