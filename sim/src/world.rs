@@ -719,7 +719,8 @@ impl World<'_> {
                 self.count_fault(FaultKind::Crash);
                 let torn = match &out {
                     Output::Persist { bytes }
-                        if !bytes.is_empty() && self.roll(FaultKind::TornWrite) =>
+                        // Given a crash mid-append, a seed with torn writes tears often.
+                        if !bytes.is_empty() && self.roll_scaled_up(FaultKind::TornWrite, 5) =>
                     {
                         self.count_fault(FaultKind::TornWrite);
                         let keep = self.d.below(bytes.len() as u32) as usize;
