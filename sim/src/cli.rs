@@ -399,8 +399,14 @@ fn cmd_shrink(file: &Path, budget: u32) -> i32 {
             return exit::MISMATCH;
         }
     };
+    let mut scenario = shrunk.scenario.clone();
+    let rerun = run_scenario(&*factory, &scenario, true);
+    if let Some(v) = &rerun.violation {
+        scenario.description = v.message.clone();
+    }
+    scenario.excerpt = excerpt(&rerun.trace, 12);
     let out = min_path(file);
-    if let Err(e) = save_scenario(&out, &shrunk.scenario) {
+    if let Err(e) = save_scenario(&out, &scenario) {
         eprintln!("{e}");
         return exit::IO;
     }

@@ -1,0 +1,122 @@
+//! The harness must prove it can fail: each canary (the reference engine with one
+//! planted bug) is found by `turnsim run` within a stated seed budget, shrunk by
+//! `turnsim shrink`, and reproduced by `turnsim replay` of the shrunk file, all through
+//! the CLI binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use turnsim::canary::Bug;
+use turnsim::scenario::{Expectation, load_scenario};
+
+/// Seeds `turnsim run` gets to find each canary.
+const SEED_BUDGET: u64 = 200;
+
+fn turnsim(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .args(args)
+        .output()
+        .expect("the turnsim binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("canary-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn first_scenario(dir: &Path) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the failure directory exists")
+        .map(|e| e.expect("a readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort_by_key(|p| {
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        name.trim_start_matches("seed-")
+            .split('-')
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(u64::MAX)
+    });
+    files.into_iter().next().expect("a scenario was written")
+}
+
+fn canary_is_found_shrunk_and_replayed(bug: Bug) {
+    let dir = scratch(bug.name());
+    let seeds = format!("0..{SEED_BUDGET}");
+    let (code, text) = turnsim(&[
+        "run",
+        "--engine",
+        bug.name(),
+        "--seeds",
+        &seeds,
+        "--quiet",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(code, 1, "a correctness failure is exit 1:\n{text}");
+    let wanted = format!(": {} at step", bug.caught_by());
+    assert!(text.contains(&wanted), "expected {wanted:?} in:\n{text}");
+    assert!(text.contains("replay:   turnsim replay "), "{text}");
+
+    let file = first_scenario(&dir);
+    let original = load_scenario(&file).expect("the written scenario loads");
+    assert_eq!(original.engine, bug.name());
+
+    let (code, text) = turnsim(&["shrink", file.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 0, "{text}");
+    let min = turnsim::cli::min_path(&file);
+    let shrunk = load_scenario(&min).expect("the shrunk scenario loads");
+    assert!(
+        shrunk.decisions.len() <= original.decisions.len(),
+        "shrinking grew the list: {} -> {}",
+        original.decisions.len(),
+        shrunk.decisions.len()
+    );
+    let Expectation::Fail { invariant, step } = &shrunk.expect else {
+        panic!("a shrunk scenario expects a failure");
+    };
+    assert_eq!(invariant, bug.caught_by());
+
+    let (code, text) = turnsim(&["replay", min.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(&format!("reproduced: {invariant} at step {step}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cancel_that_leaves_a_tool_use_unanswered_is_found_by_pairing() {
+    canary_is_found_shrunk_and_replayed(Bug::CancelOrphansToolUse);
+}
+
+#[test]
+fn a_stale_completion_that_is_applied_is_found_by_stale_noop() {
+    canary_is_found_shrunk_and_replayed(Bug::StaleCompletionApplied);
+}
+
+#[test]
+fn a_restart_that_dispatches_a_pending_tool_again_is_found_by_at_most_once() {
+    canary_is_found_shrunk_and_replayed(Bug::RestartRedispatches);
+}
+
+#[test]
+fn a_tail_moved_onto_a_tool_result_message_is_found_by_append_only() {
+    canary_is_found_shrunk_and_replayed(Bug::TailOnToolResult);
+}
+
+#[test]
+fn a_marker_appended_twice_is_found_by_marker_once() {
+    canary_is_found_shrunk_and_replayed(Bug::MarkerTwice);
+}
