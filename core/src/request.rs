@@ -35,7 +35,7 @@ pub struct CacheHints {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     pub system: String,
-    pub tools: Vec<ToolSpec>,
+    pub tools: std::sync::Arc<[ToolSpec]>,
     pub messages: Vec<SharedMessage>,
     pub cache: CacheHints,
 }

@@ -35,7 +35,9 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionConfig {
     pub system: String,
-    pub tools: Vec<ToolSpec>,
+    /// Shared, so every request of a session carries the same allocation and a caller
+    /// can tell "unchanged" by pointer before comparing bytes.
+    pub tools: Arc<[ToolSpec]>,
     pub session_key: String,
     /// The `<stance>` line of every turn context.
     pub stance: String,
@@ -46,7 +48,7 @@ impl Default for SessionConfig {
     fn default() -> Self {
         SessionConfig {
             system: "You are a careful coding agent.".into(),
-            tools: Vec::new(),
+            tools: Arc::from(Vec::new()),
             session_key: "session".into(),
             stance: "act on the user's words; ask when unsure".into(),
             max_truncated_resumes: DEFAULT_MAX_TRUNCATED_RESUMES,
@@ -346,6 +348,8 @@ pub struct Session {
     last_receipt: Option<Receipt>,
     stream: Option<Stream>,
     results: Vec<ToolOutcome>,
+    #[serde(skip)]
+    prefix_digest: Option<String>,
 }
 
 impl Session {
@@ -361,6 +365,7 @@ impl Session {
             last_receipt: None,
             stream: None,
             results: Vec::new(),
+            prefix_digest: None,
         }
     }
 
@@ -498,7 +503,7 @@ impl Session {
         };
         let receipt = Receipt {
             op,
-            digest: prefix_digest(&self.config.system, &self.config.tools),
+            digest: self.prefix_digest(),
         };
         Self::persist(
             out,
@@ -744,6 +749,18 @@ impl Session {
         Ok(out)
     }
 
+    /// The digest of `system` + `tools`, computed once per configuration.
+    fn prefix_digest(&mut self) -> String {
+        match &self.prefix_digest {
+            Some(d) => d.clone(),
+            None => {
+                let d = prefix_digest(&self.config.system, &self.config.tools);
+                self.prefix_digest = Some(d.clone());
+                d
+            }
+        }
+    }
+
     fn configure(
         &mut self,
         system: String,
@@ -759,7 +776,8 @@ impl Session {
             },
         );
         self.config.system = system;
-        self.config.tools = tools;
+        self.config.tools = Arc::from(tools);
+        self.prefix_digest = None;
         Ok(out)
     }
 
@@ -804,6 +822,7 @@ impl Session {
             last_receipt: replay.last_receipt,
             stream: None,
             results: Vec::new(),
+            prefix_digest: None,
         };
         if session.in_turn {
             let appended: Vec<Message> = session.state.history()
@@ -849,7 +868,7 @@ impl Replay {
         match record {
             Record::Configure { system, tools } => {
                 config.system = system.clone();
-                config.tools = tools.clone();
+                config.tools = Arc::from(tools.clone());
             }
             Record::TurnStart {
                 baseline,

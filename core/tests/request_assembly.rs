@@ -241,7 +241,7 @@ fn simple_turn(d: &mut Driver, words: &str) {
 #[test]
 fn a_changed_system_prefix_is_recorded_exactly_once() {
     let mut d = Driver::default();
-    let tools: Vec<ToolSpec> = d.session.config().tools.clone();
+    let tools: Vec<ToolSpec> = d.session.config().tools.to_vec();
     let old = prefix_digest("You are a careful coding agent.", &tools);
     let new = prefix_digest("You are a terse coding agent.", &tools);
     assert_ne!(old, new);
@@ -295,7 +295,7 @@ fn a_repeated_system_prefix_records_no_activity() {
     simple_turn(&mut d, "one");
     d.handle(Input::Configure {
         system: cfg.system.clone(),
-        tools: cfg.tools.clone(),
+        tools: cfg.tools.to_vec(),
     });
     simple_turn(&mut d, "two");
     simple_turn(&mut d, "three");

@@ -24,4 +24,5 @@ pub mod scenario;
 pub mod scheduler;
 pub mod shrink;
 pub mod tools;
+pub mod trace;
 pub mod world;

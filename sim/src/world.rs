@@ -190,7 +190,8 @@ pub fn sim_config() -> SessionConfig {
             tool("write_file", "Write a file."),
             tool("run_shell", "Run a shell command."),
             tool("search", "Search the workspace."),
-        ],
+        ]
+        .into(),
         session_key: "sim-session".into(),
         stance: "do what the user asked; report what you changed".into(),
         max_truncated_resumes: 3,
@@ -208,7 +209,7 @@ struct World<'a> {
     faults_on: bool,
     steps: u64,
     events: u64,
-    hasher: blake3::Hasher,
+    hasher: crate::trace::TraceHasher,
     step_digests: Vec<u64>,
     trace: Option<Vec<String>>,
     checks: Checks,
@@ -253,7 +254,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         faults_on: true,
         steps: 0,
         events: 0,
-        hasher: blake3::Hasher::new(),
+        hasher: crate::trace::TraceHasher::default(),
         step_digests: Vec::new(),
         trace: spec.trace.then(Vec::new),
         checks: Checks::new(),
@@ -277,7 +278,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         last_sent: None,
     };
     let violation = w.run_phases().err();
-    let digest = w.hasher.finalize().to_hex().to_string();
+    let digest = w.hasher.finish();
     RunOutcome {
         seed,
         violation,
@@ -425,6 +426,7 @@ impl World<'_> {
 
     fn step(&mut self, ev: Ev) -> Step {
         self.steps += 1;
+        let events_before = self.events;
         let now = self.sched.now();
         self.hasher.update(&self.steps.to_le_bytes());
         self.hasher.update(&now.to_le_bytes());
@@ -473,12 +475,11 @@ impl World<'_> {
                 }
             }
         }
-        self.ctx_check(Event::Step)?;
-        let d = self.hasher.clone().finalize();
-        let b = d.as_bytes();
-        self.step_digests.push(u64::from_le_bytes([
-            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-        ]));
+        // Only a step in which the engine did something can have changed its history.
+        if self.events != events_before {
+            self.ctx_check(Event::Step)?;
+        }
+        self.step_digests.push(self.hasher.checkpoint());
         Ok(())
     }
 
@@ -495,7 +496,6 @@ impl World<'_> {
         let baseline = self.engine.history().len();
         let now = format!("2026-01-01T00:00:00Z+{}ms", self.sched.now());
         self.note(|| format!("user prompt {text:?}"));
-        let before = self.engine.state_bytes();
         let input = Input::Prompt {
             text: text.clone(),
             now,
@@ -503,13 +503,11 @@ impl World<'_> {
         let outputs = match self.call(input)? {
             Ok(outputs) => outputs,
             Err(refusal) => {
+                // Prompts are only sent between turns: a refusal locks the user out.
                 self.note(|| format!("prompt refused: {refusal}"));
-                let after = self.engine.state_bytes();
-                return self.ctx_check(Event::Noop {
-                    what: "a refused prompt",
-                    before: &before,
-                    after: &after,
-                    outputs: &[],
+                return self.ctx_check(Event::LivenessEnd {
+                    turn_open: true,
+                    detail: format!("the engine refused a prompt between turns: {refusal}"),
                 });
             }
         };
@@ -564,7 +562,7 @@ impl World<'_> {
             self.count_fault(FaultKind::PrefixChange);
             self.config_revision += 1;
             let system = format!("{} (revision {})", self.config.system, self.config_revision);
-            let tools = self.config.tools.clone();
+            let tools = self.config.tools.to_vec();
             self.deliver(
                 Input::Configure { system, tools },
                 Mode::MayRefuse("a refused configure"),
@@ -885,8 +883,16 @@ impl World<'_> {
     }
 
     fn hash_request(&mut self, request: &turnsim_core::Request) {
-        let prefix = request.prefix_json();
-        self.hash(b"prefix", prefix.as_bytes());
+        let unchanged = self
+            .last_sent
+            .as_ref()
+            .is_some_and(|l| l.system == request.system && Arc::ptr_eq(&l.tools, &request.tools));
+        if unchanged {
+            self.hash(b"prefix", b"unchanged");
+        } else {
+            let prefix = request.prefix_json();
+            self.hash(b"prefix", prefix.as_bytes());
+        }
         for (i, m) in request.messages.iter().enumerate() {
             let same = self.last_request.get(i).is_some_and(|p| Arc::ptr_eq(p, m));
             if !same {

@@ -15,7 +15,7 @@ fn shared(m: Message) -> SharedMessage {
 fn request(messages: Vec<SharedMessage>, breakpoints: Vec<Option<usize>>) -> Request {
     Request {
         system: "s".into(),
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         messages,
         cache: CacheHints {
             session_key: "k".into(),

@@ -287,7 +287,7 @@ pub fn config() -> SessionConfig {
                 description: "List a directory.".into(),
                 input_schema: serde_json::json!({"type":"object","properties":{"path":{"type":"string"}}}),
             },
-        ],
+        ].into(),
         session_key: "sess-1".into(),
         stance: "act on the user's words; ask when unsure".into(),
         max_truncated_resumes: 3,

@@ -6,11 +6,17 @@
 
 use super::{Check, Checker, Ctx, Event, excerpt};
 use std::sync::Arc;
-use turnsim_core::{OperationId, SharedMessage};
+use turnsim_core::{OperationId, Request, SharedMessage};
 
 #[derive(Default)]
 pub struct AppendOnly {
-    previous: Option<(OperationId, String, Vec<SharedMessage>)>,
+    previous: Option<(OperationId, Request)>,
+}
+
+/// Same `system` and the same `tools` allocation are the same bytes; anything else is
+/// compared as serialized JSON, so a reordered schema key is caught.
+fn same_prefix(a: &Request, b: &Request) -> bool {
+    (a.system == b.system && Arc::ptr_eq(&a.tools, &b.tools)) || a.prefix_json() == b.prefix_json()
 }
 
 fn same(a: &SharedMessage, b: &SharedMessage) -> bool {
@@ -32,10 +38,10 @@ impl Checker for AppendOnly {
                 None
             }
             Event::Request { op, request } => {
-                let prefix = request.prefix_json();
                 let mut verdict = Ok(());
-                if let Some((prev_op, prev_prefix, prev_messages)) = &self.previous {
-                    if *prev_prefix != prefix {
+                if let Some((prev_op, prev)) = &self.previous {
+                    let prev_messages = &prev.messages;
+                    if !same_prefix(prev, request) {
                         verdict = Err(format!(
                             "request {op}: system or tools differ from request {prev_op}"
                         ));
@@ -55,7 +61,7 @@ impl Checker for AppendOnly {
                         ));
                     }
                 }
-                self.previous = Some((*op, prefix, request.messages.clone()));
+                self.previous = Some((*op, (*request).clone()));
                 Some(verdict)
             }
             _ => None,

@@ -15,7 +15,10 @@ pub struct HistoryStable {
 }
 
 impl HistoryStable {
-    fn verify(&self, history: &[SharedMessage]) -> Check {
+    /// Compares by pointer first; a message equal by bytes but a different allocation
+    /// (after a restart every message is new) is adopted, so the next step compares by
+    /// pointer again.
+    fn verify(&mut self, history: &[SharedMessage]) -> Check {
         if history.len() < self.frozen.len() {
             return Err(format!(
                 "the history shrank to {} messages below the {} of earlier turns",
@@ -23,14 +26,18 @@ impl HistoryStable {
                 self.frozen.len()
             ));
         }
-        for (i, (a, b)) in self.frozen.iter().zip(history).enumerate() {
-            if !Arc::ptr_eq(a, b) && a.to_json() != b.to_json() {
+        for (i, (a, b)) in self.frozen.iter_mut().zip(history).enumerate() {
+            if Arc::ptr_eq(a, b) {
+                continue;
+            }
+            if a.to_json() != b.to_json() {
                 return Err(format!(
                     "message {i} of an earlier turn changed: was {}, now {}",
                     excerpt(&a.to_json()),
                     excerpt(&b.to_json())
                 ));
             }
+            *a = Arc::clone(b);
         }
         Ok(())
     }
