@@ -24,6 +24,7 @@ pub fn run_seed(factory: &dyn EngineFactory, seed: u64, trace: bool) -> RunOutco
         decisions: None,
         script: Vec::new(),
         trace,
+        record_calls: false,
     })
 }
 
@@ -36,6 +37,7 @@ pub fn run_scenario(factory: &dyn EngineFactory, scenario: &Scenario, trace: boo
         decisions: (!scenario.decisions.is_empty()).then(|| scenario.decisions.clone()),
         script: scenario.script.clone(),
         trace,
+        record_calls: false,
     })
 }
 

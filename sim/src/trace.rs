@@ -53,6 +53,68 @@ impl TraceHasher {
         self.step = h;
     }
 
+    /// Feeds a message field by field: the same information as its JSON (role, each
+    /// block's kind and every string), without paying for JSON escaping on the hot path.
+    pub fn message(&mut self, m: &turnsim_core::Message) {
+        use turnsim_core::{Block, Content, ToolResultContent};
+        let mut field = |h: &mut TraceHasher, b: &[u8]| {
+            h.update(&(b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        field(self, m.role.as_str().as_bytes());
+        match &m.content {
+            Content::Text(t) => field(self, t.as_bytes()),
+            Content::Blocks(blocks) => {
+                for b in blocks {
+                    field(self, b.kind().as_bytes());
+                    match b {
+                        Block::Text { text } => field(self, text.as_bytes()),
+                        Block::Thinking {
+                            thinking,
+                            signature,
+                        } => {
+                            field(self, thinking.as_bytes());
+                            field(self, signature.as_bytes());
+                        }
+                        Block::RedactedThinking { data } => field(self, data.as_bytes()),
+                        Block::ToolUse { id, name, input } => {
+                            field(self, id.as_bytes());
+                            field(self, name.as_bytes());
+                            field(self, input.to_string().as_bytes());
+                        }
+                        Block::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                        } => {
+                            field(self, tool_use_id.as_bytes());
+                            field(
+                                self,
+                                &[
+                                    u8::from(is_error.unwrap_or(false)),
+                                    u8::from(is_error.is_some()),
+                                ],
+                            );
+                            match content {
+                                ToolResultContent::Text(t) => field(self, t.as_bytes()),
+                                ToolResultContent::Blocks(_) => field(
+                                    self,
+                                    serde_json::to_string(content)
+                                        .unwrap_or_default()
+                                        .as_bytes(),
+                                ),
+                            }
+                        }
+                        Block::Unknown(map) => field(
+                            self,
+                            serde_json::to_string(map).unwrap_or_default().as_bytes(),
+                        ),
+                    }
+                }
+            }
+        }
+    }
+
     /// The checkpoint after everything fed so far.
     pub fn checkpoint(&self) -> u64 {
         self.step

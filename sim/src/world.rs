@@ -111,6 +111,8 @@ pub struct RunOutcome {
     pub tool_executions: usize,
     /// The last request the engine sent (at the violation, when there is one).
     pub last_request: Option<turnsim_core::Request>,
+    /// Every engine call, when `RunSpec::record_calls` asked for them.
+    pub calls: Vec<EngineCall>,
 }
 
 /// What drives one run.
@@ -122,6 +124,15 @@ pub struct RunSpec<'a> {
     pub script: Vec<ScriptedResponse>,
     /// Keep a readable line per step.
     pub trace: bool,
+    /// Keep every engine call (for benchmarks that time the engine alone).
+    pub record_calls: bool,
+}
+
+/// One call the world made into the engine, in order.
+#[derive(Clone, Debug)]
+pub enum EngineCall {
+    Handle(Input),
+    Restore(Vec<u8>),
 }
 
 #[derive(Clone, Debug)]
@@ -231,6 +242,7 @@ struct World<'a> {
     last_request: Vec<SharedMessage>,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
+    calls: Option<Vec<EngineCall>>,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -276,6 +288,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         last_request: Vec::new(),
         turn_requests: 0,
         last_sent: None,
+        calls: spec.record_calls.then(Vec::new),
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();
@@ -293,6 +306,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),
         last_request: w.last_sent,
+        calls: w.calls.unwrap_or_default(),
     }
 }
 
@@ -658,6 +672,9 @@ impl World<'_> {
     /// Calls the engine, turning a panic into the `engine_panic` failure.
     fn call(&mut self, input: Input) -> Result<Result<Vec<Output>, String>, Violation> {
         self.events += 1;
+        if let Some(calls) = &mut self.calls {
+            calls.push(EngineCall::Handle(input.clone()));
+        }
         let engine = &mut self.engine;
         match catch_unwind(AssertUnwindSafe(|| engine.handle(input))) {
             Ok(r) => Ok(r),
@@ -747,7 +764,7 @@ impl World<'_> {
                 self.disk.truncate(len);
             }
             Output::Send { op, request } => {
-                self.hash_request(&request);
+                let seen = self.hash_request(&request);
                 self.note(|| {
                     format!(
                         "engine sends {op}: {} messages, breakpoints {:?}",
@@ -765,6 +782,7 @@ impl World<'_> {
                 self.ctx_check(Event::Request {
                     op,
                     request: &request,
+                    seen,
                 })?;
                 self.last_request = request.messages.clone();
                 let scripted = self.script.pop_front();
@@ -882,7 +900,9 @@ impl World<'_> {
         Ok(())
     }
 
-    fn hash_request(&mut self, request: &turnsim_core::Request) {
+    /// Hashes what is new in a request; returns how many leading messages are the
+    /// previous request's own allocations.
+    fn hash_request(&mut self, request: &turnsim_core::Request) -> usize {
         let unchanged = self
             .last_sent
             .as_ref()
@@ -893,15 +913,18 @@ impl World<'_> {
             let prefix = request.prefix_json();
             self.hash(b"prefix", prefix.as_bytes());
         }
+        let mut seen = None;
         for (i, m) in request.messages.iter().enumerate() {
             let same = self.last_request.get(i).is_some_and(|p| Arc::ptr_eq(p, m));
             if !same {
-                let json = m.to_json();
-                self.hash(b"message", json.as_bytes());
+                seen.get_or_insert(i);
+                self.hasher.update(b"message");
+                self.hasher.message(m);
             }
         }
         let points = serde_json::to_string(&request.cache.breakpoints).unwrap_or_default();
         self.hash(b"breakpoints", points.as_bytes());
+        seen.unwrap_or(request.messages.len())
     }
 
     /// While an operation runs, the user, the host or the machine may interrupt it.
@@ -946,6 +969,9 @@ impl World<'_> {
         let factory = self.factory;
         let config = self.config.clone();
         let log = self.disk.durable().to_vec();
+        if let Some(calls) = &mut self.calls {
+            calls.push(EngineCall::Restore(log.clone()));
+        }
         let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
         let (engine, outputs) = match restored {
             Err(panic) => {

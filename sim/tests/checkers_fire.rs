@@ -114,6 +114,7 @@ fn note_exact_fires_on_user_text_the_engine_may_not_author() {
             Event::Request {
                 op: OperationId(3),
                 request: &request(m.clone(), vec![None, Some(2)]),
+                seen: 0,
             },
         )
         .expect_err("free text in a user message");
@@ -139,6 +140,7 @@ fn note_exact_fires_on_model_text_in_a_user_block() {
             Event::Request {
                 op: OperationId(3),
                 request: &request(m.clone(), vec![None, Some(2)]),
+                seen: 0,
             },
         )
         .expect_err("model text in a user message");
@@ -226,6 +228,7 @@ fn cache_breakpoints_fires_on_a_misplaced_breakpoint() {
             Event::Request {
                 op: OperationId(1),
                 request: &request(m.clone(), vec![None]),
+                seen: 0,
             },
         )
         .expect_err("the last message is not marked");
@@ -261,6 +264,7 @@ fn a_clean_turn_passes_every_checker() {
         Event::Request {
             op: OperationId(1),
             request: &request(m.clone(), vec![None, Some(0)]),
+            seen: 0,
         },
     )
     .expect("a valid first request");

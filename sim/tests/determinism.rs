@@ -50,6 +50,7 @@ fn replaying_a_seeds_decisions_reproduces_its_digest() {
             decisions: Some(first.decisions.clone()),
             script: Vec::new(),
             trace: false,
+            record_calls: false,
         });
         assert_eq!(replayed.digest, first.digest, "seed {seed}");
         assert_eq!(replayed.steps, first.steps, "seed {seed}");

@@ -37,7 +37,7 @@ impl Checker for AppendOnly {
                 self.previous = None;
                 None
             }
-            Event::Request { op, request } => {
+            Event::Request { op, request, .. } => {
                 let mut verdict = Ok(());
                 if let Some((prev_op, prev)) = &self.previous {
                     let prev_messages = &prev.messages;

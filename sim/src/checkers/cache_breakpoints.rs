@@ -23,7 +23,7 @@ impl Checker for CacheBreakpoints {
                 self.baseline = *baseline;
                 None
             }
-            Event::Request { op, request } => {
+            Event::Request { op, request, .. } => {
                 let want = cache_breakpoints(self.baseline, request.messages.len());
                 Some(if request.cache.breakpoints == want {
                     Ok(())

@@ -15,11 +15,14 @@ impl Checker for MarkerOnce {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Request { op, request } = event else {
+        let Event::Request { op, request, seen } = event else {
             return None;
         };
+        // Messages already judged are skipped, but the last of them is the left half of
+        // the first new pair.
+        let start = seen.saturating_sub(1);
         let mut previous_was_marker = false;
-        for (i, m) in request.messages.iter().enumerate() {
+        for (i, m) in request.messages.iter().enumerate().skip(start) {
             let marker = is_marker_message(m);
             if marker && previous_was_marker {
                 return Some(Err(format!(

@@ -80,6 +80,9 @@ pub enum Event<'a> {
     Request {
         op: OperationId,
         request: &'a Request,
+        /// Leading messages that are the very allocations of the previous request's,
+        /// already judged there; a checker of single messages may skip them.
+        seen: usize,
     },
     /// A tool started; `starts` counts its starts in the whole run, this one included.
     Dispatched {

@@ -18,10 +18,10 @@ impl Checker for NoteExact {
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Request { op, request } = event else {
+        let Event::Request { op, request, seen } = event else {
             return None;
         };
-        for (i, m) in request.messages.iter().enumerate() {
+        for (i, m) in request.messages.iter().enumerate().skip(*seen) {
             if m.role != Role::User {
                 continue;
             }

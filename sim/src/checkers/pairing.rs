@@ -16,7 +16,7 @@ impl Checker for Pairing {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Request { op, request } = event else {
+        let Event::Request { op, request, .. } = event else {
             return None;
         };
         if let Err(e) = validate_history(&request.messages) {
