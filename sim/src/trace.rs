@@ -57,7 +57,7 @@ impl TraceHasher {
     /// block's kind and every string), without paying for JSON escaping on the hot path.
     pub fn message(&mut self, m: &turnsim_core::Message) {
         use turnsim_core::{Block, Content, ToolResultContent};
-        let mut field = |h: &mut TraceHasher, b: &[u8]| {
+        let field = |h: &mut TraceHasher, b: &[u8]| {
             h.update(&(b.len() as u64).to_le_bytes());
             h.update(b);
         };
