@@ -454,7 +454,11 @@ impl Session {
         out: &mut Vec<Output>,
         turn_start: bool,
     ) {
-        let appended: Vec<Message> = self.state.history()[len_before..]
+        let appended: Vec<Message> = self
+            .state
+            .history()
+            .get(len_before..)
+            .unwrap_or_default()
             .iter()
             .map(|m| (**m).clone())
             .collect();
