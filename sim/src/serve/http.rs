@@ -38,9 +38,14 @@ pub struct ServeBody {
     end: StreamEnd,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     hanging: bool,
+    /// The pause before a cut has been taken.
+    flushed: bool,
     hang_limit: Duration,
     exact: Option<u64>,
 }
+
+/// The pause before a cut, long enough for hyper to flush what came before.
+const FLUSH_BEAT: Duration = Duration::from_millis(10);
 
 impl ServeBody {
     fn full(bytes: Vec<u8>) -> ServeBody {
@@ -50,6 +55,7 @@ impl ServeBody {
             end: StreamEnd::Complete,
             sleep: None,
             hanging: false,
+            flushed: false,
             hang_limit: Duration::ZERO,
             exact,
         }
@@ -61,6 +67,7 @@ impl ServeBody {
             end,
             sleep: None,
             hanging: false,
+            flushed: false,
             hang_limit,
             exact: None,
         }
@@ -100,6 +107,13 @@ impl Body for ServeBody {
                 }
                 None => match this.end {
                     StreamEnd::Complete => return Poll::Ready(None),
+                    // hyper drops what it has buffered when a body fails, so the
+                    // cut waits one short beat first: the pending poll makes hyper
+                    // flush every byte before it, and only then the connection drops.
+                    StreamEnd::Cut if !this.flushed => {
+                        this.flushed = true;
+                        this.sleep = Some(Box::pin(tokio::time::sleep(FLUSH_BEAT)));
+                    }
                     StreamEnd::Cut => {
                         return Poll::Ready(Some(Err(io::Error::other("turnsim: stream cut"))));
                     }
