@@ -75,9 +75,12 @@ fn a_client_that_drops_a_tool_result_is_refused_and_flagged_with_index_rule_and_
     assert_eq!(records[1].answer.outcome, "status 400");
 }
 
+/// Breaks a valid history in one way.
+type Breaker = fn(&mut Vec<Value>);
+
 #[test]
 fn results_after_text_duplicate_ids_and_empty_blocks_are_each_flagged() {
-    let cases: [(&str, fn(&mut Vec<Value>)); 3] = [
+    let cases: [(&str, Breaker); 3] = [
         ("tool_result_after_other_block", |m| {
             let results = m[2]["content"].as_array_mut().expect("results");
             results.insert(0, json!({"type": "text", "text": "here you go"}));

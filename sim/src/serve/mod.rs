@@ -63,6 +63,9 @@ pub struct ServeConfig {
     pub hang_limit_ms: u64,
     /// Print one line per request to stdout.
     pub echo: bool,
+    /// Keep every record in memory for [`Server::records`] (tests); the CLI turns it
+    /// off, since a long session's bodies add up and the recording is on disk.
+    pub keep_records: bool,
 }
 
 impl ServeConfig {
@@ -80,6 +83,7 @@ impl ServeConfig {
             reject_invalid: true,
             hang_limit_ms: 600_000,
             echo: false,
+            keep_records: true,
         }
     }
 }
@@ -258,7 +262,7 @@ impl Server {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Every request recorded so far, in arrival order.
+    /// Every request recorded so far, in arrival order (with `keep_records`).
     pub fn records(&self) -> Vec<Record> {
         self.lock().records.clone()
     }
@@ -358,7 +362,9 @@ impl Server {
         {
             eprintln!("turnsim serve: cannot record request #{index}: {e}");
         }
-        st.records.push(record);
+        if self.config.keep_records {
+            st.records.push(record);
+        }
         reply
     }
 
@@ -991,6 +997,7 @@ pub fn config_from_args(a: &ServeArgs) -> Result<ServeConfig, String> {
     config.workspace.max_sleep_ms = a.max_sleep_ms;
     config.record = a.record.clone();
     config.echo = true;
+    config.keep_records = false;
     std::fs::create_dir_all(&config.workspace.scratch)
         .map_err(|e| format!("{}: {e}", config.workspace.scratch.display()))?;
     if let Some(dir) = &config.record {

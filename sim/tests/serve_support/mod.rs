@@ -176,10 +176,7 @@ pub fn send(
         .is_some_and(|v| v.contains("chunked"));
     if raw.chunked {
         let mut at = 0;
-        loop {
-            let Some(eol) = find(&rest[at..], b"\r\n") else {
-                break;
-            };
+        while let Some(eol) = find(&rest[at..], b"\r\n") {
             let size_text = String::from_utf8_lossy(&rest[at..at + eol]).into_owned();
             let Ok(size) = usize::from_str_radix(size_text.trim(), 16) else {
                 break;
