@@ -1,4 +1,4 @@
-//! The `turnsim` command line: `run`, `replay`, `shrink`, `options`.
+//! The `turnsim` command line: `run`, `replay`, `shrink`, `options`, `serve`, `check`.
 //!
 //! Guarantee: the CLI is only an interpreter of the library's results. It reads the
 //! wall clock for the time budget and the rates it prints, and nothing it reads flows
@@ -57,6 +57,11 @@ pub enum Command {
     },
     /// Print the options a seed derives.
     Options { seed: u64 },
+    /// Serve the scripted provider as an Anthropic Messages API on 127.0.0.1.
+    #[cfg(feature = "serve")]
+    Serve(crate::serve::ServeArgs),
+    /// Judge a `turnsim serve --record` directory again; exit 1 on any violation.
+    Check { dir: PathBuf },
 }
 
 #[derive(clap::Args, Debug)]
@@ -135,7 +140,15 @@ pub fn main_with(args: Vec<String>) -> i32 {
             print!("{}", SimOptions::from_seed(seed));
             exit::PASS
         }
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => cmd_serve(&a),
+        Command::Check { dir } => crate::serve::check_main(&dir),
     }
+}
+
+#[cfg(feature = "serve")]
+fn cmd_serve(a: &crate::serve::ServeArgs) -> i32 {
+    crate::serve::serve_main(a)
 }
 
 fn cmd_run(a: RunArgs) -> i32 {

@@ -22,6 +22,7 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod scheduler;
+pub mod serve;
 pub mod shrink;
 pub mod tools;
 pub mod trace;

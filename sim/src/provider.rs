@@ -144,6 +144,7 @@ fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
     s
 }
 
+/// The simulator's tool input: a path and a note, whatever the tool's schema says.
 fn tool_input(d: &mut Decider, name: &str) -> serde_json::Value {
     let n = d.below(1000);
     serde_json::json!({ "path": format!("src/{name}/{n}.rs"), "note": format!("{MODEL_TAINT} look") })
@@ -152,6 +153,10 @@ fn tool_input(d: &mut Decider, name: &str) -> serde_json::Value {
 /// Generations within one turn after which the model stops calling tools, so every
 /// turn ends on its own once faults stop (a real model wraps up too).
 pub const WRAP_UP_AFTER: u32 = 6;
+
+/// Builds the input of one generated tool call: `(decider, tool name, tool-use id)`.
+/// It may draw from the decider; the draws become part of the decision list.
+pub type ToolInputMaker<'a> = dyn FnMut(&mut Decider, &str, &str) -> serde_json::Value + 'a;
 
 /// Plans the response to one request; `turn_requests` counts the requests of this turn
 /// before this one.
@@ -163,6 +168,34 @@ pub fn plan_response(
     ids: &mut IdGen,
     scripted: Option<&ScriptedResponse>,
     turn_requests: u32,
+) -> Plan {
+    let mut input = |d: &mut Decider, name: &str, _id: &str| tool_input(d, name);
+    plan_response_with(
+        d,
+        opts,
+        faults,
+        tools,
+        ids,
+        scripted,
+        turn_requests,
+        &mut input,
+    )
+}
+
+/// [`plan_response`] with the input of generated tool calls built by `input` rather
+/// than by the simulator's fixed shape (`turnsim serve` builds it from the client's
+/// `input_schema`). Scripted responses keep their own inputs. With the simulator's
+/// maker the draws, and so the decision list, are exactly those of `plan_response`.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_response_with(
+    d: &mut Decider,
+    opts: &SimOptions,
+    faults: bool,
+    tools: &[ToolSpec],
+    ids: &mut IdGen,
+    scripted: Option<&ScriptedResponse>,
+    turn_requests: u32,
+    input: &mut ToolInputMaker<'_>,
 ) -> Plan {
     if let Some(s) = scripted {
         return plan_scripted(d, opts, tools, ids, s);
@@ -213,7 +246,10 @@ pub fn plan_response(
             } else {
                 tools[d.below(tools.len() as u32) as usize].name.clone()
             };
-            let input = tool_input(d, &name).to_string();
+            // The id comes first so the input may mention it; `IdGen` draws nothing,
+            // so the decision list is the same as with the id drawn after.
+            let id = ids.next_id();
+            let input = input(d, &name, &id).to_string();
             let pieces = d.range(1, 4);
             let deltas = split(d, &input, pieces)
                 .into_iter()
@@ -222,13 +258,7 @@ pub fn plan_response(
                     partial_json,
                 })
                 .collect();
-            b.block(
-                BlockStart::ToolUse {
-                    id: ids.next_id(),
-                    name,
-                },
-                deltas,
-            );
+            b.block(BlockStart::ToolUse { id, name }, deltas);
         }
     }
     let stop_reason = if calls > 0 {

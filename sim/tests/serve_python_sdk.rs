@@ -1,0 +1,105 @@
+//! The official Anthropic Python SDK, unmodified, runs a full tool loop offline
+//! against `turnsim serve`, through its own retries of a 529 and a 429, and every
+//! request it sends gets a clean verdict. Skipped (with the reason printed) where
+//! `python3 -c "import anthropic"` fails; CI installs the SDK.
+
+mod serve_support;
+
+use serve_support::*;
+use std::process::Command;
+use turnsim::serve::tools::{LedgerLine, read_ledger};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/sdk_tool_loop.py");
+
+fn sdk_available() -> Result<(), String> {
+    match Command::new("python3")
+        .args(["-c", "import anthropic"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_owned()),
+        Err(e) => Err(format!("python3: {e}")),
+    }
+}
+
+#[test]
+fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
+    if let Err(why) = sdk_available() {
+        println!(
+            "SKIPPED: the anthropic Python SDK is not installed ({why}); pip install anthropic"
+        );
+        return;
+    }
+    let rec = temp_dir("sdk-record");
+    let (server, dir) = start_with(
+        script(
+            r#"[{"kind": "status", "status": 529},
+                {"kind": "reply", "text": "Running the checks.", "tool_calls": [{"name": "bash"}, {"name": "bash"}], "stop": "tool_use"},
+                {"kind": "status", "status": 429, "retry_after": 1},
+                {"kind": "reply", "tool_calls": [{"name": "read_file"}], "stop": "tool_use"},
+                {"kind": "reply", "text": "All checks ran.", "stop": "end_turn"}]"#,
+        ),
+        "sdk",
+        |c| c.record = Some(rec.clone()),
+    );
+    let out = Command::new("python3")
+        .arg(SCRIPT)
+        .arg(server.base_url())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK loop failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("summary line");
+    assert_eq!(summary["stop_reason"], "end_turn");
+    assert_eq!(summary["tool_calls"], 3);
+    assert_eq!(
+        summary["requests"], 3,
+        "the SDK's retries are invisible to the loop"
+    );
+    assert_eq!(server.server.steps_left(), 0);
+
+    let records = server.server.records();
+    assert_eq!(records.len(), 5, "three requests and two retries");
+    let statuses: Vec<u16> = records.iter().map(|r| r.answer.status).collect();
+    assert_eq!(statuses, [529, 200, 429, 200, 200]);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.headers.contains_key("x-stainless-retry-count"))
+    );
+    assert!(records.iter().any(|r| r.answer.stream) && records.iter().any(|r| !r.answer.stream));
+    let verdicts = server.server.verdicts();
+    assert!(
+        violations(&verdicts).is_empty(),
+        "{:?}",
+        violations(&verdicts)
+    );
+    let notes: Vec<String> = verdicts.iter().flat_map(|v| v.notes.clone()).collect();
+    assert!(notes.iter().any(|n| n.starts_with("retry 1")), "{notes:?}");
+
+    // The SDK ran the two shell calls: both are in the ledger, started and finished.
+    let ids = &records[1].answer.tool_use_ids;
+    assert_eq!(ids.len(), 2);
+    let ledger = read_ledger(&dir.join("ledger"));
+    for id in ids {
+        assert!(
+            ledger.contains(&LedgerLine::Start(id.clone())),
+            "{ledger:?}"
+        );
+        assert!(
+            ledger.contains(&LedgerLine::Finish(id.clone())),
+            "{ledger:?}"
+        );
+    }
+    // And the recording on disk judges the same.
+    let checked = turnsim::serve::record::check_dir(&rec).expect("recording");
+    assert_eq!(checked.verdicts.len(), 5);
+    assert!(checked.verdicts.iter().all(|v| v.is_clean()));
+    assert!(checked.mismatches.is_empty());
+}
