@@ -1,4 +1,4 @@
-//! The `turnsim` command line: `run`, `replay`, `shrink`, `options`.
+//! The `turnsim` command line: `run`, `replay`, `shrink`, `options`, `check`.
 //!
 //! Guarantee: the CLI is only an interpreter of the library's results. It reads the
 //! wall clock for the time budget and the rates it prints, and nothing it reads flows
@@ -47,6 +47,10 @@ pub enum Command {
         /// Print the run step by step.
         #[arg(long)]
         trace: bool,
+        /// Write the request at the violation (the run's last request) to PATH as an
+        /// Anthropic Messages JSON body, for `turnsim check`.
+        #[arg(long, value_name = "PATH")]
+        export_transcript: Option<PathBuf>,
     },
     /// Minimise a failing scenario's decision list; writes FILE.min.json.
     Shrink {
@@ -57,6 +61,9 @@ pub enum Command {
     },
     /// Print the options a seed derives.
     Options { seed: u64 },
+    /// Check real transcripts and recorded traffic against the invariants. Exit codes:
+    /// 0 clean, 1 violations, 2 unreadable input.
+    Check(crate::check::CheckArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -129,12 +136,17 @@ pub fn main_with(args: Vec<String>) -> i32 {
     };
     match cli.command {
         Command::Run(a) => cmd_run(a),
-        Command::Replay { file, trace } => cmd_replay(&file, trace),
+        Command::Replay {
+            file,
+            trace,
+            export_transcript,
+        } => cmd_replay(&file, trace, export_transcript.as_deref()),
         Command::Shrink { file, budget } => cmd_shrink(&file, budget),
         Command::Options { seed } => {
             print!("{}", SimOptions::from_seed(seed));
             exit::PASS
         }
+        Command::Check(a) => crate::check::run(&a),
     }
 }
 
@@ -338,7 +350,7 @@ fn describe(o: &RunOutcome) -> String {
     }
 }
 
-fn cmd_replay(file: &Path, trace: bool) -> i32 {
+fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> i32 {
     let (scenario, factory) = match load(file) {
         Ok(x) => x,
         Err(code) => return code,
@@ -352,6 +364,11 @@ fn cmd_replay(file: &Path, trace: bool) -> i32 {
     }
     println!("replayed {}: {}", file.display(), describe(&outcome));
     println!("  trace digest {}", outcome.digest);
+    if let Some(path) = export
+        && let Err(code) = export_transcript(&outcome, path)
+    {
+        return code;
+    }
     if let Err(e) = matches_expectation(&scenario.expect, &outcome) {
         println!("MISMATCH: {e}");
         return exit::MISMATCH;
@@ -373,6 +390,21 @@ fn cmd_replay(file: &Path, trace: bool) -> i32 {
         Some(v) => {
             println!("reproduced: {} at step {}", v.invariant, v.step);
             exit_code(Some(FailureClass::of(&v.invariant)))
+        }
+    }
+}
+
+/// `replay --export-transcript`: writes the request at the violation for `turnsim check`.
+fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), i32> {
+    match crate::check::export::export_transcript(outcome, path) {
+        Ok(n) => {
+            println!("transcript: {} ({n} messages)", path.display());
+            println!("check:      turnsim check {}", shell_quote(path));
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("--export-transcript: {e}");
+            Err(exit::IO)
         }
     }
 }
