@@ -455,6 +455,7 @@ impl HistoryCheck {
             .collect();
         let mut seen = BTreeSet::new();
         last.message.role == Role::User
+            && !last.message.blocks().is_empty()
             && last.message.blocks().iter().all(|b| match b {
                 Block::ToolResult { tool_use_id, .. } => {
                     asked.contains(tool_use_id) && seen.insert(tool_use_id.clone())
@@ -583,6 +584,28 @@ mod tests {
                 Some(1)
             )]
         );
+    }
+
+    #[test]
+    fn words_instead_of_results_at_the_end_are_a_violation_not_a_turn_open() {
+        let f = run(
+            vec![user("go"), calls(&["a"]), user("never mind")],
+            End::TurnOpen,
+        );
+        assert_eq!(
+            summary(&f),
+            vec![(
+                "violation".into(),
+                "pairing",
+                "missing_tool_result".into(),
+                Some(1)
+            )]
+        );
+        let f = run(
+            vec![user("go"), calls(&["a", "b"]), results(&["a", "zz"])],
+            End::TurnOpen,
+        );
+        assert_eq!(f.violations, 1);
     }
 
     #[test]

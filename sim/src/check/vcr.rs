@@ -17,7 +17,11 @@
 //!   title generator, a summariser) is its own conversation instead of a false
 //!   "prefix changed". A request that repeats a conversation's first message under a
 //!   different `system` or `tools` is reported as `prefix_changed` (information: the
-//!   engine's own `prefix-changed` activity, legitimate between turns).
+//!   engine's own `prefix-changed` activity, legitimate between turns). A request
+//!   that carries a history but shares even its first message with no earlier
+//!   request of the same `system` and `tools` is reported as `new_history`
+//!   (information): a compaction and a rewritten first message look the same in
+//!   traffic, and calling every compaction a violation would be a false alarm.
 //! - Each recorded response must parse into a valid assistant message through the
 //!   engine's event model (see [`super::sse`]); when the conversation's next request
 //!   carries the reply, it must carry it unchanged (`response_kept`).
@@ -209,6 +213,29 @@ pub fn check(text: &str, report: &mut super::findings::FileReport) -> Result<(),
                         at(None),
                         format!(
                             "request {id} repeats the first message of request {earlier} with a different system or tools: a new prefix (legitimate between turns, a cache miss within one)"
+                        ),
+                    ));
+                } else if serialized.len() > 1
+                    && let Some(earlier) = conversations
+                        .iter()
+                        .filter(|x| x.prefix == prefix)
+                        .filter_map(|x| x.previous.as_ref())
+                        .map(|p| p.request)
+                        .next_back()
+                {
+                    // A history that shares not even its first message with any
+                    // earlier request of this system and tools: a compaction (a
+                    // legitimate reset) or a rewritten first message (a violation).
+                    // Nothing in the traffic tells the two apart, so it is said, not
+                    // judged.
+                    report.findings.push(Finding::new(
+                        Severity::Info,
+                        "append_only",
+                        "new_history",
+                        at(Some(0)),
+                        format!(
+                            "request {id} carries {} messages but its first message is in no earlier request with this system and tools (last: request {earlier}): a compaction or a rewritten first message; not compared",
+                            serialized.len()
                         ),
                     ));
                 }
