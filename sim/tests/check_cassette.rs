@@ -421,3 +421,52 @@ fn a_single_recorded_stream_checks_as_a_recording() {
     .expect("reads");
     assert_eq!(forced.findings.kept.len(), 0);
 }
+
+#[test]
+fn openai_traffic_in_a_cassette_is_checked_but_its_responses_are_not_judged() {
+    let body = |messages: Value| serde_json::json!({"model": "gpt", "messages": messages});
+    let first = body(serde_json::json!([
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"}
+    ]));
+    let second = body(serde_json::json!([
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "user", "content": "where is my result?"}
+    ]));
+    let r = check_text(synthetic(&[first, second]));
+    assert_eq!(
+        kinds(&r),
+        vec![
+            ("response", "unsupported".to_string(), Some(0), None),
+            (
+                "pairing",
+                "missing_tool_result".to_string(),
+                Some(1),
+                Some(1)
+            ),
+            ("response", "unsupported".to_string(), Some(1), None),
+        ]
+    );
+}
+
+#[test]
+fn a_non_streamed_json_response_is_judged_too() {
+    let mut cassette: Value =
+        serde_norway::from_str(&synthetic(&conversation()[..1])).expect("YAML");
+    // A whole-message response whose one text block is empty.
+    cassette["interactions"][0]["response"]["body"] = Value::from(
+        r#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":""}],"stop_reason":"end_turn"}"#,
+    );
+    let report = check_text(serde_norway::to_string(&cassette).expect("YAML"));
+    assert_eq!(
+        kinds(&report),
+        vec![("response", "invalid_message".to_string(), Some(0), None)]
+    );
+    assert_eq!(
+        report.findings.kept[0].detail,
+        "response to request 0: message 1, block 0: text block is empty"
+    );
+}

@@ -9,6 +9,9 @@
 //! after the assistant message. `system`/`developer` messages are instructions, not
 //! turns, and are counted and skipped. An assistant message with neither content nor
 //! calls maps to an empty assistant message, which both APIs reject.
+//!
+//! Message indices in findings count the mapped messages (instructions skipped, a run
+//! of tool messages counted as one); the line of each finding points at the original.
 
 use super::anthropic::{RawMessages, parse_raw};
 use super::source::{InputError, Located};

@@ -26,12 +26,15 @@
 //!   engine's event model (see [`super::sse`]); when the conversation's next request
 //!   carries the reply, it must carry it unchanged (`response_kept`).
 
+use super::anthropic::{RawMessages, load_raw, looks_openai};
 use super::findings::{Finding, Findings, Place, Severity};
 use super::history::{End, HistoryCheck};
+use super::openai;
 use super::source::{InputError, Located, path_error};
 use super::sse::{self, ReplyError};
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use turnsim_core::{Message, SharedMessage};
@@ -166,7 +169,9 @@ pub fn check(text: &str, report: &mut super::findings::FileReport) -> Result<(),
             message: format!("interaction {id}: {why}"),
         };
         let req = &interaction.request;
-        let is_messages = req.url.contains("/v1/messages") || req.body.contains("\"messages\"");
+        let is_messages = req.url.contains("/v1/messages")
+            || req.url.contains("/chat/completions")
+            || req.body.contains("\"messages\"");
         if !is_messages || req.url.contains("/count_tokens") {
             skipped += 1;
             continue;
@@ -178,12 +183,8 @@ pub fn check(text: &str, report: &mut super::findings::FileReport) -> Result<(),
             return Err(unreadable("request body has no `messages` array".into()));
         };
         requests += 1;
-        let mut messages: Vec<SharedMessage> = Vec::with_capacity(raw_messages.len());
-        for (i, raw) in raw_messages.iter().enumerate() {
-            let m: Message = serde_path_to_error::deserialize(raw)
-                .map_err(|e| unreadable(format!("messages[{i}]: {}", path_error(&e))))?;
-            messages.push(Arc::new(m));
-        }
+        let (messages, openai) =
+            request_messages(raw_messages, line.unwrap_or(0)).map_err(|e| unreadable(e.message))?;
         let serialized: Vec<String> = raw_messages.iter().map(Value::to_string).collect();
         let prefix = format!(
             "{}\n{}",
@@ -328,7 +329,21 @@ pub fn check(text: &str, report: &mut super::findings::FileReport) -> Result<(),
         let reply = match &interaction.response {
             Some(r) if r.code.is_none_or(|c| c == 200) && !r.body.trim().is_empty() => {
                 responses += 1;
-                judge_response(&r.body, Some(id), line, &mut report.findings)
+                if openai {
+                    // Chat-completions chunks are not the engine's event model.
+                    report.findings.push(Finding::new(
+                        Severity::Info,
+                        "response",
+                        "unsupported",
+                        at(None),
+                        format!(
+                            "response to request {id}: an OpenAI chat-completions response is outside the engine's event model; not judged"
+                        ),
+                    ));
+                    None
+                } else {
+                    judge_response(&r.body, Some(id), line, &mut report.findings)
+                }
             }
             _ => None,
         };
@@ -343,6 +358,31 @@ pub fn check(text: &str, report: &mut super::findings::FileReport) -> Result<(),
     report.stats.insert("conversations", conversations.len());
     report.stats.insert("interactions_skipped", skipped);
     Ok(())
+}
+
+/// The messages of one request body (already stripped of `cache_control`), parsed by
+/// the same loaders as a JSON document: Anthropic messages, or OpenAI messages mapped
+/// onto them. Also says whether they were OpenAI's.
+fn request_messages(
+    raw_messages: &[Value],
+    line: usize,
+) -> Result<(Vec<SharedMessage>, bool), InputError> {
+    let boxed: Vec<Box<RawValue>> = raw_messages
+        .iter()
+        .map(|v| RawValue::from_string(v.to_string()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| InputError::whole(e.to_string()))?;
+    let raw = RawMessages {
+        items: boxed.iter().map(|b| (line, &**b)).collect(),
+        body: true,
+    };
+    let openai = looks_openai(&raw);
+    let located = if openai {
+        openai::load(&raw)?.0
+    } else {
+        load_raw(&raw)?
+    };
+    Ok((located.into_iter().map(|l| l.message).collect(), openai))
 }
 
 /// Parses one response (SSE stream or JSON message) and reports what is wrong with
