@@ -16,11 +16,13 @@
 //!
 //! Layout: [`detect`] picks the format, a loader per format ([`claude_jsonl`],
 //! [`anthropic`], [`openai`], [`vcr`], [`sse`]) yields messages ([`source`]), the
-//! checks ([`history`], [`markers`], [`prefix`]) yield [`findings`], [`report`]
-//! renders them, and [`export`] writes a simulated request for `check` to read.
+//! checks ([`history`], [`markers`], [`conversation`], [`response`], [`prefix`])
+//! yield [`findings`], [`report`] renders them, and [`export`] writes a simulated
+//! request for `check` to read.
 
 pub mod anthropic;
 pub mod claude_jsonl;
+pub mod conversation;
 pub mod detect;
 pub mod export;
 pub mod findings;
@@ -29,6 +31,7 @@ pub mod markers;
 pub mod openai;
 pub mod prefix;
 pub mod report;
+pub mod response;
 pub mod source;
 pub mod sse;
 pub mod vcr;
@@ -288,7 +291,7 @@ pub fn check_reader(
         Detected::Recording => {
             let text = opened.text()?;
             let mut report = FileReport::new(&name, Format::Recording.name());
-            vcr::judge_response(&text, None, None, &mut report.findings);
+            response::judge_response(&text, None, None, &mut report.findings);
             report.stats.insert("responses", 1);
             Ok(report)
         }
