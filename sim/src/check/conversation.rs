@@ -18,7 +18,7 @@
 //!   would be a false alarm.
 //! - Ordered maps only, so grouping never depends on hashing.
 
-use super::findings::{Finding, Findings, Place, Severity};
+use super::findings::{Finding, Findings, Place, Severity, difference};
 use std::collections::{BTreeMap, BTreeSet};
 use turnsim_core::{Message, Role, SharedMessage};
 
@@ -47,24 +47,6 @@ pub struct Conversation {
     previous: Option<Previous>,
     /// Finding signatures already reported, so later requests do not repeat them.
     seen: BTreeSet<String>,
-}
-
-/// The text of `a` and `b` from a little before where they first differ.
-fn difference(a: &str, b: &str) -> (String, String) {
-    let at = a
-        .char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map(|((i, _), _)| i)
-        .unwrap_or(a.len().min(b.len()));
-    let from = a[..at]
-        .char_indices()
-        .rev()
-        .nth(20)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-    let tail = |s: &str| s.get(from..).unwrap_or("").to_string();
-    (tail(a), tail(b))
 }
 
 impl Conversation {
@@ -129,6 +111,7 @@ impl Conversation {
             && **carried != *reply
         {
             let i = prev.messages.len();
+            let (streamed, now) = difference(&reply.to_json(), &carried.to_json());
             out.push(
                 Finding::new(
                     Severity::Violation,
@@ -136,11 +119,11 @@ impl Conversation {
                     "reply_changed",
                     at(Some(i)),
                     format!(
-                        "request {id}: message {i} is not the reply streamed to request {p}: streamed {}",
-                        crate::checkers::excerpt(&reply.to_json())
+                        "request {id}: message {i} is not the reply streamed to request {p}: streamed …{}",
+                        crate::checkers::excerpt(&streamed)
                     ),
                 )
-                .with_excerpt(&carried.to_json()),
+                .with_excerpt(&now),
             );
         }
     }

@@ -95,6 +95,24 @@ impl Finding {
     }
 }
 
+/// The text of `a` and `b` from a little before where they first differ.
+pub fn difference(a: &str, b: &str) -> (String, String) {
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map(|((i, _), _)| i)
+        .unwrap_or(a.len().min(b.len()));
+    let from = a[..at]
+        .char_indices()
+        .rev()
+        .nth(20)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let tail = |s: &str| s.get(from..).unwrap_or("").to_string();
+    (tail(a), tail(b))
+}
+
 /// The findings of one file, capped, with full counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Findings {
@@ -158,5 +176,47 @@ impl FileReport {
 
     pub fn stat(&self, key: &str) -> usize {
         self.stats.get(key).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn difference_starts_a_little_before_the_first_differing_character() {
+        let a = format!("{}é-old", "x".repeat(30));
+        let b = format!("{}é-new", "x".repeat(30));
+        let (was, now) = difference(&a, &b);
+        // 21 characters of common context, then the difference.
+        assert_eq!(was, format!("{}é-old", "x".repeat(19)));
+        assert_eq!(now, format!("{}é-new", "x".repeat(19)));
+        // One a prefix of the other, multibyte text, empty strings: never a panic.
+        for (a, b) in [("ééé", "éé"), ("éé", "ééé"), ("", "x"), ("x", ""), ("", "")] {
+            let _ = difference(a, b);
+        }
+        assert_eq!(difference("ab", "ab"), ("ab".to_string(), "ab".to_string()));
+    }
+
+    #[test]
+    fn findings_past_the_cap_are_counted_not_kept() {
+        let mut f = Findings::default();
+        for i in 0..MAX_KEPT + 5 {
+            f.push(Finding::new(
+                Severity::Violation,
+                "pairing",
+                "missing_tool_result",
+                Place::default(),
+                format!("{i}"),
+            ));
+        }
+        assert_eq!(
+            (f.kept.len(), f.suppressed, f.violations),
+            (MAX_KEPT, 5, MAX_KEPT + 5)
+        );
+        assert_eq!(
+            f.counts.get("pairing/missing_tool_result"),
+            Some(&(MAX_KEPT + 5))
+        );
     }
 }

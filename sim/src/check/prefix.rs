@@ -8,7 +8,7 @@
 //! written, the next not yet; some results of a parallel batch, not all) is a true
 //! earlier state of the same session, not a rewrite. Window boundaries must agree too.
 
-use super::findings::{FileReport, Finding, Place, Severity};
+use super::findings::{FileReport, Finding, Place, Severity, difference};
 use super::source::{InputError, Item, Located};
 
 /// Which of the two files could not be read.
@@ -79,6 +79,7 @@ pub fn compare(
                             ),
                         ));
                     } else {
+                        let (was, now) = difference(&pj, &qj);
                         report.findings.push(
                             Finding::new(
                                 Severity::Violation,
@@ -86,12 +87,12 @@ pub fn compare(
                                 "message_differs",
                                 place,
                                 format!(
-                                    "message {index} differs from {a_name} (line {}): was {}",
+                                    "message {index} differs from {a_name} (line {}): was …{}",
                                     p.line,
-                                    crate::checkers::excerpt(&pj)
+                                    crate::checkers::excerpt(&was)
                                 ),
                             )
-                            .with_excerpt(&qj),
+                            .with_excerpt(&now),
                         );
                         diverged = true;
                         break;
