@@ -47,6 +47,10 @@ pub enum Command {
         /// Print the run step by step.
         #[arg(long)]
         trace: bool,
+        /// Write the request at the violation (the run's last request) to PATH as an
+        /// Anthropic Messages JSON body, for `turnsim check`.
+        #[arg(long, value_name = "PATH")]
+        export_transcript: Option<PathBuf>,
     },
     /// Minimise a failing scenario's decision list; writes FILE.min.json.
     Shrink {
@@ -60,8 +64,10 @@ pub enum Command {
     /// Serve the scripted provider as an Anthropic Messages API on 127.0.0.1.
     #[cfg(feature = "serve")]
     Serve(crate::serve::ServeArgs),
-    /// Judge a `turnsim serve --record` directory again; exit 1 on any violation.
-    Check { dir: PathBuf },
+    /// Check real transcripts, recorded traffic and `turnsim serve --record`
+    /// directories against the invariants. Exit codes: 0 clean, 1 violations,
+    /// 2 unreadable input.
+    Check(crate::check::CheckArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -134,7 +140,11 @@ pub fn main_with(args: Vec<String>) -> i32 {
     };
     match cli.command {
         Command::Run(a) => cmd_run(a),
-        Command::Replay { file, trace } => cmd_replay(&file, trace),
+        Command::Replay {
+            file,
+            trace,
+            export_transcript,
+        } => cmd_replay(&file, trace, export_transcript.as_deref()),
         Command::Shrink { file, budget } => cmd_shrink(&file, budget),
         Command::Options { seed } => {
             print!("{}", SimOptions::from_seed(seed));
@@ -142,8 +152,27 @@ pub fn main_with(args: Vec<String>) -> i32 {
         }
         #[cfg(feature = "serve")]
         Command::Serve(a) => cmd_serve(&a),
-        Command::Check { dir } => crate::serve::check_main(&dir),
+        Command::Check(a) => cmd_check(a),
     }
+}
+
+/// `turnsim check`: files go to the transcript checker; a directory is a
+/// `turnsim serve --record` recording, judged request by request.
+fn cmd_check(mut a: crate::check::CheckArgs) -> i32 {
+    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = a.files.drain(..).partition(|p| p.is_dir());
+    let mut code = exit::PASS;
+    for dir in &dirs {
+        let c = match crate::serve::check_main(dir) {
+            exit::IO => crate::check::report::exit::UNREADABLE,
+            c => c,
+        };
+        code = code.max(c);
+    }
+    if !files.is_empty() || dirs.is_empty() {
+        a.files = files;
+        code = code.max(crate::check::run(&a));
+    }
+    code
 }
 
 #[cfg(feature = "serve")]
@@ -351,7 +380,7 @@ fn describe(o: &RunOutcome) -> String {
     }
 }
 
-fn cmd_replay(file: &Path, trace: bool) -> i32 {
+fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> i32 {
     let (scenario, factory) = match load(file) {
         Ok(x) => x,
         Err(code) => return code,
@@ -365,6 +394,11 @@ fn cmd_replay(file: &Path, trace: bool) -> i32 {
     }
     println!("replayed {}: {}", file.display(), describe(&outcome));
     println!("  trace digest {}", outcome.digest);
+    if let Some(path) = export
+        && let Err(code) = export_transcript(&outcome, path)
+    {
+        return code;
+    }
     if let Err(e) = matches_expectation(&scenario.expect, &outcome) {
         println!("MISMATCH: {e}");
         return exit::MISMATCH;
@@ -386,6 +420,21 @@ fn cmd_replay(file: &Path, trace: bool) -> i32 {
         Some(v) => {
             println!("reproduced: {} at step {}", v.invariant, v.step);
             exit_code(Some(FailureClass::of(&v.invariant)))
+        }
+    }
+}
+
+/// `replay --export-transcript`: writes the request at the violation for `turnsim check`.
+fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), i32> {
+    match crate::check::export::export_transcript(outcome, path) {
+        Ok(n) => {
+            println!("transcript: {} ({n} messages)", path.display());
+            println!("check:      turnsim check {}", shell_quote(path));
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("--export-transcript: {e}");
+            Err(exit::IO)
         }
     }
 }

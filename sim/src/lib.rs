@@ -10,6 +10,7 @@
 //! file system, and nothing iterates a hash map into its output.
 
 pub mod canary;
+pub mod check;
 pub mod checkers;
 pub mod cli;
 pub mod cliargs;

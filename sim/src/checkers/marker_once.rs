@@ -5,7 +5,7 @@
 //! runtime putting free text where the model expects a fixed signal.
 
 use super::{Check, Checker, Ctx, Event, excerpt};
-use turnsim_core::{Role, is_interruption_marker, is_marker_message};
+use turnsim_core::{Message, Role, is_interruption_marker, is_marker_message};
 
 pub struct MarkerOnce;
 
@@ -30,11 +30,7 @@ impl Checker for MarkerOnce {
                     i - 1
                 )));
             }
-            if m.role == Role::User
-                && let Some(s) = m.string_content()
-                && s.starts_with("[Request interrupted")
-                && !is_interruption_marker(s)
-            {
+            if let Some(s) = near_marker(m) {
                 return Some(Err(format!(
                     "request {op}: message {i} looks like a marker but is not one of the seven: {}",
                     excerpt(s)
@@ -44,4 +40,15 @@ impl Checker for MarkerOnce {
         }
         Some(Ok(()))
     }
+}
+
+/// The user string content of `m` when it starts like an interruption marker but is
+/// not exactly one of the seven. Shared with `turnsim check`, which judges real
+/// transcripts by the same rule.
+pub fn near_marker(m: &Message) -> Option<&str> {
+    if m.role != Role::User {
+        return None;
+    }
+    m.string_content()
+        .filter(|s| s.starts_with("[Request interrupted") && !is_interruption_marker(s))
 }

@@ -12,10 +12,10 @@ mod cache_breakpoints;
 pub mod determinism;
 mod history_stable;
 mod liveness;
-mod marker_once;
+pub(crate) mod marker_once;
 mod no_lost_observation;
 mod note_exact;
-mod pairing;
+pub(crate) mod pairing;
 mod recovery_idempotent;
 mod stale_noop;
 

@@ -6,7 +6,7 @@
 //! violation here ends a user's session.
 
 use super::{Check, Checker, Ctx, Event};
-use turnsim_core::{Block, Role, validate_history};
+use turnsim_core::{Block, Message, Role, validate_history};
 
 pub struct Pairing;
 
@@ -23,19 +23,42 @@ impl Checker for Pairing {
             return Some(Err(format!("request {op} would be rejected: {e}")));
         }
         for (i, m) in request.messages.iter().enumerate() {
-            if m.role == Role::User && m.is_empty() {
-                return Some(Err(format!(
-                    "request {op}: message {i} is an empty user message"
-                )));
-            }
-            for (j, b) in m.blocks().iter().enumerate() {
-                if matches!(b, Block::Text { text } if text.is_empty()) {
+            match empty_part(m) {
+                Some(EmptyPart::UserMessage) => {
+                    return Some(Err(format!(
+                        "request {op}: message {i} is an empty user message"
+                    )));
+                }
+                Some(EmptyPart::TextBlock(j)) => {
                     return Some(Err(format!(
                         "request {op}: message {i}, block {j} is an empty text block"
                     )));
                 }
+                None => {}
             }
         }
         Some(Ok(()))
     }
+}
+
+/// What of a message the provider rejects as empty, besides an empty assistant
+/// message (which `validate_history` reports). Shared with `turnsim check`, so a real
+/// transcript is judged by the same rule as a simulated request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyPart {
+    /// A user message with content `""` or `[]`.
+    UserMessage,
+    /// A text block with `""` as its text, at this block index.
+    TextBlock(usize),
+}
+
+/// The first empty part of `m`, if any.
+pub fn empty_part(m: &Message) -> Option<EmptyPart> {
+    if m.role == Role::User && m.is_empty() {
+        return Some(EmptyPart::UserMessage);
+    }
+    m.blocks()
+        .iter()
+        .position(|b| matches!(b, Block::Text { text } if text.is_empty()))
+        .map(EmptyPart::TextBlock)
 }

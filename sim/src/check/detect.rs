@@ -1,0 +1,147 @@
+//! Telling the input format from the first bytes of a file.
+//!
+//! Guarantee: detection reads only a bounded head of the file (so a huge log is not
+//! read twice), decides from content alone (never from the file name), and refuses
+//! rather than guesses: binary data or text that fits no format is an
+//! [`InputError`] that names the line and suggests `--format`.
+
+use super::source::{InputError, line_at};
+
+/// Bytes of a file that detection may look at.
+pub const HEAD: usize = 1 << 20;
+
+/// What the head of a file looks like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detected {
+    /// One JSON object per line, not a request body: a Claude Code log.
+    ClaudeJsonl,
+    /// One JSON document: an array of messages or a request body (Anthropic or
+    /// OpenAI, told apart by its content).
+    JsonDocument,
+    /// A YAML go-vcr cassette.
+    Vcr,
+    /// A raw server-sent-event stream.
+    Recording,
+}
+
+/// Detects the format of a file from its first `head.len()` bytes; `complete` says
+/// whether that is the whole file.
+pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    if let Some(nul) = head.iter().position(|&b| b == 0) {
+        return Err(InputError::at(
+            line_at(head, (0, 1), nul),
+            "binary data (a NUL byte), not a transcript",
+        ));
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        // A character cut by the end of the head is not an error.
+        Err(e) if e.error_len().is_none() && !complete => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(e) => {
+            return Err(InputError::at(
+                line_at(head, (0, 1), e.valid_up_to()),
+                "not UTF-8 text (binary data?)",
+            ));
+        }
+    };
+    let body = text.trim_start();
+    if body.is_empty() {
+        return Err(InputError::whole("the file is empty: nothing to check"));
+    }
+    if body.starts_with('[') {
+        return Ok(Detected::JsonDocument);
+    }
+    if body.starts_with('{') {
+        return Ok(match body.split_once('\n') {
+            Some((first, _)) => match serde_json::from_str::<serde_json::Value>(first) {
+                Ok(serde_json::Value::Object(o)) if o.contains_key("messages") => {
+                    Detected::JsonDocument
+                }
+                Ok(serde_json::Value::Object(_)) => Detected::ClaudeJsonl,
+                // Not a whole object on the first line: a pretty-printed document
+                // (or a broken first line, which the document parser will name).
+                _ => Detected::JsonDocument,
+            },
+            None if complete => match serde_json::from_str::<serde_json::Value>(body) {
+                Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => {
+                    Detected::ClaudeJsonl
+                }
+                _ => Detected::JsonDocument,
+            },
+            // A first line longer than the head: a log entry names its session.
+            None if body.contains("\"sessionId\"") || body.contains("\"parentUuid\"") => {
+                Detected::ClaudeJsonl
+            }
+            None => Detected::JsonDocument,
+        });
+    }
+    if ["---", "version:", "interactions:"]
+        .iter()
+        .any(|p| body.starts_with(p))
+    {
+        return Ok(Detected::Vcr);
+    }
+    if ["event:", "data:", ":"].iter().any(|p| body.starts_with(p)) {
+        return Ok(Detected::Recording);
+    }
+    Err(InputError::at(
+        1,
+        "cannot tell the format (not JSON, a Claude Code log, a go-vcr cassette or an SSE recording); pass --format",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_from_content() {
+        let cases: [(&str, Detected); 8] = [
+            (
+                "{\"type\":\"user\"}\n{\"type\":\"x\"}\n",
+                Detected::ClaudeJsonl,
+            ),
+            ("{\"type\":\"summary\"}", Detected::ClaudeJsonl),
+            (
+                "{\"system\":\"s\",\"messages\":[]}\n",
+                Detected::JsonDocument,
+            ),
+            ("{\n  \"messages\": []\n}\n", Detected::JsonDocument),
+            (
+                "  [{\"role\":\"user\",\"content\":\"x\"}]",
+                Detected::JsonDocument,
+            ),
+            ("---\nversion: 2\ninteractions: []\n", Detected::Vcr),
+            ("event: message_start\ndata: {}\n\n", Detected::Recording),
+            ("\u{feff}[]", Detected::JsonDocument),
+        ];
+        for (text, want) in cases {
+            assert_eq!(detect(text.as_bytes(), true), Ok(want), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn binary_and_unknown_text_are_refused_with_a_line() {
+        assert_eq!(
+            detect(b"{}\nab\x00cd", true),
+            Err(InputError::at(
+                2,
+                "binary data (a NUL byte), not a transcript"
+            ))
+        );
+        assert_eq!(
+            detect(b"\n\n\xff\xfe", true),
+            Err(InputError::at(3, "not UTF-8 text (binary data?)"))
+        );
+        assert!(detect(b"hello world", true).is_err());
+        assert!(detect(b"   \n", true).is_err());
+        // A multibyte character cut by the end of the head is fine.
+        assert_eq!(
+            detect("[\"é".as_bytes().split_at(3).0, false),
+            Ok(Detected::JsonDocument)
+        );
+    }
+}

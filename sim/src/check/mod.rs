@@ -1,0 +1,351 @@
+//! `turnsim check`: the simulator's invariants, run on real transcripts and recorded
+//! traffic.
+//!
+//! Guarantees:
+//! - One oracle: what judges a simulated request judges a real one. Pairing,
+//!   ordering and emptiness go through `turnsim_core::validate_history` and the
+//!   simulator's own per-message rules (`checkers::pairing`, `checkers::marker_once`);
+//!   recorded responses go through the engine's own stream handling.
+//! - Never a panic and never a silent half-check on any input: input that is not the
+//!   format it claims is an error naming the file and line (exit 2); nothing reachable
+//!   from input unwraps.
+//! - Bounded memory on logs: Claude Code JSONL is read line by line and checked as a
+//!   stream (see [`history`]); JSON documents and cassettes are single documents and
+//!   are held whole.
+//! - Deterministic output: see [`report`].
+//!
+//! Layout: [`detect`] picks the format, a loader per format ([`claude_jsonl`],
+//! [`anthropic`], [`openai`], [`vcr`], [`sse`]) yields messages ([`source`]), the
+//! checks ([`history`], [`markers`], [`conversation`], [`response`], [`prefix`])
+//! yield [`findings`], [`report`] renders them, and [`export`] writes a simulated
+//! request for `check` to read.
+
+pub mod anthropic;
+pub mod claude_jsonl;
+pub mod conversation;
+pub mod detect;
+pub mod export;
+pub mod findings;
+pub mod history;
+pub mod markers;
+pub mod openai;
+pub mod prefix;
+pub mod report;
+pub mod response;
+pub mod source;
+pub mod sse;
+pub mod vcr;
+
+use detect::{Detected, HEAD, detect};
+use findings::{FileReport, Place};
+use history::{End, HistoryCheck};
+use report::{Outcome, Unreadable};
+use source::{InputError, Item, Located, utf8};
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+/// The input formats `--format` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Anthropic Messages JSON: an array of messages or a request body.
+    Anthropic,
+    /// A Claude Code session log, one entry per line.
+    #[value(name = "claude-jsonl")]
+    ClaudeJsonl,
+    /// A go-vcr YAML cassette of Messages API calls with SSE responses.
+    Vcr,
+    /// OpenAI chat-completions messages (an array or a request body).
+    #[value(name = "openai")]
+    OpenAi,
+    /// One recorded Messages API response stream (server-sent events).
+    Recording,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Anthropic => "anthropic",
+            Format::ClaudeJsonl => "claude-jsonl",
+            Format::Vcr => "vcr",
+            Format::OpenAi => "openai",
+            Format::Recording => "recording",
+        }
+    }
+}
+
+/// `turnsim check [--format F] [--json] [--prefix] FILE…`
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The input format; detected from the content when absent.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Print a machine-readable JSON report.
+    #[arg(long)]
+    pub json: bool,
+    /// Check that the second file extends the first, message by message, byte for byte.
+    #[arg(long)]
+    pub prefix: bool,
+    /// Transcripts, request bodies, cassettes or recordings.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs `turnsim check`; returns the exit code.
+pub fn run(args: &CheckArgs) -> i32 {
+    let outcome = if args.prefix {
+        match args.files.as_slice() {
+            [a, b] => check_prefix(a, b, args.format),
+            _ => {
+                eprintln!("--prefix takes exactly two files: A B (B must extend A)");
+                return report::exit::UNREADABLE;
+            }
+        }
+    } else {
+        check_files(&args.files, args.format)
+    };
+    if args.json {
+        print!("{}", report::json(&outcome));
+    } else {
+        print!("{}", report::human(&outcome));
+        for u in &outcome.unreadable {
+            eprintln!("{}", u.to_line());
+        }
+    }
+    outcome.exit_code()
+}
+
+/// Checks each file on its own.
+pub fn check_files(files: &[PathBuf], format: Option<Format>) -> Outcome {
+    let mut outcome = Outcome::default();
+    for path in files {
+        match check_file(path, format) {
+            Ok(r) => outcome.files.push(r),
+            Err(e) => outcome.unreadable.push(unreadable(path, e)),
+        }
+    }
+    outcome
+}
+
+fn unreadable(path: &Path, e: InputError) -> Unreadable {
+    Unreadable {
+        path: path.display().to_string(),
+        line: e.line,
+        message: e.message,
+    }
+}
+
+/// The detection head put back in front of the rest of the input.
+type Input = BufReader<std::io::Chain<Cursor<Vec<u8>>, Box<dyn Read>>>;
+
+/// An opened input: its detected shape and a reader over all of it.
+struct Opened {
+    detected: Detected,
+    reader: Input,
+}
+
+impl Opened {
+    fn text(self) -> Result<String, InputError> {
+        let mut bytes = Vec::new();
+        let mut reader = self.reader;
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+        utf8(&bytes)?;
+        String::from_utf8(bytes).map_err(|_| InputError::whole("not UTF-8 text"))
+    }
+}
+
+fn open_path(path: &Path, format: Option<Format>) -> Result<Opened, InputError> {
+    let file = File::open(path).map_err(|e| InputError::whole(format!("cannot open: {e}")))?;
+    open(Box::new(file), format)
+}
+
+/// Reads the head for detection, then hands back a reader over the whole input.
+fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, InputError> {
+    let mut head = Vec::new();
+    (&mut input)
+        .take(HEAD as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+    let detected = match format {
+        Some(Format::ClaudeJsonl) => Detected::ClaudeJsonl,
+        Some(Format::Anthropic | Format::OpenAi) => Detected::JsonDocument,
+        Some(Format::Vcr) => Detected::Vcr,
+        Some(Format::Recording) => Detected::Recording,
+        None => detect(&head, head.len() < HEAD)?,
+    };
+    Ok(Opened {
+        detected,
+        reader: BufReader::new(Cursor::new(head).chain(input)),
+    })
+}
+
+/// The messages of a JSON document, the format it turned out to be, and how a call
+/// open at its end is judged (a request body was sent; a bare array may be a log).
+fn json_document(
+    text: &str,
+    format: Option<Format>,
+) -> Result<(Vec<Located>, Format, End, usize), InputError> {
+    let raw = anthropic::raw_messages(anthropic::without_bom(text))?;
+    let end = if raw.body {
+        End::Violation
+    } else {
+        End::TurnOpen
+    };
+    let openai = match format {
+        Some(Format::OpenAi) => true,
+        Some(_) => false,
+        None => anthropic::looks_openai(&raw),
+    };
+    if openai {
+        let (messages, skipped) = openai::load(&raw)?;
+        Ok((messages, Format::OpenAi, end, skipped))
+    } else {
+        Ok((anthropic::load_raw(&raw)?, Format::Anthropic, end, 0))
+    }
+}
+
+/// Runs the history checks over a message stream, one window at a time.
+fn check_stream(
+    items: impl Iterator<Item = Result<Item, InputError>>,
+    last_end: End,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
+    let mut window = 0;
+    let place = |window| Place {
+        window: Some(window),
+        ..Place::default()
+    };
+    let mut check = HistoryCheck::new(place(window));
+    let mut messages = 0;
+    for item in items {
+        match item? {
+            Item::Message(m) => {
+                messages += 1;
+                check.push(m, &mut report.findings);
+            }
+            Item::Boundary { .. } => {
+                // A compaction replaced the history; what came before had to be a
+                // complete history of its own.
+                check.finish(End::Violation, &mut report.findings);
+                window += 1;
+                check = HistoryCheck::new(place(window));
+            }
+        }
+    }
+    check.finish(last_end, &mut report.findings);
+    report.stats.insert("messages", messages);
+    report.stats.insert("windows", window + 1);
+    Ok(())
+}
+
+/// Checks one file; the format is detected unless given.
+pub fn check_file(path: &Path, format: Option<Format>) -> Result<FileReport, InputError> {
+    let file = File::open(path).map_err(|e| InputError::whole(format!("cannot open: {e}")))?;
+    check_reader(&path.display().to_string(), file, format)
+}
+
+/// Checks one input read from `input`, reported under `name`: what [`check_file`]
+/// does after opening the file, for inputs that are not files (tests, fuzzing).
+pub fn check_reader(
+    name: &str,
+    input: impl Read + 'static,
+    format: Option<Format>,
+) -> Result<FileReport, InputError> {
+    let opened = open(Box::new(input), format)?;
+    let name = name.to_string();
+    match opened.detected {
+        Detected::ClaudeJsonl => {
+            let mut report = FileReport::new(&name, Format::ClaudeJsonl.name());
+            let mut log = claude_jsonl::ClaudeJsonl::new(opened.reader);
+            check_stream(&mut log, End::TurnOpen, &mut report)?;
+            report.stats.insert("lines", log.stats.lines);
+            report.stats.insert("entries_skipped", log.stats.skipped);
+            report
+                .stats
+                .insert("sidechain_skipped", log.stats.sidechain);
+            report.stats.insert("lines_merged", log.stats.merged);
+            Ok(report)
+        }
+        Detected::JsonDocument => {
+            let text = opened.text()?;
+            let (messages, format, end, skipped) = json_document(&text, format)?;
+            let mut report = FileReport::new(&name, format.name());
+            check_stream(
+                messages.into_iter().map(|m| Ok(Item::Message(m))),
+                end,
+                &mut report,
+            )?;
+            if format == Format::OpenAi {
+                report.stats.insert("instructions_skipped", skipped);
+            }
+            Ok(report)
+        }
+        Detected::Vcr => {
+            let text = opened.text()?;
+            let mut report = FileReport::new(&name, Format::Vcr.name());
+            vcr::check(&text, &mut report)?;
+            Ok(report)
+        }
+        Detected::Recording => {
+            let text = opened.text()?;
+            let mut report = FileReport::new(&name, Format::Recording.name());
+            response::judge_response(&text, None, None, &mut report.findings);
+            report.stats.insert("responses", 1);
+            Ok(report)
+        }
+    }
+}
+
+/// A file as a message stream, for `--prefix`.
+type Stream = Box<dyn Iterator<Item = Result<Item, InputError>>>;
+
+fn messages_of(path: &Path, format: Option<Format>) -> Result<(Stream, Format), InputError> {
+    let opened = open_path(path, format)?;
+    match opened.detected {
+        Detected::ClaudeJsonl => Ok((
+            Box::new(claude_jsonl::ClaudeJsonl::new(opened.reader)),
+            Format::ClaudeJsonl,
+        )),
+        Detected::JsonDocument => {
+            let text = opened.text()?;
+            let (messages, format, _, _) = json_document(&text, format)?;
+            Ok((
+                Box::new(messages.into_iter().map(|m| Ok(Item::Message(m)))),
+                format,
+            ))
+        }
+        Detected::Vcr | Detected::Recording => Err(InputError::whole(
+            "--prefix compares message transcripts; a cassette or a recording is not one",
+        )),
+    }
+}
+
+/// `--prefix A B`: B extends A, message by message, byte for byte.
+pub fn check_prefix(a: &Path, b: &Path, format: Option<Format>) -> Outcome {
+    let mut outcome = Outcome::default();
+    let (a_stream, _) = match messages_of(a, format) {
+        Ok(x) => x,
+        Err(e) => {
+            outcome.unreadable.push(unreadable(a, e));
+            return outcome;
+        }
+    };
+    let (b_stream, b_format) = match messages_of(b, format) {
+        Ok(x) => x,
+        Err(e) => {
+            outcome.unreadable.push(unreadable(b, e));
+            return outcome;
+        }
+    };
+    let mut report = FileReport::new(&b.display().to_string(), b_format.name());
+    let a_name = a.display().to_string();
+    report.extends = Some(a_name.clone());
+    match prefix::compare(a_stream, b_stream, &a_name, &mut report) {
+        Ok(()) => outcome.files.push(report),
+        Err(prefix::Side::A(e)) => outcome.unreadable.push(unreadable(a, e)),
+        Err(prefix::Side::B(e)) => outcome.unreadable.push(unreadable(b, e)),
+    }
+    outcome
+}
