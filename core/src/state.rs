@@ -34,6 +34,7 @@ pub const RECOVERY_NOTE_PHRASE: &str = "Canceled";
 pub const DEFAULT_MAX_TRUNCATED_RESUMES: u32 = 3;
 
 /// Identifies one generation or one tool batch. Never reused within a session.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct OperationId(pub u64);
 
@@ -44,6 +45,7 @@ impl std::fmt::Display for OperationId {
 }
 
 /// Why the model stopped.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
@@ -70,6 +72,7 @@ impl StopReason {
 }
 
 /// Token usage of one generation, or summed over a run.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -77,6 +80,7 @@ pub struct Usage {
 }
 
 /// A finished generation.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenerationOutput {
     pub message: Message,
@@ -85,6 +89,7 @@ pub struct GenerationOutput {
 }
 
 /// The result of one tool call.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
     pub tool_use_id: String,
@@ -128,6 +133,7 @@ pub enum Effect {
 }
 
 /// The durable intent: what is outstanding and must be accounted for after a crash.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "pending", rename_all = "snake_case")]
 pub enum PendingOperation {
