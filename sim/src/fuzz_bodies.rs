@@ -200,10 +200,16 @@ fn quietly<R>(f: impl FnOnce() -> R) -> R {
             }
         }));
     });
+    /// Turns the hook back on when dropped, also if `f` unwinds.
+    struct Loud;
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(false));
+        }
+    }
     QUIET.with(|q| q.set(true));
-    let result = f();
-    QUIET.with(|q| q.set(false));
-    result
+    let _loud = Loud;
+    f()
 }
 
 #[cfg(test)]
