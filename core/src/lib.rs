@@ -5,6 +5,9 @@
 //! them out, so one seed replays a run exactly. The behaviour is specified in
 //! `spec/turn-engine.md`; each module implements one section of it.
 
+#[cfg(feature = "arbitrary")]
+mod arbitrary_impls;
+pub mod fuzz_bodies;
 pub mod history;
 pub mod interrupt;
 pub mod message;

@@ -17,6 +17,7 @@ use std::sync::Arc;
 pub type SharedMessage = Arc<Message>;
 
 /// Who wrote a message.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -34,6 +35,7 @@ impl Role {
 }
 
 /// `{"role": …, "content": STRING | [BLOCK, …]}`.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -42,6 +44,7 @@ pub struct Message {
 
 /// Message content: the wire allows a bare string or an array of blocks, and the two
 /// are kept apart so a round trip never changes which one a message used.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Content {
@@ -78,6 +81,7 @@ pub enum Block {
 
 /// `tool_result` content: a string, or an array of blocks (text on the wire today;
 /// other kinds are kept as [`Block::Unknown`]).
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ToolResultContent {

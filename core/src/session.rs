@@ -57,6 +57,7 @@ impl Default for SessionConfig {
 }
 
 /// The opening of a streamed content block.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BlockStart {
@@ -67,6 +68,7 @@ pub enum BlockStart {
 }
 
 /// One provider stream event (the Anthropic event model).
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum StreamEvent {
@@ -106,6 +108,7 @@ pub enum StreamEvent {
 }
 
 /// Everything a runtime hands the session.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "input", rename_all = "snake_case")]
 pub enum Input {

@@ -34,6 +34,7 @@ pub const RECOVERY_NOTE_PHRASE: &str = "Canceled";
 pub const DEFAULT_MAX_TRUNCATED_RESUMES: u32 = 3;
 
 /// Identifies one generation or one tool batch. Never reused within a session.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct OperationId(pub u64);
 
@@ -44,6 +45,7 @@ impl std::fmt::Display for OperationId {
 }
 
 /// Why the model stopped.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
@@ -70,6 +72,7 @@ impl StopReason {
 }
 
 /// Token usage of one generation, or summed over a run.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -77,6 +80,7 @@ pub struct Usage {
 }
 
 /// A finished generation.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GenerationOutput {
     pub message: Message,
@@ -85,6 +89,7 @@ pub struct GenerationOutput {
 }
 
 /// The result of one tool call.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
     pub tool_use_id: String,
@@ -128,6 +133,7 @@ pub enum Effect {
 }
 
 /// The durable intent: what is outstanding and must be accounted for after a crash.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "pending", rename_all = "snake_case")]
 pub enum PendingOperation {
@@ -274,7 +280,9 @@ impl TurnState {
 
     fn fresh_op(&mut self) -> OperationId {
         let op = OperationId(self.next_op);
-        self.next_op += 1;
+        // Saturates rather than wrapping: a log claiming op u64::MAX must not make
+        // recovery panic; ids stay unique for the first 2^64 - 1 operations.
+        self.next_op = self.next_op.saturating_add(1);
         op
     }
 
@@ -369,8 +377,14 @@ impl TurnState {
     ) -> Result<Vec<Effect>, StateError> {
         self.check_generating(op)?;
         let calls = self.check_response(&output)?;
-        self.usage.output_tokens += output.usage.output_tokens;
-        self.usage.input_tokens += output.usage.input_tokens;
+        self.usage.output_tokens = self
+            .usage
+            .output_tokens
+            .saturating_add(output.usage.output_tokens);
+        self.usage.input_tokens = self
+            .usage
+            .input_tokens
+            .saturating_add(output.usage.input_tokens);
         self.push(output.message);
         if !calls.is_empty() {
             self.truncated_in_a_row = 0;

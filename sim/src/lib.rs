@@ -17,6 +17,7 @@ pub mod cliargs;
 pub mod decide;
 pub mod disk;
 pub mod engine;
+pub mod fuzz_bodies;
 pub mod options;
 pub mod provider;
 pub mod report;

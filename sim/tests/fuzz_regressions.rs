@@ -1,0 +1,120 @@
+//! Replays every committed fuzz input of the simulator's targets (`fuzz/seeds/<target>`
+//! and `fuzz/regressions/<target>`) through the same bodies the fuzz targets run, and
+//! checks that a `sim_decisions` find becomes a scenario file that replays.
+//!
+//! Guarantee: a crash the fuzzer found, once fixed and saved as a regression input,
+//! is re-checked by a plain stable `cargo test` through exactly the code libFuzzer
+//! ran; and what `sim_decisions` writes on a failure is a scenario `turnsim replay`
+//! reproduces, violation, step and trace digest alike.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use turnsim::canary::{Bug, Canary};
+use turnsim::cli::factory;
+use turnsim::fuzz_bodies;
+use turnsim::runner::{matches_expectation, run_scenario};
+use turnsim::scenario::{Expectation, load_scenario};
+
+/// The seed and regression files of `target`, sorted; `None` when this crate is
+/// built outside its repository (no `fuzz/` beside it).
+fn inputs(target: &str) -> Option<Vec<PathBuf>> {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    if !fuzz.is_dir() {
+        return None;
+    }
+    let mut files = Vec::new();
+    for kind in ["seeds", "regressions"] {
+        let Ok(entries) = std::fs::read_dir(fuzz.join(kind).join(target)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("a readable directory entry").path();
+            if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Some(files)
+}
+
+fn replay(target: &str, body: fn(&[u8])) {
+    let Some(files) = inputs(target) else {
+        eprintln!("no fuzz/ directory beside the crate: nothing to replay for {target}");
+        return;
+    };
+    assert!(!files.is_empty(), "fuzz/seeds/{target} holds no input");
+    let failed: Vec<String> = files
+        .iter()
+        .filter(|file| {
+            let data = std::fs::read(file).expect("a readable input file");
+            catch_unwind(AssertUnwindSafe(|| body(&data))).is_err()
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} inputs panicked:\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn scenario_parse_inputs() {
+    replay("scenario_parse", fuzz_bodies::scenario_parse);
+}
+
+#[test]
+fn sim_decisions_inputs() {
+    replay("sim_decisions", |data| {
+        fuzz_bodies::sim_decisions(data);
+    });
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    match panic.downcast::<String>() {
+        Ok(s) => *s,
+        Err(panic) => panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// A planted bug (the canary that appends a marker twice) fails seed 1 with no
+/// decisions of its own; the body must write a scenario that replays to the same
+/// violation and trace, and print the replay command.
+#[test]
+fn a_find_is_written_as_a_scenario_that_replays() {
+    let data = 1u64.to_le_bytes();
+    let panic = catch_unwind(|| {
+        fuzz_bodies::sim_decisions_on(&Canary(Bug::MarkerTwice), &data);
+    })
+    .expect_err("the canary fails seed 1");
+    let message = panic_message(panic);
+    assert!(message.contains("marker_once"), "{message}");
+    let path = message
+        .lines()
+        .find_map(|l| l.strip_prefix("scenario: "))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no scenario path in {message:?}"));
+    let replay_line = format!("replay:   turnsim replay {}", path.display());
+    assert!(message.contains(&replay_line), "{message}");
+
+    let scenario = load_scenario(&path).expect("the scenario loads");
+    std::fs::remove_file(&path).expect("the scenario file is removed");
+    assert_eq!(scenario.engine, "marker_twice");
+    assert!(matches!(
+        &scenario.expect,
+        Expectation::Fail { invariant, .. } if invariant == "marker_once"
+    ));
+    let engine = factory(&scenario.engine).expect("the canary engine is known");
+    let outcome = run_scenario(&*engine, &scenario, false);
+    matches_expectation(&scenario.expect, &outcome).expect("the replay reproduces the find");
+    assert_eq!(
+        scenario.trace_digest.as_deref(),
+        Some(outcome.digest.as_str())
+    );
+}
