@@ -121,7 +121,7 @@ pub fn sim_decisions_on(factory: &dyn EngineFactory, data: &[u8]) -> Option<Scen
         },
         Err(panic) => {
             let mut failing = scenario;
-            let message = panic_text(&*panic);
+            let message = crate::world::panic_text(&*panic);
             failing.name = "sim_decisions: the simulator panicked".into();
             failing.description = format!("the simulator itself panicked: {message}");
             fail(&failing, &failing.description.clone())
@@ -166,16 +166,6 @@ fn out_dir() -> PathBuf {
             .join("fuzz")
             .join("artifacts")
             .join("sim_decisions"),
-    }
-}
-
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(a panic without a message)".to_string()
     }
 }
 

@@ -1028,7 +1028,8 @@ impl World<'_> {
     }
 }
 
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+/// The message a caught panic carried.
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = panic.downcast_ref::<String>() {
