@@ -100,6 +100,20 @@ fn main() {
         finish(&Reference, s, &dir, &format!("fault-{}.json", kind.name()));
     }
     scripted(&dir);
+    // Failures found and fixed: each replays its seed and must now pass.
+    let fixed: [(u64, &str); 3] = [
+        (119_662, "liveness-bound"),
+        (184_448, "liveness-bound"),
+        (194_343, "liveness-bound"),
+    ];
+    for (seed, what) in fixed {
+        let s = seed_scenario(
+            seed,
+            format!("fixed {what} (seed {seed})"),
+            "Found by `turnsim run` over 0..200000: the liveness phase allowed 300 steps, fewer than a legitimate long turn (six tool rounds of four calls with thinking) needs after the open one; the bound is now LIVENESS_STEPS. Passes since.".into(),
+        );
+        finish(&Reference, s, &dir, &format!("fixed-{what}-{seed}.json"));
+    }
     for bug in Bug::ALL {
         let factory = Canary(bug);
         let Some(first) = (0..500u64)

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The seed range `turnsim run` covers by default: about a minute on two cores.
-pub const DEFAULT_SEEDS: &str = "0..200000";
+pub const DEFAULT_SEEDS: &str = "0..400000";
 
 /// Failing seeds written out as scenarios per run, at most.
 const MAX_SCENARIOS: usize = 20;

@@ -229,7 +229,7 @@ pub struct SimOptions {
     pub turns: u32,
     /// Steps the safety phase may take, 400..=1200.
     pub safety_step_limit: u32,
-    /// Steps the quiet liveness phase gets to settle, 300.
+    /// Steps the quiet liveness phase gets to settle the open turn and run one more: [`LIVENESS_STEPS`].
     pub liveness_step_limit: u32,
     /// Chance that a generation asks for tools.
     pub tool_call: Ratio,
@@ -248,6 +248,12 @@ pub struct SimOptions {
     /// The faults switched on for this seed; a kind absent is off.
     pub faults: BTreeMap<FaultKind, Ratio>,
 }
+
+/// The liveness bound: room for the open turn and one more, each up to the provider's
+/// wrap-up point (six tool rounds of four parallel calls, thinking and text at the
+/// longest) plus three `max_tokens` resumptions, with stale deliveries in between.
+/// Long enough that only a turn that cannot end exceeds it.
+pub const LIVENESS_STEPS: u32 = 2000;
 
 /// XORed into the seed so that the options generator and a `Decider` built from the
 /// same seed produce unrelated streams.
@@ -309,7 +315,7 @@ impl SimOptions {
             seed,
             turns,
             safety_step_limit,
-            liveness_step_limit: 300,
+            liveness_step_limit: LIVENESS_STEPS,
             tool_call,
             parallel_max,
             thinking,
@@ -474,7 +480,7 @@ mod tests {
             let o = SimOptions::from_seed(seed);
             assert!((1..=6).contains(&o.turns), "{o}");
             assert!((400..=1200).contains(&o.safety_step_limit), "{o}");
-            assert_eq!(o.liveness_step_limit, 300);
+            assert_eq!(o.liveness_step_limit, LIVENESS_STEPS);
             assert!((1..=4).contains(&o.parallel_max), "{o}");
             assert!((1..=6).contains(&o.text_chunks_max), "{o}");
             assert!(o.provider_latency[0] <= o.provider_latency[1], "{o}");
