@@ -31,6 +31,25 @@ pub const OUT_VAR: &str = "TURNSIM_FUZZ_OUT";
 /// The name `scenario_parse` gives its input in errors.
 const ORIGIN: &str = "fuzz-input.json";
 
+/// `transcript_parse`: the input as a transcript in every format `turnsim check` reads
+/// (detected, then each format forced). Checking never panics on any bytes, and an
+/// input is either judged or reported unreadable, never both.
+pub fn transcript_parse(data: &[u8]) {
+    use crate::check::{Format, check_reader};
+    let formats = [
+        None,
+        Some(Format::Anthropic),
+        Some(Format::ClaudeJsonl),
+        Some(Format::Vcr),
+        Some(Format::OpenAi),
+        Some(Format::Recording),
+    ];
+    for format in formats {
+        let reader = std::io::Cursor::new(data.to_vec());
+        let _ = check_reader("fuzz-input", reader, format);
+    }
+}
+
 /// `scenario_parse`: the input as a scenario file. Parsing never panics; an error
 /// names the file and a line; a scenario that loads, saved and loaded again, is the
 /// same scenario, and saving it again gives the same text.

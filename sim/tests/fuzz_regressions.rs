@@ -67,6 +67,11 @@ fn scenario_parse_inputs() {
 }
 
 #[test]
+fn transcript_parse_inputs() {
+    replay("transcript_parse", fuzz_bodies::transcript_parse);
+}
+
+#[test]
 fn sim_decisions_inputs() {
     replay("sim_decisions", |data| {
         fuzz_bodies::sim_decisions(data);
