@@ -260,20 +260,22 @@ fn inherited_out(name: &str) -> bool {
 struct Running<'a> {
     ledger: &'a Path,
     tracker: Tracker,
+    profile: &'a Profile,
+    /// The run directory (the invocations' stdout and stderr go here).
+    dir: &'a Path,
+    timeout: Duration,
 }
 
 /// Runs one invocation to its end (or deadline); with `interrupt`, sends the signal
 /// as the schedule says.
 fn invoke(
     args: &[String],
-    profile: &Profile,
     vars: &Vars,
-    dir: &Path,
     label: &str,
-    timeout: Duration,
     interrupt: Option<&Schedule>,
     run: &mut Running<'_>,
 ) -> (Invocation, Option<Sent>) {
+    let (profile, dir, timeout) = (run.profile, run.dir, run.timeout);
     let argv = argv(args, vars);
     let mut inv = Invocation {
         argv: argv.clone(),
@@ -460,17 +462,11 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     let mut running = Running {
         ledger: &ledger,
         tracker: Tracker::default(),
-    };
-    let (first, sent) = invoke(
-        &profile.command,
         profile,
-        &vars,
         dir,
-        "first",
         timeout,
-        Some(s),
-        &mut running,
-    );
+    };
+    let (first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
     let ledger_first = ledger_lines(&ledger);
     let resume_request = handle.server.requests_seen();
     handle
@@ -478,16 +474,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         .replace_steps(resume_steps(&profile.shell_tool)?);
     vars.prompt = PROMPT_2.into();
     vars.resume = true;
-    let (resumed, _) = invoke(
-        &profile.resume,
-        profile,
-        &vars,
-        dir,
-        "resumed",
-        timeout,
-        None,
-        &mut running,
-    );
+    let (resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
     let records = handle.server.records();
     handle.stop();
     Ok(Facts {
