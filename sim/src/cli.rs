@@ -64,6 +64,10 @@ pub enum Command {
     /// Serve the scripted provider as an Anthropic Messages API on 127.0.0.1.
     #[cfg(feature = "serve")]
     Serve(crate::serve::ServeArgs),
+    /// Drive a real agent client against `turnsim serve`: seeded faults, SIGINT,
+    /// SIGTERM, SIGKILL, resume; judge what it sends and what its tools do.
+    #[cfg(feature = "serve")]
+    Drive(crate::drive::DriveArgs),
     /// Check real transcripts, recorded traffic and `turnsim serve --record`
     /// directories against the invariants. Exit codes: 0 clean, 1 violations,
     /// 2 unreadable input.
@@ -152,6 +156,8 @@ pub fn main_with(args: Vec<String>) -> i32 {
         }
         #[cfg(feature = "serve")]
         Command::Serve(a) => cmd_serve(&a),
+        #[cfg(feature = "serve")]
+        Command::Drive(a) => cmd_drive(&a),
         Command::Check(a) => cmd_check(a),
     }
 }
@@ -178,6 +184,11 @@ fn cmd_check(mut a: crate::check::CheckArgs) -> i32 {
 #[cfg(feature = "serve")]
 fn cmd_serve(a: &crate::serve::ServeArgs) -> i32 {
     crate::serve::serve_main(a)
+}
+
+#[cfg(feature = "serve")]
+fn cmd_drive(a: &crate::drive::DriveArgs) -> i32 {
+    crate::drive::drive_main(a)
 }
 
 fn cmd_run(a: RunArgs) -> i32 {

@@ -16,6 +16,8 @@ pub mod cli;
 pub mod cliargs;
 pub mod decide;
 pub mod disk;
+#[cfg(feature = "serve")]
+pub mod drive;
 pub mod engine;
 pub mod fuzz_bodies;
 pub mod options;

@@ -79,6 +79,7 @@ impl ServeConfig {
                 ledger: dir.join("ledger"),
                 scratch: dir.join("scratch"),
                 max_sleep_ms: 300,
+                min_sleep_ms: 0,
             },
             reject_invalid: true,
             hang_limit_ms: 600_000,
@@ -279,6 +280,17 @@ impl Server {
     /// Script steps not played yet.
     pub fn steps_left(&self) -> usize {
         self.lock().steps.len()
+    }
+
+    /// Replaces the steps not played yet (`turnsim drive` scripts each phase of a run
+    /// as it starts it). Conversations and verdicts are kept.
+    pub fn replace_steps(&self, steps: Vec<Step>) {
+        self.lock().steps = steps.into();
+    }
+
+    /// How many requests have arrived so far.
+    pub fn requests_seen(&self) -> u64 {
+        self.lock().next_request
     }
 
     /// Answers one request.

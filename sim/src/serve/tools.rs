@@ -26,6 +26,9 @@ pub struct Workspace {
     pub scratch: PathBuf,
     /// Longest sleep a shell command may contain, in milliseconds.
     pub max_sleep_ms: u32,
+    /// Shortest sleep (0 by default; `turnsim drive` raises it so that a signal can
+    /// land while the tool runs). With 0 the draws are those of earlier versions.
+    pub min_sleep_ms: u32,
 }
 
 /// The deepest schema nesting followed; deeper required objects get `{}`.
@@ -49,7 +52,9 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// The shell command for call `id`: ledger lines around a sleep, then one output line.
-/// Ids only ever hold `[A-Za-z0-9_]`, anything else is replaced.
+/// Ids only ever hold `[A-Za-z0-9_]`, anything else is replaced. After the `start`
+/// line comes `pid ID PID`, the shell's own pid, so a harness can find (and clean up)
+/// a tool that outlives its client.
 pub fn ledger_command(id: &str, ledger: &Path, sleep_ms: u32) -> String {
     let id: String = id
         .chars()
@@ -57,7 +62,7 @@ pub fn ledger_command(id: &str, ledger: &Path, sleep_ms: u32) -> String {
         .collect();
     let ledger = shell_quote(&ledger.display().to_string());
     format!(
-        "echo 'start {id}' >> {ledger} && sleep {}.{:03} && echo 'finish {id}' >> {ledger} && echo 'turnsim ran {id}'",
+        "echo 'start {id}' >> {ledger} && echo \"pid {id} $$\" >> {ledger} && sleep {}.{:03} && echo 'finish {id}' >> {ledger} && echo 'turnsim ran {id}'",
         sleep_ms / 1000,
         sleep_ms % 1000
     )
@@ -80,8 +85,9 @@ pub fn make_input(
         _ => Map::new(),
     };
     if is_shell_like(tool) {
-        let steps = ws.max_sleep_ms / 100;
-        let sleep = d.below(steps + 1) * 100;
+        let lo = ws.min_sleep_ms.min(ws.max_sleep_ms);
+        let steps = (ws.max_sleep_ms - lo) / 100;
+        let sleep = lo + d.below(steps + 1) * 100;
         input.insert(
             "command".into(),
             Value::String(ledger_command(id, &ws.ledger, sleep)),
@@ -186,6 +192,19 @@ pub enum LedgerLine {
     Finish(String),
 }
 
+/// The `pid ID PID` lines of the ledger: which shell ran which call.
+pub fn read_ledger_pids(path: &Path) -> Vec<(String, u32)> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.strip_prefix("pid ")?.split(' ');
+            let id = it.next()?;
+            let pid = it.next()?.trim().parse().ok()?;
+            Some((id.to_owned(), pid))
+        })
+        .collect()
+}
+
 /// Reads the ledger; a missing file is an empty ledger, unknown lines are skipped.
 pub fn read_ledger(path: &Path) -> Vec<LedgerLine> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -210,6 +229,7 @@ mod tests {
             ledger: PathBuf::from("/tmp/it's/ledger"),
             scratch: PathBuf::from("/tmp/scratch"),
             max_sleep_ms: 500,
+            min_sleep_ms: 0,
         }
     }
 

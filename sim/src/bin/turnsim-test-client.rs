@@ -1,0 +1,406 @@
+//! `turnsim-test-client`: a small agent client for `turnsim drive`'s own tests. It
+//! runs a tool loop against an Anthropic Messages base URL, executes the shell
+//! commands the model asks for, keeps its history in a file and resumes from it.
+//!
+//! Guarantee: in its clean mode it keeps the promises `drive` checks, so a failure
+//! against it is a harness bug: the history file is rewritten (atomically) after every
+//! step; on SIGINT or SIGTERM the running tool's process group is killed and the
+//! interrupted call gets an error `tool_result` that says so; a tool never outlives
+//! the client (it runs in its own process group with `PR_SET_PDEATHSIG`); on resume a
+//! call left without a result gets an error result, and is never run again. Two
+//! planted faults break exactly one promise each:
+//! `--forget-result-after-sigint` drops the interrupted call's result, and
+//! `--rerun-after-restart` runs the last tool call again on resume.
+//!
+//! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
+//! [--forget-result-after-sigint] [--rerun-after-restart] PROMPT`. Exit 0 when the
+//! model ends its turn, 130 after an interruption, 1 on an error.
+
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+#[derive(Default)]
+struct Args {
+    base_url: String,
+    history: PathBuf,
+    resume: bool,
+    forget: bool,
+    rerun: bool,
+    prompt: String,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args::default();
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--base-url" => a.base_url = it.next().ok_or("--base-url needs a value")?,
+            "--history" => a.history = it.next().ok_or("--history needs a value")?.into(),
+            "--resume" => a.resume = true,
+            "--forget-result-after-sigint" => a.forget = true,
+            "--rerun-after-restart" => a.rerun = true,
+            s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
+            s => a.prompt = s.to_owned(),
+        }
+    }
+    if a.base_url.is_empty() || a.history.as_os_str().is_empty() || a.prompt.is_empty() {
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] PROMPT".into());
+    }
+    Ok(a)
+}
+
+/// The history file: the messages, and whether tool calls are in progress.
+struct History {
+    messages: Vec<Value>,
+    pending: bool,
+}
+
+fn load(path: &Path) -> History {
+    let v: Value = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    History {
+        messages: v
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        pending: v.get("pending").and_then(Value::as_bool).unwrap_or(false),
+    }
+}
+
+fn save(path: &Path, h: &History) {
+    let text = json!({"messages": h.messages, "pending": h.pending}).to_string();
+    let tmp = path.with_extension("tmp");
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, path);
+    }
+}
+
+fn tool_uses(message: &Value) -> Vec<(String, String)> {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|bs| {
+            bs.iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .map(|b| {
+                    let id = b.get("id").and_then(Value::as_str).unwrap_or_default();
+                    let cmd = b
+                        .pointer("/input/command")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    (id.to_owned(), cmd.to_owned())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn result(id: &str, content: &str, is_error: bool) -> Value {
+    json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": is_error})
+}
+
+enum Ran {
+    Done(String, bool),
+    Interrupted,
+}
+
+/// Runs `sh -c command` in a process group of its own that dies with this process.
+fn run_tool(command: &str) -> Ran {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Ran::Done(format!("cannot run the command: {e}"), true),
+    };
+    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => {
+                let mut out = String::new();
+                if let Some(mut o) = child.stdout.take() {
+                    let _ = o.read_to_string(&mut out);
+                }
+                let out = out.trim().to_owned();
+                return Ran::Done(
+                    if out.is_empty() {
+                        "(no output)".into()
+                    } else {
+                        out
+                    },
+                    !st.success(),
+                );
+            }
+            Ok(None) if interrupted() => {
+                if pgid > 1 {
+                    // SAFETY: the tool's own process group, started above.
+                    unsafe {
+                        libc::killpg(pgid, libc::SIGKILL);
+                    }
+                }
+                let _ = child.wait();
+                return Ran::Interrupted;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Ran::Done(format!("wait: {e}"), true),
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange; `Err` for anything a retry may fix.
+fn post(base_url: &str, body: &[u8]) -> Result<(u16, Value, Option<u64>), String> {
+    let hostport = base_url
+        .strip_prefix("http://")
+        .ok_or("only http:// base URLs")?
+        .trim_end_matches('/');
+    let mut s = TcpStream::connect(hostport).map_err(|e| e.to_string())?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: {hostport}\r\ncontent-type: application/json\r\nx-api-key: dummy\r\nanthropic-version: 2023-06-01\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes())
+        .and_then(|()| s.write_all(body))
+        .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("no response head")?;
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let rest = &raw[split + 4..];
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or("no status")?;
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            l.strip_prefix(&format!("{name}:"))
+                .map(|v| v.trim().to_owned())
+        })
+    };
+    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        dechunk(rest).ok_or("truncated chunked body")?
+    } else {
+        let n: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(rest.len());
+        rest.get(..n).ok_or("truncated body")?.to_vec()
+    };
+    let retry_after = header("retry-after").and_then(|v| v.parse().ok());
+    let v = serde_json::from_slice(&body).map_err(|e| format!("body: {e}"))?;
+    Ok((status, v, retry_after))
+}
+
+fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let eol = b.windows(2).position(|w| w == b"\r\n")?;
+        let size = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).ok()?;
+        b = &b[eol + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(b.get(..size)?);
+        b = b.get(size + 2..)?;
+    }
+}
+
+const TOOLS: &str = r#"[{"name": "bash", "description": "Run a shell command.",
+  "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]"#;
+
+/// Sends the history, retrying what a retry may fix; `Err` ends the client.
+fn ask(base_url: &str, messages: &[Value]) -> Result<Value, String> {
+    let tools: Value = serde_json::from_str(TOOLS).map_err(|e| e.to_string())?;
+    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 1024, "tools": tools,
+        "messages": messages})
+    .to_string();
+    let mut last = String::new();
+    for attempt in 0..5u64 {
+        match post(base_url, body.as_bytes()) {
+            Ok((200, v, _)) => return Ok(v),
+            Ok((status, v, retry)) if status == 429 || status >= 500 => {
+                last = format!("status {status}: {v}");
+                let wait = retry.map_or(200 * (attempt + 1), |s| s.min(2) * 1000);
+                std::thread::sleep(Duration::from_millis(wait));
+            }
+            Ok((status, v, _)) => return Err(format!("status {status}: {v}")),
+            Err(e) => {
+                last = e;
+                std::thread::sleep(Duration::from_millis(200 * (attempt + 1)));
+            }
+        }
+        if interrupted() {
+            break;
+        }
+    }
+    Err(last)
+}
+
+fn user_message(mut content: Vec<Value>, text: Option<&str>) -> Value {
+    if let Some(t) = text {
+        content.push(json!({"type": "text", "text": t}));
+    }
+    json!({"role": "user", "content": content})
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let mut h = if args.resume {
+        load(&args.history)
+    } else {
+        History {
+            messages: Vec::new(),
+            pending: false,
+        }
+    };
+    // Resume: close calls left without a result; the planted fault runs one again.
+    let mut carried = Vec::new();
+    let last_calls = h
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .map(tool_uses)
+        .unwrap_or_default();
+    if args.rerun
+        && let Some((id, cmd)) = last_calls.last()
+    {
+        let ran = run_tool(cmd);
+        if h.pending
+            && let Ran::Done(out, err) = ran
+        {
+            carried.push(result(id, &out, err));
+        }
+    }
+    if h.pending {
+        for (id, _) in &last_calls {
+            if !carried
+                .iter()
+                .any(|r| r.get("tool_use_id").and_then(Value::as_str) == Some(id))
+            {
+                carried.push(result(
+                    id,
+                    "[Tool interrupted: the client stopped before this call finished; it was not run again]",
+                    true,
+                ));
+            }
+        }
+    }
+    // The prompt joins the last user message when that one holds only results.
+    let last_is_user = h
+        .messages
+        .last()
+        .is_some_and(|m| m.get("role").and_then(Value::as_str) == Some("user"));
+    if carried.is_empty() && last_is_user {
+        if let Some(Value::Array(content)) =
+            h.messages.last_mut().and_then(|m| m.get_mut("content"))
+        {
+            content.push(json!({"type": "text", "text": args.prompt}));
+        }
+    } else {
+        h.messages.push(user_message(carried, Some(&args.prompt)));
+    }
+    h.pending = false;
+    save(&args.history, &h);
+    for _ in 0..12 {
+        if interrupted() {
+            return ExitCode::from(130);
+        }
+        let reply = match ask(&args.base_url, &h.messages) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("turnsim-test-client: {e}");
+                return ExitCode::from(if interrupted() { 130 } else { 1 });
+            }
+        };
+        let content = reply.get("content").cloned().unwrap_or(json!([]));
+        let assistant = json!({"role": "assistant", "content": content});
+        let calls = tool_uses(&assistant);
+        h.messages.push(assistant);
+        let stop = reply
+            .get("stop_reason")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if stop != "tool_use" || calls.is_empty() {
+            h.pending = false;
+            save(&args.history, &h);
+            println!("{}", json!({"stop_reason": stop}));
+            return ExitCode::SUCCESS;
+        }
+        h.pending = true;
+        save(&args.history, &h);
+        let mut results = Vec::new();
+        let mut cut = false;
+        for (id, cmd) in &calls {
+            if cut || interrupted() {
+                cut = true;
+                if !args.forget {
+                    results.push(result(id, "[Request interrupted by user]", true));
+                }
+                continue;
+            }
+            match run_tool(cmd) {
+                Ran::Done(out, err) => results.push(result(id, &out, err)),
+                Ran::Interrupted => {
+                    cut = true;
+                    if !args.forget {
+                        results.push(result(id, "[Request interrupted by user]", true));
+                    }
+                }
+            }
+        }
+        if !results.is_empty() {
+            h.messages.push(user_message(results, None));
+        }
+        h.pending = false;
+        save(&args.history, &h);
+        if cut {
+            eprintln!("turnsim-test-client: interrupted");
+            return ExitCode::from(130);
+        }
+    }
+    ExitCode::from(1)
+}

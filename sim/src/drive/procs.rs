@@ -1,0 +1,188 @@
+//! Processes the harness started, found and ended by id only.
+//!
+//! Guarantee: nothing here signals a process it cannot tie to a run. A client runs
+//! in a process group of its own, so its group id is its pid; a tool process is
+//! known from the ledger's `pid ID PID` line and only tracked once `/proc/PID/cmdline`
+//! names this run's ledger path, and it is then identified by pid *and* start time
+//! (field 22 of `/proc/PID/stat`), so a recycled pid is never mistaken for it. The
+//! harness's own process group is never signalled. Linux only (`/proc`).
+
+use std::path::Path;
+
+/// A process seen alive, by identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: i32,
+    pub pgid: i32,
+    pub start: u64,
+}
+
+/// `(ppid, pgid, starttime)` of a live process, from `/proc/PID/stat`.
+fn stat(pid: i32) -> Option<(i32, i32, u64, char)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: split after the last ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest[0] is field 3 (state); ppid is field 4, pgid 5, starttime 22.
+    let state = fields.first()?.chars().next()?;
+    let ppid = fields.get(1)?.parse().ok()?;
+    let pgid = fields.get(2)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, pgid, start, state))
+}
+
+/// The process `pid` as it is now, if alive (a zombie counts as gone).
+pub fn lookup(pid: i32) -> Option<Proc> {
+    let (_, pgid, start, state) = stat(pid)?;
+    (state != 'Z').then_some(Proc { pid, pgid, start })
+}
+
+/// True while the same process (pid and start time) is alive.
+pub fn alive(p: &Proc) -> bool {
+    lookup(p.pid).is_some_and(|now| now.start == p.start)
+}
+
+/// True when `/proc/PID/cmdline` contains `needle`.
+pub fn cmdline_contains(pid: i32, needle: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).contains(needle))
+        .unwrap_or(false)
+}
+
+/// Every live process whose process group is `pgid`.
+pub fn group_members(pgid: i32) -> Vec<Proc> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(lookup)
+        .filter(|p| p.pgid == pgid)
+        .collect()
+}
+
+/// Live descendants of `pid` (children, grandchildren…).
+pub fn descendants(pid: i32) -> Vec<Proc> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let all: Vec<(i32, i32)> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|p| stat(p).map(|(ppid, ..)| (p, ppid)))
+        .collect();
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for (child, ppid) in &all {
+            if *ppid == parent && !out.iter().any(|p: &Proc| p.pid == *child) {
+                if let Some(p) = lookup(*child) {
+                    out.push(p);
+                }
+                frontier.push(*child);
+            }
+        }
+    }
+    out
+}
+
+fn own_pgid() -> i32 {
+    // SAFETY: getpgrp has no preconditions.
+    unsafe { libc::getpgrp() }
+}
+
+/// Sends `sig` to one process, by pid, if it is still the same process.
+pub fn signal(p: &Proc, sig: i32) {
+    if p.pid > 1 && alive(p) {
+        // SAFETY: kill with a positive pid only signals that process.
+        unsafe {
+            libc::kill(p.pid, sig);
+        }
+    }
+}
+
+/// Sends `sig` to process group `pgid`, unless it is the harness's own (or init's).
+pub fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 && pgid != own_pgid() {
+        // SAFETY: killpg with a positive group id only signals that group.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
+/// Tool processes named by the ledger, tracked while a run lasts.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    /// (tool-use id, process) of every tool shell seen alive, and its descendants.
+    pub tools: Vec<(String, Proc)>,
+}
+
+impl Tracker {
+    /// Reads the ledger's pid lines and records the processes still alive that are
+    /// this run's (their command line names `ledger`), with their descendants.
+    pub fn poll(&mut self, ledger: &Path) {
+        let needle = ledger.display().to_string();
+        for (id, pid) in crate::serve::tools::read_ledger_pids(ledger) {
+            let Ok(pid) = i32::try_from(pid) else {
+                continue;
+            };
+            let known = self.tools.iter().any(|(_, p)| p.pid == pid);
+            if !known
+                && cmdline_contains(pid, &needle)
+                && let Some(p) = lookup(pid)
+            {
+                self.tools.push((id.clone(), p));
+            }
+            if let Some(root) = self.tools.iter().find(|(_, p)| p.pid == pid).map(|t| t.1)
+                && alive(&root)
+            {
+                for d in descendants(pid) {
+                    if !self.tools.iter().any(|(_, p)| p.pid == d.pid) {
+                        self.tools.push((id.clone(), d));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The tracked processes still alive.
+    pub fn alive(&self) -> Vec<(String, Proc)> {
+        self.tools
+            .iter()
+            .filter(|(_, p)| alive(p))
+            .cloned()
+            .collect()
+    }
+
+    /// SIGKILLs every tracked process and its group.
+    pub fn kill_all(&self) {
+        for (_, p) in &self.tools {
+            signal_group(p.pgid, libc::SIGKILL);
+            signal(p, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills a client's process group and every tracked tool, then waits (up to
+/// `patience`) until none of them is alive. Returns what survived.
+pub fn clean_up(client_pgid: i32, tracker: &Tracker, patience: std::time::Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        signal_group(client_pgid, libc::SIGKILL);
+        tracker.kill_all();
+        let mut left: Vec<String> = group_members(client_pgid)
+            .iter()
+            .map(|p| format!("pid {} (client group {client_pgid})", p.pid))
+            .collect();
+        left.extend(
+            tracker
+                .alive()
+                .iter()
+                .map(|(id, p)| format!("pid {} (tool {id})", p.pid)),
+        );
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,333 @@
+//! Client profiles: how to start a client, point it at the server, and resume it.
+//!
+//! Guarantee: a profile is data, not a code path. Every client, built in or custom,
+//! is run by the same [`super::run`] code from its [`Profile`]: argument lists and
+//! environment values with placeholders, the name of the shell tool the scripted
+//! model calls, and the provider faults and signals that make sense for it (a hang
+//! costs a client's own watchdog time, so a profile leaves it out when that is long).
+//! A profile is serialized whole into every run file, so `--replay` runs exactly the
+//! command that was run, whatever the built-ins have become since.
+//!
+//! Placeholders, substituted in every argument and environment value:
+//! `{base_url}` (`http://127.0.0.1:PORT`), `{base_url_v1}` (`…/v1`), `{prompt}`,
+//! `{home}`, `{work}` (the client's working directory), `{repo}` (this repository,
+//! for its scripts). An argument that is exactly `{resume}` becomes `--resume` in the
+//! resume command of a custom profile and disappears in the first one.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A provider fault the server plays on one request of the first phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderFault {
+    /// HTTP 529 overloaded.
+    Overloaded,
+    /// HTTP 429 with `retry-after: 1`.
+    RateLimited,
+    /// The stream is cut inside the tool call's input.
+    Cut,
+    /// Nothing is sent until the client gives up (or the run times out).
+    Hang,
+}
+
+/// The signal the harness sends during the first phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interrupt {
+    /// Ctrl+C: SIGINT to the client's whole process group, as a terminal sends it.
+    Sigint,
+    /// `kill PID`: SIGTERM to the client process.
+    Sigterm,
+    /// `kill -9 PID`: SIGKILL to the client process.
+    Sigkill,
+}
+
+impl Interrupt {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Sigint => "SIGINT",
+            Interrupt::Sigterm => "SIGTERM",
+            Interrupt::Sigkill => "SIGKILL",
+        }
+    }
+}
+
+/// Everything needed to run one client.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    pub name: String,
+    /// The first invocation: program and arguments.
+    pub command: Vec<String>,
+    /// The invocation that resumes the session with one more prompt.
+    pub resume: Vec<String>,
+    /// Extra environment (HOME and the XDG directories are always isolated).
+    pub env: Vec<(String, String)>,
+    /// The tool the scripted model calls: the client's shell tool.
+    pub shell_tool: String,
+    /// Provider faults that make sense for this client.
+    pub faults: Vec<ProviderFault>,
+    /// Signals to draw from, with `None` (no signal) always possible.
+    pub interrupts: Vec<Interrupt>,
+    /// A command that prints the client's version, for the report.
+    #[serde(default)]
+    pub version: Vec<String>,
+}
+
+/// The profiles `--client` knows.
+pub const BUILT_IN: [&str; 5] = [
+    "claude-code",
+    "opencode",
+    "python-sdk",
+    "test-client",
+    "custom",
+];
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn env(v: &[(&str, &str)]) -> Vec<(String, String)> {
+    v.iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+const ALL_SIGNALS: [Interrupt; 3] = [Interrupt::Sigint, Interrupt::Sigterm, Interrupt::Sigkill];
+
+/// The repository root this binary was built from (for `scripts/`).
+pub fn repo_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// The in-repo test client: `TURNSIM_TEST_CLIENT`, else next to the running binary
+/// (also one directory up, where cargo puts binaries next to test executables).
+pub fn test_client_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("TURNSIM_TEST_CLIENT") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let name = "turnsim-test-client";
+    let mut dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    for _ in 0..2 {
+        let candidate = dir.join(name);
+        if candidate.exists() {
+            return candidate;
+        }
+        dir = dir.parent().map(PathBuf::from).unwrap_or_default();
+    }
+    PathBuf::from(name)
+}
+
+/// A built-in profile by name; `custom` takes its command from `command`.
+pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
+    match name {
+        "claude-code" => Ok(Profile {
+            name: name.into(),
+            command: strings(&[
+                "claude",
+                "-p",
+                "{prompt}",
+                "--dangerously-skip-permissions",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ]),
+            resume: strings(&[
+                "claude",
+                "-p",
+                "--continue",
+                "{prompt}",
+                "--dangerously-skip-permissions",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ]),
+            env: env(&[
+                ("ANTHROPIC_BASE_URL", "{base_url}"),
+                ("ANTHROPIC_API_KEY", "dummy"),
+                ("DISABLE_TELEMETRY", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("DISABLE_AUTOUPDATER", "1"),
+                ("DISABLE_ERROR_REPORTING", "1"),
+                ("IS_SANDBOX", "1"),
+            ]),
+            shell_tool: "Bash".into(),
+            // Its stream idle watchdog is at least 300 s: no hangs.
+            faults: vec![
+                ProviderFault::Overloaded,
+                ProviderFault::RateLimited,
+                ProviderFault::Cut,
+            ],
+            interrupts: ALL_SIGNALS.to_vec(),
+            version: strings(&["claude", "--version"]),
+        }),
+        "opencode" => Ok(Profile {
+            name: name.into(),
+            command: strings(&["opencode", "run", "--pure", "--format", "json", "{prompt}"]),
+            resume: strings(&[
+                "opencode",
+                "run",
+                "--pure",
+                "--format",
+                "json",
+                "--continue",
+                "{prompt}",
+            ]),
+            env: env(&[
+                ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+                ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+                ("OPENCODE_DISABLE_SHARE", "1"),
+                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
+                ("OPENCODE_DISABLE_CLAUDE_CODE", "1"),
+                ("ANTHROPIC_API_KEY", "dummy"),
+                (
+                    "OPENCODE_CONFIG_CONTENT",
+                    r#"{"$schema":"https://opencode.ai/config.json","model":"anthropic/claude-sonnet-4-5","provider":{"anthropic":{"options":{"baseURL":"{base_url_v1}","apiKey":"dummy"}}}}"#,
+                ),
+            ]),
+            shell_tool: "bash".into(),
+            faults: vec![
+                ProviderFault::Overloaded,
+                ProviderFault::RateLimited,
+                ProviderFault::Cut,
+            ],
+            interrupts: ALL_SIGNALS.to_vec(),
+            version: strings(&["opencode", "--version"]),
+        }),
+        "python-sdk" => {
+            let script = "{repo}/scripts/sdk_tool_loop.py";
+            let history = "{work}/history.json";
+            Ok(Profile {
+                name: name.into(),
+                command: strings(&[
+                    "python3",
+                    script,
+                    "{base_url}",
+                    "--history",
+                    history,
+                    "--prompt",
+                    "{prompt}",
+                ]),
+                resume: strings(&[
+                    "python3",
+                    script,
+                    "{base_url}",
+                    "--history",
+                    history,
+                    "--resume",
+                    "--prompt",
+                    "{prompt}",
+                ]),
+                env: Vec::new(),
+                shell_tool: "bash".into(),
+                // The loop alternates streaming and not; a cut stream ends it with
+                // the SDK's exception, which is the SDK's documented behaviour.
+                faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: strings(&[
+                    "python3",
+                    "-c",
+                    "import anthropic; print(anthropic.__version__)",
+                ]),
+            })
+        }
+        "test-client" | "custom" => {
+            let base = if name == "test-client" {
+                let mut c = vec![
+                    test_client_path().display().to_string(),
+                    "--base-url".into(),
+                    "{base_url}".into(),
+                    "--history".into(),
+                    "{work}/history.json".into(),
+                ];
+                c.extend(command.iter().cloned());
+                c.extend(strings(&["{resume}", "{prompt}"]));
+                c
+            } else if command.is_empty() {
+                return Err("--client custom needs a command after `--`".into());
+            } else {
+                command.to_vec()
+            };
+            Ok(Profile {
+                name: name.into(),
+                resume: base.clone(),
+                command: base,
+                env: Vec::new(),
+                shell_tool: "bash".into(),
+                faults: vec![
+                    ProviderFault::Overloaded,
+                    ProviderFault::RateLimited,
+                    ProviderFault::Cut,
+                ],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: Vec::new(),
+            })
+        }
+        other => Err(format!(
+            "unknown client {other:?}; expected one of: {}",
+            BUILT_IN.join(", ")
+        )),
+    }
+}
+
+/// The values placeholders stand for.
+#[derive(Clone, Debug)]
+pub struct Vars {
+    pub base_url: String,
+    pub prompt: String,
+    pub home: String,
+    pub work: String,
+    pub resume: bool,
+}
+
+/// Substitutes the placeholders in one string.
+pub fn substitute(s: &str, v: &Vars) -> String {
+    s.replace("{base_url_v1}", &format!("{}/v1", v.base_url))
+        .replace("{base_url}", &v.base_url)
+        .replace("{prompt}", &v.prompt)
+        .replace("{home}", &v.home)
+        .replace("{work}", &v.work)
+        .replace("{repo}", &repo_dir().display().to_string())
+}
+
+/// An argument list with its placeholders substituted (`{resume}` handled).
+pub fn argv(args: &[String], v: &Vars) -> Vec<String> {
+    args.iter()
+        .filter_map(|a| {
+            if a == "{resume}" {
+                v.resume.then(|| "--resume".to_owned())
+            } else {
+                Some(substitute(a, v))
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_resolves_and_placeholders_substitute() {
+        for name in BUILT_IN {
+            let cmd = vec!["x".to_owned()];
+            let p = profile(name, &cmd);
+            assert!(p.is_ok(), "{name}: {p:?}");
+        }
+        assert!(profile("custom", &[]).is_err());
+        assert!(profile("nope", &[]).is_err());
+        let v = Vars {
+            base_url: "http://127.0.0.1:9".into(),
+            prompt: "go".into(),
+            home: "/h".into(),
+            work: "/w".into(),
+            resume: false,
+        };
+        let args = strings(&["a", "{resume}", "{prompt}", "{base_url_v1}"]);
+        assert_eq!(argv(&args, &v), ["a", "go", "http://127.0.0.1:9/v1"]);
+        let v = Vars { resume: true, ..v };
+        assert_eq!(argv(&args, &v)[1], "--resume");
+    }
+}

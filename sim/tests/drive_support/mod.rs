@@ -1,0 +1,57 @@
+//! Shared by the `drive_*` tests: profiles pointed at this build's binaries, seeds
+//! with a wanted signal, and runs in fresh directories.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use turnsim::drive::observe::Status;
+use turnsim::drive::profiles::{Interrupt, Profile, profile};
+use turnsim::drive::report::RunReport;
+use turnsim::drive::run::{RunFile, Schedule};
+
+static DIRS: AtomicU32 = AtomicU32::new(0);
+
+/// Generous: the machine may be loaded.
+pub const TIMEOUT_SECS: u64 = 60;
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "turnsim-drive-test-{}-{}-{name}",
+        std::process::id(),
+        DIRS.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The test-client profile with `flags` (planted faults), using this build's binary.
+pub fn test_client(flags: &[&str]) -> Profile {
+    let flags: Vec<String> = flags.iter().map(|s| (*s).to_owned()).collect();
+    let mut p = profile("test-client", &flags).expect("built-in profile");
+    let bin = env!("CARGO_BIN_EXE_turnsim-test-client").to_owned();
+    p.command[0] = bin.clone();
+    p.resume[0] = bin;
+    p
+}
+
+/// The first seed whose schedule sends `want`, and a provider fault or not.
+pub fn seed_with(p: &Profile, want: Interrupt) -> u64 {
+    (0..1000)
+        .find(|&s| Schedule::from_seed(s, p).interrupt == Some(want))
+        .expect("a seed with the signal")
+}
+
+/// Runs one seed, no reruns.
+pub fn drive(p: &Profile, seed: u64, name: &str) -> RunReport {
+    let file = RunFile::new(p.clone(), Schedule::from_seed(seed, p), TIMEOUT_SECS);
+    let dir = temp_dir(name);
+    turnsim::drive::drive_one(&file, &dir, "test", 0).expect("the run completes")
+}
+
+pub fn status(r: &RunReport, name: &str) -> Status {
+    r.observations
+        .iter()
+        .find(|o| o.name == name)
+        .map(|o| o.status)
+        .expect("checker present")
+}
