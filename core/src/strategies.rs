@@ -1345,7 +1345,7 @@ fn usage() -> impl Strategy<Value = Usage> {
     })
 }
 
-/// A streamed reply of 0 to 4 blocks. A reply with tool calls stops with `tool_use`
+/// A streamed reply of 1 to 4 blocks (no block at all one time in ten). A reply with tool calls stops with `tool_use`
 /// nine times in ten; one without stops with `end_turn`, `max_tokens`,
 /// `stop_sequence`, `refusal`, `pause_turn`, or (rarely, and invalid) `tool_use`.
 pub fn reply_plan() -> impl Strategy<Value = ReplyPlan> {
@@ -1358,7 +1358,7 @@ pub fn reply_plan() -> impl Strategy<Value = ReplyPlan> {
         1 => Just(StopReason::ToolUse),
     ];
     (
-        vec(block_plan(), 0..5),
+        prop_oneof![1 => Just(Vec::new()), 9 => vec(block_plan(), 1..5)],
         proptest::bool::weighted(0.9),
         other_stop,
         usage(),
