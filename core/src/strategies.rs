@@ -1488,9 +1488,17 @@ pub enum SessionStep {
     /// A late delivery to an operation seen earlier (possibly the current one): a
     /// `message_stop`, or a result for the first call of its batch.
     Late { op: Index, tool: bool },
+    /// Compaction with this summary (refused while a turn runs).
+    Compact { summary: String },
+    /// A rewind to a message index (0 to the history's length; refused while a turn
+    /// runs or when the prefix would split a tool batch).
+    Rewind { to: Index },
+    /// A new system prompt, with the tools unchanged (refused while a turn runs).
+    Configure { system: String },
 }
 
-/// Any [`SessionStep`]; prompts, replies and tool results dominate.
+/// Any [`SessionStep`]; prompts, replies and tool results dominate, and now and then
+/// a compaction, a rewind or a new system prompt comes between turns.
 pub fn session_step() -> impl Strategy<Value = SessionStep> {
     prop_oneof![
         3 => text().prop_map(|text| SessionStep::Prompt { text }),
@@ -1512,6 +1520,11 @@ pub fn session_step() -> impl Strategy<Value = SessionStep> {
             }),
         1 => cancel_cause().prop_map(|cause| SessionStep::Cancel { cause }),
         1 => (any::<Index>(), any::<bool>()).prop_map(|(op, tool)| SessionStep::Late { op, tool }),
+        1 => prop_oneof![
+            text().prop_map(|summary| SessionStep::Compact { summary }),
+            any::<Index>().prop_map(|to| SessionStep::Rewind { to }),
+            text().prop_map(|system| SessionStep::Configure { system }),
+        ],
     ]
 }
 
@@ -1631,6 +1644,16 @@ impl SessionScript {
                 }],
             },
             SessionStep::Cancel { cause } => vec![Input::Cancel { cause: *cause }],
+            SessionStep::Compact { summary } => vec![Input::Compact {
+                summary: summary.clone(),
+            }],
+            SessionStep::Rewind { to } => vec![Input::Rewind {
+                index: to.index(session.history().len() + 1),
+            }],
+            SessionStep::Configure { system } => vec![Input::Configure {
+                system: system.clone(),
+                tools: session.config().tools.clone(),
+            }],
             SessionStep::Late { op, tool } => {
                 let Some((op, ids)) = pick(seen, op).cloned() else {
                     return Vec::new();
