@@ -341,39 +341,31 @@ pub fn marker() -> impl Strategy<Value = &'static str> {
 #[derive(Clone, Debug)]
 pub enum MarkerMutation {
     /// Insert `ch` before the character at `at`.
-    InsertChar {
-        at: Index,
-        ch: char,
-    },
+    InsertChar { at: Index, ch: char },
     /// Remove the character at `at`.
-    RemoveChar {
-        at: Index,
-    },
+    RemoveChar { at: Index },
     /// Replace the character at `at` by `ch` (by another character when equal).
-    ChangeChar {
-        at: Index,
-        ch: char,
-    },
+    ChangeChar { at: Index, ch: char },
+    /// A space after the marker.
     TrailingSpace,
+    /// A space before the marker.
     LeadingSpace,
+    /// A line break after the marker.
     TrailingNewline,
     /// The marker as the prefix of more text: the user's own words follow it.
-    MoreText {
-        text: String,
-    },
+    MoreText { text: String },
     /// Text before the marker.
-    TextBefore {
-        text: String,
-    },
+    TextBefore { text: String },
+    /// The marker in lower case.
     Lowercase,
+    /// The marker without its brackets (its label).
     DropBrackets,
     /// A proper prefix, `at` characters long.
-    Truncate {
-        at: Index,
-    },
+    Truncate { at: Index },
 }
 
 impl MarkerMutation {
+    /// `marker`, mutated.
     pub fn apply(&self, marker: &str) -> String {
         match self {
             MarkerMutation::InsertChar { at, ch } => insert_char(marker, at, *ch),
@@ -831,17 +823,26 @@ pub fn any_history() -> impl Strategy<Value = Vec<SharedMessage>> {
 /// The kinds of [`HistoryMutation`], to ask for one kind of mutation at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MutationKind {
+    /// [`HistoryMutation::DropResult`]
     DropResult,
+    /// [`HistoryMutation::DuplicateResult`]
     DuplicateResult,
+    /// [`HistoryMutation::MoveResult`]
     MoveResult,
+    /// [`HistoryMutation::ResultAfterText`]
     ResultAfterText,
+    /// [`HistoryMutation::EmptyAssistant`]
     EmptyAssistant,
+    /// [`HistoryMutation::DuplicateId`]
     DuplicateId,
+    /// [`HistoryMutation::DropAnswer`]
     DropAnswer,
+    /// [`HistoryMutation::ToolUseInUser`]
     ToolUseInUser,
 }
 
 impl MutationKind {
+    /// Every kind, in catalogue order.
     pub const ALL: [MutationKind; 8] = [
         MutationKind::DropResult,
         MutationKind::DuplicateResult,
@@ -887,6 +888,7 @@ pub enum HistoryMutation {
 }
 
 impl HistoryMutation {
+    /// Which kind of mutation this is.
     pub fn kind(&self) -> MutationKind {
         match self {
             HistoryMutation::DropResult { .. } => MutationKind::DropResult,
@@ -1221,6 +1223,7 @@ pub enum BlockPlan {
         chunks: Vec<String>,
         signature: String,
     },
+    /// A redacted thinking block with this data (it has no deltas).
     RedactedThinking(String),
     /// A tool call whose JSON input streams split at the `splits` positions.
     ToolUse {
@@ -1320,6 +1323,7 @@ impl ReplyPlan {
         out
     }
 
+    /// True when the reply holds a tool call.
     pub fn has_tool_use(&self) -> bool {
         self.blocks
             .iter()
@@ -1531,6 +1535,7 @@ pub fn session_step() -> impl Strategy<Value = SessionStep> {
 /// A scripted session: steps played in order by [`SessionScript::play`].
 #[derive(Clone, Debug)]
 pub struct SessionScript {
+    /// The steps, played in order.
     pub steps: Vec<SessionStep>,
 }
 
