@@ -7,16 +7,19 @@
 //! damage is in the final record (a torn write), and otherwise fails with
 //! `LogError::Corrupt` naming the damaged record and its offset. Restoring again from the
 //! log plus what the first restore asked to persist (after its truncation) gives the
-//! same session and asks for nothing more. Why: recovery runs once, unattended, after
-//! the worst moment; a panic there, a silently dropped middle record, or a second
-//! recovery that appends a second marker would each lose or corrupt a user's session.
+//! same session and asks for nothing more. And what must change nothing writes nothing:
+//! a delivery for an operation that is not outstanding, a repeated tool result, or an
+//! input the session refuses leaves it byte-identical and persists no record. Why:
+//! recovery runs once, unattended, after the worst moment; a panic there, a silently
+//! dropped middle record, a second recovery that appends a second marker, or a stale
+//! event that lands in the log would each lose or corrupt a user's session.
 
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::FileFailurePersistence;
-use turnsim_core::strategies::{Played, SessionScript, session_script};
+use turnsim_core::strategies::{Played, SessionScript, input, session_script};
 use turnsim_core::{
-    Input, LogError, Output, PendingOperation, Session, SessionConfig, SessionError,
+    Input, LogError, Output, PendingOperation, Session, SessionConfig, SessionError, ToolOutcome,
     validate_history,
 };
 
@@ -213,5 +216,66 @@ proptest! {
             _ => None,
         });
         prop_assert_eq!(op, Some(next_op(&live)));
+    }
+
+    #[test]
+    fn a_stale_delivery_or_a_refused_input_changes_nothing_and_persists_nothing(
+        script in session_script(),
+        stop in any::<Index>(),
+        late in prop::collection::vec(input(), 1..6),
+    ) {
+        // Stop the script anywhere, so the session may be mid-stream or mid-batch.
+        let mut prefix = script.clone();
+        prefix.steps.truncate(1 + stop.index(script.steps.len()));
+        let (mut session, _) = play(&prefix);
+        // Every result of a running batch, each delivered twice: the repeat (or, once
+        // the batch completed, the stale delivery) must change nothing.
+        if let PendingOperation::Tools { op, calls } = session.pending_operation() {
+            for call in calls {
+                let result = Input::ToolResult {
+                    op,
+                    outcome: ToolOutcome {
+                        tool_use_id: call.id.clone(),
+                        content: "done".into(),
+                        is_error: false,
+                    },
+                };
+                session
+                    .handle(result.clone())
+                    .map_err(|e| TestCaseError::fail(format!("a tool result was refused: {e}")))?;
+                let before = session.to_bytes();
+                let again = session
+                    .handle(result)
+                    .map_err(|e| TestCaseError::fail(format!("a repeat was refused: {e}")))?;
+                prop_assert!(again.is_empty(), "the repeat for {} gave {:?}", call.id, again);
+                prop_assert!(
+                    session.to_bytes() == before,
+                    "the repeat for {} changed the session",
+                    call.id
+                );
+            }
+        }
+        for input in late {
+            let outstanding = session.pending_operation().op();
+            let stale = match &input {
+                Input::Stream { op, .. } | Input::ToolResult { op, .. } => Some(*op) != outstanding,
+                _ => false,
+            };
+            let before = session.to_bytes();
+            let shown = format!("{input:?}");
+            match session.handle(input) {
+                Err(e) => prop_assert!(
+                    session.to_bytes() == before,
+                    "refused {} ({}) but changed the session",
+                    shown,
+                    e
+                ),
+                Ok(outputs) if stale => {
+                    prop_assert!(outputs.is_empty(), "stale {} gave {:?}", shown, outputs);
+                    prop_assert!(session.to_bytes() == before, "stale {} changed the session", shown);
+                }
+                Ok(_) => {}
+            }
+        }
     }
 }
