@@ -2,7 +2,8 @@
 //! `proptest`), for the property suites in `tests/prop_*.rs` and for users' own suites.
 //!
 //! Guarantee: every strategy generates what its doc comment promises, by construction
-//! rather than by filtering after the fact: [`valid_history`] yields only histories
+//! (the few filters only drop the rare draw that would break a promise):
+//! [`valid_history`] yields only histories
 //! that [`validate_history`](crate::validate_history) accepts, [`near_marker`] yields
 //! only strings that are not one of the seven markers, a [`HistoryMutation`] applied to
 //! a valid history predicts the exact [`HistoryError`] the validator must report, and a
@@ -14,12 +15,12 @@
 //!
 //! | strategy | yields |
 //! |---|---|
-//! | [`plausible_tool_name`], [`implausible_tool_name`], [`tool_name`] | tool names on either side of [`is_plausible_tool_name`] |
+//! | [`plausible_tool_name`], [`implausible_tool_name`], [`tool_name`], [`forbidden_name_char`] | tool names on either side of [`is_plausible_tool_name`] |
 //! | [`cancel_phrase`], [`cancel_cause`], [`interrupt_reason`] | the spec's fixed wordings |
 //! | [`note_parts`], [`note`], [`note_mutation`], [`near_note`] | tool-in-flight notes and strings one mutation away |
 //! | [`marker`], [`marker_mutation`], [`near_marker`] | interruption markers and strings one mutation away |
-//! | [`text`], [`user_message`], [`assistant_reply`], [`any_block`], [`any_message`] | messages, valid and not |
-//! | [`history_step`], [`valid_history`], [`history_with_pending_tools`], [`any_history`] | histories |
+//! | [`text`], [`user_message`], [`assistant_reply`], [`tool_input`], [`any_block`], [`any_message`] | messages, valid and not |
+//! | [`tool_batch`], [`history_step`] with [`build_history`], [`valid_history`], [`history_with_pending_tools`], [`any_history`] | histories |
 //! | [`history_mutation`], [`mutated_history`] | a valid history broken by one catalogued mutation, with the error it must raise |
 //! | [`reply_plan`], [`stream_events`], [`stream_event`] | provider stream events, well-formed or arbitrary |
 //! | [`input`], [`session_step`], [`session_script`] | session inputs, and scripted sessions that produce a durable log |
