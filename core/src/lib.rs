@@ -29,6 +29,8 @@ pub mod log;
 pub mod request;
 pub mod session;
 pub mod state;
+#[cfg(feature = "proptest")]
+pub mod strategies;
 
 pub use log::{DecodedLog, LogError, Record, TurnOutcome, decode_log, encode_record};
 pub use request::{
