@@ -40,7 +40,9 @@ pub enum TurnOutcome {
 
 /// One durable record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "record", rename_all = "snake_case")]
+// Externally tagged (`{"turn_start": {...}}`): the kind comes first, so recovery
+// decodes each record in one pass instead of buffering it to find an inner tag.
+#[serde(rename_all = "snake_case")]
 pub enum Record {
     /// The host changed the system prompt or the tools.
     Configure {

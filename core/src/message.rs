@@ -94,26 +94,34 @@ pub enum ToolResultContent {
 fn string_or_blocks<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Result<String, Vec<Block>>, D::Error> {
-    match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(s) => Ok(Ok(s)),
-        v @ serde_json::Value::Array(_) => {
-            serde_json::from_value(v).map(Err).map_err(D::Error::custom)
-        }
-        other => Err(D::Error::custom(format!(
-            "content must be a string or an array of blocks, found {}",
-            json_kind(&other)
-        ))),
-    }
+    d.deserialize_any(StringOrBlocks)
 }
 
-fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
+/// Visits the content in one pass (no intermediate `Value`), since every message of a
+/// log is decoded on each restore.
+struct StringOrBlocks;
+
+impl<'de> serde::de::Visitor<'de> for StringOrBlocks {
+    type Value = Result<String, Vec<Block>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("content: a string or an array of blocks")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Ok(v.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Ok(v))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(b) = seq.next_element::<Block>()? {
+            blocks.push(b);
+        }
+        Ok(Err(blocks))
     }
 }
 

@@ -69,7 +69,7 @@ fn wrong_types_are_unreadable_with_the_line_and_the_json_path() {
     assert_eq!(code, 2);
     assert!(
         stderr.starts_with(&format!(
-            "{}:3: unreadable: message.content: content must be a string or an array of blocks, found a number",
+            "{}:3: unreadable: message.content: invalid type: integer `42`, expected content: a string or an array of blocks",
             path.display()
         )),
         "{stderr}"
