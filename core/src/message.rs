@@ -160,9 +160,8 @@ impl ToolResultContent {
     }
 }
 
-/// The derived half of [`Block`]'s serde: known types only. A malformed known block is
-/// an error here rather than falling through to `Unknown`.
-#[derive(Serialize, Deserialize)]
+/// The serializing half of [`Block`]'s serde: known types, borrowed, tag first.
+#[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum KnownBlock<'a> {
     Text {
@@ -182,15 +181,10 @@ enum KnownBlock<'a> {
     },
     ToolResult {
         tool_use_id: std::borrow::Cow<'a, str>,
-        #[serde(default = "empty_result")]
         content: std::borrow::Cow<'a, ToolResultContent>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         is_error: Option<bool>,
     },
-}
-
-fn empty_result<'a>() -> std::borrow::Cow<'a, ToolResultContent> {
-    std::borrow::Cow::Owned(ToolResultContent::Text(String::new()))
 }
 
 const KNOWN_TYPES: [&str; 5] = [
@@ -236,47 +230,137 @@ impl Serialize for Block {
 
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let kind = match map.get("type") {
-            Some(serde_json::Value::String(t)) => t.as_str(),
-            Some(_) => return Err(D::Error::custom("block field `type` is not a string")),
-            None => return Err(D::Error::custom("block has no `type` field")),
-        };
-        if !KNOWN_TYPES.contains(&kind) {
-            return Ok(Block::Unknown(map));
+        d.deserialize_map(BlockVisitor)
+    }
+}
+
+/// Decodes a block in one pass when `type` comes first (as this crate and the API
+/// write it); otherwise buffers the object to find `type`. Restore decodes every
+/// block of a log, so the common order is worth its own path.
+struct BlockVisitor;
+
+#[derive(Deserialize)]
+struct TextFields {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct ThinkingFields {
+    thinking: String,
+    signature: String,
+}
+
+#[derive(Deserialize)]
+struct RedactedFields {
+    data: String,
+}
+
+#[derive(Deserialize)]
+struct ToolUseFields {
+    id: String,
+    name: String,
+    input: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct ToolResultFields {
+    tool_use_id: String,
+    #[serde(default = "empty_result_content")]
+    content: ToolResultContent,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+fn empty_result_content() -> ToolResultContent {
+    ToolResultContent::Text(String::new())
+}
+
+fn known_block<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Block, D::Error> {
+    Ok(match kind {
+        "text" => Block::Text {
+            text: TextFields::deserialize(d)?.text,
+        },
+        "thinking" => {
+            let f = ThinkingFields::deserialize(d)?;
+            Block::Thinking {
+                thinking: f.thinking,
+                signature: f.signature,
+            }
         }
-        let kind = kind.to_owned();
-        let known: KnownBlock<'static> = serde_json::from_value(serde_json::Value::Object(map))
-            .map_err(|e| D::Error::custom(format!("malformed `{kind}` block: {e}")))?;
-        Ok(match known {
-            KnownBlock::Text { text } => Block::Text {
-                text: text.into_owned(),
-            },
-            KnownBlock::Thinking {
-                thinking,
-                signature,
-            } => Block::Thinking {
-                thinking: thinking.into_owned(),
-                signature: signature.into_owned(),
-            },
-            KnownBlock::RedactedThinking { data } => Block::RedactedThinking {
-                data: data.into_owned(),
-            },
-            KnownBlock::ToolUse { id, name, input } => Block::ToolUse {
-                id: id.into_owned(),
-                name: name.into_owned(),
-                input: input.into_owned(),
-            },
-            KnownBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => Block::ToolResult {
-                tool_use_id: tool_use_id.into_owned(),
-                content: content.into_owned(),
-                is_error,
-            },
-        })
+        "redacted_thinking" => Block::RedactedThinking {
+            data: RedactedFields::deserialize(d)?.data,
+        },
+        "tool_use" => {
+            let f = ToolUseFields::deserialize(d)?;
+            Block::ToolUse {
+                id: f.id,
+                name: f.name,
+                input: f.input,
+            }
+        }
+        _ => {
+            let f = ToolResultFields::deserialize(d)?;
+            Block::ToolResult {
+                tool_use_id: f.tool_use_id,
+                content: f.content,
+                is_error: f.is_error,
+            }
+        }
+    })
+}
+
+fn block_from_map<E: serde::de::Error>(
+    map: serde_json::Map<String, serde_json::Value>,
+) -> Result<Block, E> {
+    let kind = match map.get("type") {
+        Some(serde_json::Value::String(t)) => t.as_str(),
+        Some(_) => return Err(E::custom("block field `type` is not a string")),
+        None => return Err(E::custom("block has no `type` field")),
+    };
+    if !KNOWN_TYPES.contains(&kind) {
+        return Ok(Block::Unknown(map));
+    }
+    let kind = kind.to_owned();
+    known_block(&kind, serde_json::Value::Object(map))
+        .map_err(|e| E::custom(format!("malformed `{kind}` block: {e}")))
+}
+
+impl<'de> serde::de::Visitor<'de> for BlockVisitor {
+    type Value = Block;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a content block: an object with a `type`")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Block, A::Error> {
+        use serde_json::{Map, Value};
+        let first: Option<String> = map.next_key()?;
+        if first.as_deref() == Some("type") {
+            let kind = match map.next_value::<Value>()? {
+                Value::String(k) => k,
+                _ => return Err(A::Error::custom("block field `type` is not a string")),
+            };
+            if KNOWN_TYPES.contains(&kind.as_str()) {
+                let rest = serde::de::value::MapAccessDeserializer::new(map);
+                return known_block(&kind, rest)
+                    .map_err(|e| A::Error::custom(format!("malformed `{kind}` block: {e}")));
+            }
+            let mut all = Map::new();
+            all.insert("type".to_owned(), Value::String(kind));
+            while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                all.insert(k, v);
+            }
+            return Ok(Block::Unknown(all));
+        }
+        let mut all = Map::new();
+        if let Some(k) = first {
+            let v: Value = map.next_value()?;
+            all.insert(k, v);
+        }
+        while let Some((k, v)) = map.next_entry::<String, Value>()? {
+            all.insert(k, v);
+        }
+        block_from_map(all)
     }
 }
 

@@ -398,6 +398,43 @@ impl Session {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
+    /// A cheap identity fingerprint for change detection within one process (see
+    /// [`TurnState::fingerprint_into`]): equal fingerprints, unchanged session. Unlike
+    /// [`Session::to_bytes`] it is not comparable across processes.
+    pub fn fingerprint(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            system: &'a str,
+            tools: u64,
+            session_key: &'a str,
+            stance: &'a str,
+            max_truncated_resumes: u32,
+            turn_baseline: usize,
+            in_turn: bool,
+            compacted: &'a [String],
+            last_receipt: &'a Option<Receipt>,
+            stream: &'a Option<Stream>,
+            results: &'a [ToolOutcome],
+        }
+        let mut out = Vec::with_capacity(256);
+        let view = View {
+            system: &self.config.system,
+            tools: Arc::as_ptr(&self.config.tools) as *const ToolSpec as usize as u64,
+            session_key: &self.config.session_key,
+            stance: &self.config.stance,
+            max_truncated_resumes: self.config.max_truncated_resumes,
+            turn_baseline: self.turn_baseline,
+            in_turn: self.in_turn,
+            compacted: &self.compacted,
+            last_receipt: &self.last_receipt,
+            stream: &self.stream,
+            results: &self.results,
+        };
+        let _ = serde_json::to_writer(&mut out, &view);
+        self.state.fingerprint_into(&mut out);
+        out
+    }
+
     /// Hands the session one input and returns what to do, in order.
     pub fn handle(&mut self, input: Input) -> Result<Vec<Output>, SessionError> {
         match input {

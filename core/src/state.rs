@@ -256,6 +256,34 @@ impl TurnState {
         serde_json::to_vec(self).unwrap_or_default()
     }
 
+    /// An identity fingerprint for change detection within one process: every field
+    /// as bytes, except that each message of the history is its allocation's address.
+    /// Messages are immutable behind `Arc` and only ever appended or dropped, so a
+    /// change to the history changes an address or the length; it costs a word per
+    /// message instead of serializing the whole history.
+    pub fn fingerprint_into(&self, out: &mut Vec<u8>) {
+        #[derive(Serialize)]
+        struct View<'a> {
+            phase: &'a Phase,
+            next_op: u64,
+            usage: Usage,
+            truncated_in_a_row: u32,
+            max_truncated_resumes: u32,
+        }
+        let view = View {
+            phase: &self.phase,
+            next_op: self.next_op,
+            usage: self.usage,
+            truncated_in_a_row: self.truncated_in_a_row,
+            max_truncated_resumes: self.max_truncated_resumes,
+        };
+        let _ = serde_json::to_writer(&mut *out, &view);
+        out.extend_from_slice(&(self.history.len() as u64).to_le_bytes());
+        for m in &self.history {
+            out.extend_from_slice(&(Arc::as_ptr(m) as usize as u64).to_le_bytes());
+        }
+    }
+
     pub fn pending_operation(&self) -> PendingOperation {
         match &self.phase {
             Phase::Idle => PendingOperation::None,

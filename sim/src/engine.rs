@@ -20,7 +20,9 @@ pub trait Engine {
     /// True between turns.
     fn is_idle(&self) -> bool;
     /// The engine's complete state as bytes; equal bytes, equal states. Compared
-    /// around stale deliveries and refused inputs.
+    /// around stale deliveries and refused inputs, within one run only, so an engine
+    /// may stand for a message by its identity (e.g. its `Arc`'s address) instead of
+    /// its contents when it never rebuilds messages.
     fn state_bytes(&self) -> Vec<u8>;
     /// User-role texts the engine authors besides markers and notes (e.g. a
     /// truncation resume prompt); `note_exact` accepts exactly these.
@@ -60,7 +62,9 @@ impl Engine for Session {
     }
 
     fn state_bytes(&self) -> Vec<u8> {
-        self.to_bytes()
+        // Identity, not content, for the history: compared within one run only, and
+        // this engine never rebuilds a message, so any change shows.
+        self.fingerprint()
     }
 
     fn fixed_texts(&self) -> Vec<String> {
