@@ -75,10 +75,11 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 5] = [
+pub const BUILT_IN: [&str; 6] = [
     "claude-code",
     "opencode",
     "python-sdk",
+    "pydantic-ai",
     "test-client",
     "custom",
 ];
@@ -230,6 +231,32 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                     "python3",
                     "-c",
                     "import anthropic; print(anthropic.__version__)",
+                ]),
+            })
+        }
+        "pydantic-ai" => {
+            let script = "{repo}/scripts/pydantic_ai_loop.py";
+            let history = "{work}/history.json";
+            let run = |resume: bool| {
+                let mut c = strings(&["python3", script, "{base_url}", "--history", history]);
+                if resume {
+                    c.push("--resume".into());
+                }
+                c.extend(strings(&["--prompt", "{prompt}"]));
+                c
+            };
+            Ok(Profile {
+                name: name.into(),
+                command: run(false),
+                resume: run(true),
+                env: Vec::new(),
+                shell_tool: "bash".into(),
+                faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: strings(&[
+                    "python3",
+                    "-c",
+                    "import pydantic_ai; print(pydantic_ai.__version__)",
                 ]),
             })
         }
