@@ -24,9 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use turnsim_core::request::directive_words;
-use turnsim_core::{
-    CancelCause, Input, OperationId, Output, SessionConfig, SharedMessage, StreamEvent, ToolSpec,
-};
+use turnsim_core::{CancelCause, Input, OperationId, Output, SessionConfig, StreamEvent, ToolSpec};
 
 /// Virtual milliseconds after which the host gives up on a silent stream.
 pub const WATCHDOG_MS: u64 = 30_000;
@@ -239,7 +237,6 @@ struct World<'a> {
     faults: BTreeMap<FaultKind, u64>,
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
     config_revision: u32,
-    last_request: Vec<SharedMessage>,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
@@ -285,7 +282,6 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         faults: BTreeMap::new(),
         coverage: BTreeSet::new(),
         config_revision: 0,
-        last_request: Vec::new(),
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),
@@ -784,7 +780,6 @@ impl World<'_> {
                     request: &request,
                     seen,
                 })?;
-                self.last_request = request.messages.clone();
                 let scripted = self.script.pop_front();
                 let plan = plan_response(
                     &mut self.d,
@@ -915,7 +910,13 @@ impl World<'_> {
         }
         let mut seen = None;
         for (i, m) in request.messages.iter().enumerate() {
-            let same = self.last_request.get(i).is_some_and(|p| Arc::ptr_eq(p, m));
+            // The previous request keeps its messages alive, so an address it holds is
+            // never reused: after a restart nothing matches and everything is hashed.
+            let same = self
+                .last_sent
+                .as_ref()
+                .and_then(|l| l.messages.get(i))
+                .is_some_and(|p| Arc::ptr_eq(p, m));
             if !same {
                 seen.get_or_insert(i);
                 self.hasher.update(b"message");
@@ -991,7 +992,6 @@ impl World<'_> {
             Ok(Ok(r)) => r,
         };
         self.engine = engine;
-        self.last_request.clear();
         let complete = self.execute(outputs)?;
         self.restart_depth -= 1;
         if !complete {
