@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a short fixed time from its committed seeds; a crash
-# fails the script. Stable toolchain: `--sanitizer none` (the project has no `unsafe`,
-# and the uninstrumented build runs several times more execs/s than AddressSanitizer).
+# fails the script. Stable toolchain: `--sanitizer none` (no code the targets reach is
+# `unsafe`, and the uninstrumented build runs several times more execs/s than
+# AddressSanitizer).
 #
 #   FUZZ_SECONDS   seconds per target (default 20)
 #   FUZZ_TARGETS   space-separated targets to run (default: all of `cargo fuzz list`)
