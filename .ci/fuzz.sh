@@ -35,6 +35,13 @@ for t in $targets; do
     fi
 done
 
+# cargo-fuzz makes fuzz/artifacts/<target>/ before every run; only a crash puts
+# anything in it. Empty ones are removed so a clean run leaves nothing behind but
+# build output (fuzz/target/) and the scratch corpora (target/fuzz-corpus/).
+if [ -d fuzz/artifacts ]; then
+    find fuzz/artifacts -depth -type d -empty -delete
+fi
+
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "fuzz: ${#failed[@]} target(s) crashed: ${failed[*]}"
     exit 1

@@ -1,8 +1,12 @@
 //! The official Anthropic Python SDK, unmodified, runs a full tool loop offline
 //! against `turnsim serve`, through its own retries of a 529 and a 429, and every
-//! request it sends gets a clean verdict. Skipped (with the reason printed) where
-//! `python3 -c "import anthropic"` fails; CI installs the SDK.
+//! request it sends gets a clean verdict.
+//!
+//! Needs the SDK, so it is `#[ignore]`d: a plain `cargo test` lists it as ignored with
+//! the reason. Run it with `-- --ignored`; `$TURNSIM_PYTHON` names the interpreter
+//! (`.ci/run` exports the one of its virtual environment), see `python_sdk_support`.
 
+mod python_sdk_support;
 mod serve_support;
 
 use serve_support::*;
@@ -11,25 +15,15 @@ use turnsim::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/sdk_tool_loop.py");
 
-fn sdk_available() -> Result<(), String> {
-    match Command::new("python3")
-        .args(["-c", "import anthropic"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_owned()),
-        Err(e) => Err(format!("python3: {e}")),
-    }
-}
-
 #[test]
+#[ignore = "needs the anthropic Python SDK: run with -- --ignored (TURNSIM_PYTHON names the interpreter; .ci/run does)"]
 fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
-    if let Err(why) = sdk_available() {
-        println!(
-            "SKIPPED: the anthropic Python SDK is not installed ({why}); pip install anthropic"
-        );
+    let Some(python) = python_sdk_support::interpreter_with(
+        "anthropic",
+        "the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts",
+    ) else {
         return;
-    }
+    };
     let rec = temp_dir("sdk-record");
     let (server, dir) = start_with(
         script(
@@ -42,13 +36,13 @@ fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
         "sdk",
         |c| c.record = Some(rec.clone()),
     );
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .arg(SCRIPT)
         .arg(server.base_url())
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("ANTHROPIC_BASE_URL")
         .output()
-        .expect("python3 runs");
+        .expect("the Python interpreter runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
