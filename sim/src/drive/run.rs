@@ -358,8 +358,8 @@ fn invoke(
                 let running = running_ids(&ledger);
                 match kind {
                     Interrupt::Sigint => procs::signal_group(pgid, libc::SIGINT),
-                    Interrupt::Sigterm => unsafe_kill(pgid, libc::SIGTERM),
-                    Interrupt::Sigkill => unsafe_kill(pgid, libc::SIGKILL),
+                    Interrupt::Sigterm => procs::signal_client(pgid, libc::SIGTERM),
+                    Interrupt::Sigkill => procs::signal_client(pgid, libc::SIGKILL),
                 }
                 sent = Some(Sent {
                     interrupt: kind,
@@ -394,16 +394,6 @@ fn invoke(
         .collect();
     inv.leftovers = procs::clean_up(pgid, &run.tracker, Duration::from_secs(5));
     (inv, sent)
-}
-
-/// SIGTERM or SIGKILL to the client process itself (its pid is its group id).
-fn unsafe_kill(pid: i32, sig: i32) {
-    if pid > 1 {
-        // SAFETY: kill with a positive pid signals that one process, our child.
-        unsafe {
-            libc::kill(pid, sig);
-        }
-    }
 }
 
 fn ledger_lines(path: &Path) -> usize {

@@ -963,30 +963,31 @@ pub fn log_line(r: &Record) -> String {
 }
 
 /// `turnsim serve` arguments.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct ServeArgs {
     /// Seed of the generator; with it, the seed's provider faults are on (as in
     /// `turnsim run`). Without it (and without --scenario): seed 0, no faults.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub seed: Option<u64>,
     /// A turnsim scenario or a serve script (`"format": "turnsim-serve-script"`).
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub scenario: Option<PathBuf>,
     /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
     pub port: u16,
     /// Write one JSON file per request (headers, body, answer, verdict) here.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub record: Option<PathBuf>,
     /// Keep the seed's shape but inject no faults.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub no_faults: bool,
     /// Where the ledger and the scratch files of generated tool calls go (default: a
     /// fresh directory under the system's temp dir).
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub workdir: Option<PathBuf>,
     /// Longest sleep in a generated shell command, in milliseconds.
-    #[arg(long, default_value_t = 1000)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1000))]
     pub max_sleep_ms: u32,
 }
 
