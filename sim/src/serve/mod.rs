@@ -1026,14 +1026,14 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
-            return crate::report::exit::IO;
+            return crate::exit::Exit::File.code();
         }
     };
     match http::run(config, a.port) {
-        Ok(()) => crate::report::exit::PASS,
+        Ok(()) => crate::exit::Exit::Pass.code(),
         Err(e) => {
             eprintln!("turnsim serve: 127.0.0.1:{}: {e}", a.port);
-            crate::report::exit::IO
+            crate::exit::Exit::File.code()
         }
     }
 }
@@ -1044,7 +1044,7 @@ pub fn check_main(dir: &std::path::Path) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
-            return crate::report::exit::IO;
+            return crate::exit::Exit::File.code();
         }
     };
     let mut bad = 0;
@@ -1065,10 +1065,10 @@ pub fn check_main(dir: &std::path::Path) -> i32 {
         bad
     );
     if bad > 0 {
-        crate::report::exit::CORRECTNESS
+        crate::exit::Exit::Correctness.code()
     } else if !checked.mismatches.is_empty() {
-        crate::report::exit::MISMATCH
+        crate::exit::Exit::Mismatch.code()
     } else {
-        crate::report::exit::PASS
+        crate::exit::Exit::Pass.code()
     }
 }
