@@ -16,11 +16,11 @@
 //! With `--no-default-features` the library is the simulator, the checkers and the
 //! transcript checker, with none of those dependencies.
 //!
-//! `unsafe` is denied crate-wide and allowed in exactly three places, each for a libc
-//! call std has no safe form of: [`cli::interrupt`] (installing the SIGINT handler),
-//! [`drive::procs`] (`kill`, `killpg`, `getpgrp` on processes a run started) and
-//! `drive::run` (SIGTERM/SIGKILL to the client it started). The `turnsim` binary
-//! forbids it; the test client's uses are listed in its own header.
+//! `unsafe` is denied crate-wide and allowed in exactly two modules, each for libc
+//! calls std has no safe form of: [`cli::interrupt`] (`sigaction` for the Ctrl-C
+//! handler, `_exit` on a second Ctrl-C) and [`drive::procs`] (`kill`, `killpg`,
+//! `getpgrp` on processes a driven run started). The `turnsim` binary forbids it; the
+//! test client's uses are listed in its own header.
 #![deny(unsafe_code)]
 
 pub mod canary;
