@@ -38,6 +38,12 @@ pub const DEFAULT_SEEDS: &str = "0..400000";
 /// Lines of trace kept in a failure report and a scenario file.
 const EXCERPT_LINES: usize = 12;
 
+fn seeds_help() -> String {
+    format!(
+        "Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: {DEFAULT_SEEDS}]"
+    )
+}
+
 fn engine_help() -> String {
     format!(
         "The engine: `reference`, or a canary (a planted bug): {}",
@@ -47,8 +53,7 @@ fn engine_help() -> String {
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: 0..400000].
-    #[arg(long, value_parser = parse_seed_range)]
+    #[arg(long, value_parser = parse_seed_range, help = seeds_help())]
     pub seeds: Option<Range<u64>>,
     /// Stop starting seeds after this long (500ms, 30s, 5m, 2h).
     #[arg(long, value_parser = parse_duration)]
