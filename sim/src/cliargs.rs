@@ -70,6 +70,19 @@ pub fn parse_seed_range(s: &str) -> Result<Range<u64>, String> {
     Ok(start..end)
 }
 
+/// Parses one seed, decimal or `0x` hex, as `turnsim options` and `TURNSIM_SEED`
+/// take it.
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    parse_u64(s.trim()).map_err(|err| match err {
+        NumberError::NotANumber => {
+            format!("expected one seed (decimal, or 0x and hex digits), got {s:?}")
+        }
+        NumberError::TooLarge => {
+            format!("{s:?} is larger than the largest seed, {}", u64::MAX)
+        }
+    })
+}
+
 enum NumberError {
     NotANumber,
     TooLarge,
@@ -214,6 +227,24 @@ mod tests {
         assert_eq!(
             parse_seed_range("0..=18446744073709551614"),
             Ok(0..u64::MAX)
+        );
+    }
+
+    #[test]
+    fn one_seed_is_decimal_or_hex_like_a_range() {
+        assert_eq!(parse_seed("16"), Ok(16));
+        assert_eq!(parse_seed("0x10"), Ok(16));
+        assert_eq!(parse_seed(" 0XfF "), Ok(255));
+        assert_eq!(
+            parse_seed("0..3"),
+            Err("expected one seed (decimal, or 0x and hex digits), got \"0..3\"".to_owned())
+        );
+        assert_eq!(
+            parse_seed("0x10000000000000000"),
+            Err(
+                "\"0x10000000000000000\" is larger than the largest seed, 18446744073709551615"
+                    .to_owned()
+            )
         );
     }
 

@@ -8,17 +8,34 @@
 //! decision list. Time is virtual ([`scheduler::Scheduler`]) and the disk is fake
 //! ([`disk::FakeDisk`]): nothing in a run reads a clock, the OS's randomness or the real
 //! file system, and nothing iterates a hash map into its output.
+//!
+//! Features: `cli` (the `turnsim` command line: clap, indicatif, and libc for the
+//! Ctrl-C handler), `serve` (the loopback provider: tokio, hyper), `drive` (real
+//! clients against `serve`: libc), all on by default; `fuzzing` (the bodies of the
+//! cargo-fuzz targets) and `test-client` (the binary `drive`'s tests run) are off.
+//! With `--no-default-features` the library is the simulator, the checkers and the
+//! transcript checker, with none of those dependencies.
+//!
+//! `unsafe` is denied crate-wide and allowed in exactly two modules, each for libc
+//! calls std has no safe form of: [`cli::interrupt`] (`sigaction` for the Ctrl-C
+//! handler, `_exit` on a second Ctrl-C) and [`drive::procs`] (`kill`, `killpg`,
+//! `getpgrp` on processes a driven run started). The `turnsim` binary forbids it; the
+//! test client's uses are listed in its own header.
+#![deny(unsafe_code)]
 
 pub mod canary;
 pub mod check;
 pub mod checkers;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod cliargs;
 pub mod decide;
 pub mod disk;
-#[cfg(feature = "serve")]
+#[cfg(feature = "drive")]
 pub mod drive;
 pub mod engine;
+pub mod exit;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
 pub mod options;
 pub mod provider;

@@ -199,6 +199,16 @@ impl Summary {
 /// seed order. Sums and unions are order-independent and the lists are sorted by
 /// seed, so the result does not depend on the number of jobs.
 pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), String> {
+    run_batch_with(batch, &|_, _| {})
+}
+
+/// [`run_batch`], calling `on_failure` on the worker thread as soon as a seed fails,
+/// before the batch ends, so a caller can save each failure even if the batch is
+/// then stopped or the process interrupted.
+pub fn run_batch_with(
+    batch: &Batch<'_>,
+    on_failure: &(dyn Fn(u64, &Violation) + Sync),
+) -> Result<(Summary, Vec<(u64, String)>), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(batch.jobs.max(1))
         .build()
@@ -218,8 +228,9 @@ pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), Str
         }
         let mut report = SeedReport::of(outcome);
         report.violation = violation;
-        if report.violation.is_some() {
+        if let Some(v) = &report.violation {
             failed.fetch_add(1, Ordering::Relaxed);
+            on_failure(seed, v);
         }
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         (batch.progress)(n, failed.load(Ordering::Relaxed));

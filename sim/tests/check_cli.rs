@@ -1,4 +1,4 @@
-//! The `turnsim check` command line: exit codes (0 clean, 1 violations, 2 unreadable),
+//! The `turnsim check` command line: exit codes (0 clean, 1 violations, 2 usage, 6 unreadable),
 //! messages that name the file and line, `--json`, `--format`, and no panic on any
 //! input.
 
@@ -53,7 +53,7 @@ fn a_truncated_line_is_unreadable_and_named_by_file_and_line() {
     text.push_str(&sixth[..sixth.len() / 2]);
     let path = scratch("truncated", "cut.jsonl", text.as_bytes());
     let (code, stdout, stderr) = turnsim(&[s(&path)]);
-    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(code, 6, "{stdout}{stderr}");
     let want = format!("{}:6: unreadable: ", path.display());
     assert!(stderr.starts_with(&want), "{stderr}");
     assert!(stderr.contains("EOF while parsing"), "{stderr}");
@@ -66,7 +66,7 @@ fn wrong_types_are_unreadable_with_the_line_and_the_json_path() {
     text.push('\n');
     let path = scratch("wrong_types", "types.jsonl", text.as_bytes());
     let (code, _, stderr) = turnsim(&[s(&path)]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     assert!(
         stderr.starts_with(&format!(
             "{}:3: unreadable: message.content: invalid type: integer `42`, expected content: a string or an array of blocks",
@@ -81,7 +81,7 @@ fn wrong_types_are_unreadable_with_the_line_and_the_json_path() {
         b"[\n  {\"role\": \"user\", \"content\": \"a\"},\n  {\"role\": \"robot\", \"content\": \"b\"}\n]\n",
     );
     let (code, _, stderr) = turnsim(&[s(&path)]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     assert!(
         stderr.starts_with(&format!(
             "{}:3: unreadable: messages[1]: role",
@@ -97,7 +97,7 @@ fn binary_bytes_are_unreadable_with_the_line() {
     bytes.extend_from_slice(&[0x00, 0x9f, 0x92, 0x96, 0xff, b'\n']);
     let path = scratch("binary", "mixed.jsonl", &bytes);
     let (code, _, stderr) = turnsim(&[s(&path)]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     assert!(
         stderr.starts_with(&format!("{}:4: unreadable: ", path.display())),
         "{stderr}"
@@ -108,7 +108,7 @@ fn binary_bytes_are_unreadable_with_the_line() {
         &[0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x00],
     );
     let (code, _, stderr) = turnsim(&[s(&path)]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     assert_eq!(
         stderr,
         format!(
@@ -158,10 +158,10 @@ fn json_output_is_machine_readable_and_carries_the_exit_code() {
 
     let path = scratch("json", "bad.jsonl", b"{\"type\":\"summary\"}\n{\n");
     let (code, stdout, _) = turnsim(&["--json", s(&path)]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(v["unreadable"][0]["line"], 2);
-    assert_eq!(v["exit_code"], 2);
+    assert_eq!(v["exit_code"], 6);
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn format_can_be_forced_and_a_wrong_one_is_unreadable() {
     let log = data("claude-code-viewer-1af7fc5e.jsonl");
     assert_eq!(turnsim(&["--format", "claude-jsonl", s(&log)]).0, 0);
     let (code, _, stderr) = turnsim(&["--format", "anthropic", s(&log)]);
-    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(code, 6, "{stderr}");
     assert!(
         stderr.contains("1af7fc5e.jsonl:1: unreadable: missing field `messages`"),
         "{stderr}"
@@ -203,12 +203,12 @@ fn openai_messages_are_held_to_the_same_rules() {
 }
 
 #[test]
-fn prefix_takes_exactly_two_files_and_usage_errors_are_exit_2() {
+fn prefix_takes_exactly_two_files_usage_errors_are_exit_2_and_a_missing_file_exit_6() {
     let one = data("claude-code-viewer-1af7fc5e.jsonl");
     assert_eq!(turnsim(&["--prefix", s(&one)]).0, 2);
     assert_eq!(turnsim(&[]).0, 2);
     let (code, _, stderr) = turnsim(&[s(Path::new("/nonexistent/transcript.jsonl"))]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 6);
     assert!(
         stderr.starts_with("/nonexistent/transcript.jsonl: unreadable: cannot open"),
         "{stderr}"

@@ -15,6 +15,14 @@
 //! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
 //! [--forget-result-after-sigint] [--rerun-after-restart] PROMPT`. Exit 0 when the
 //! model ends its turn, 130 after an interruption, 1 on an error.
+//!
+//! Built only with the `test-client` feature (which `cargo test` switches on), so
+//! `cargo install --path sim` does not install it.
+//!
+//! Where `unsafe` lives and why: three libc calls std has no safe form of, each with
+//! a SAFETY comment at its site: `signal` (install the SIGINT/SIGTERM handler, which
+//! only stores to an atomic), `prctl(PR_SET_PDEATHSIG)` in `pre_exec` (a tool dies
+//! with the client), and `killpg` (end the running tool's own process group).
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};

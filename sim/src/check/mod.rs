@@ -7,7 +7,7 @@
 //!   simulator's own per-message rules (`checkers::pairing`, `checkers::marker_once`);
 //!   recorded responses go through the engine's own stream handling.
 //! - Never a panic and never a silent half-check on any input: input that is not the
-//!   format it claims is an error naming the file and line (exit 2); nothing reachable
+//!   format it claims is an error naming the file and line (exit 6); nothing reachable
 //!   from input unwraps.
 //! - Bounded memory on logs: Claude Code JSONL is read line by line and checked as a
 //!   stream (see [`history`]); JSON documents and cassettes are single documents and
@@ -46,17 +46,18 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 /// The input formats `--format` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// Anthropic Messages JSON: an array of messages or a request body.
     Anthropic,
     /// A Claude Code session log, one entry per line.
-    #[value(name = "claude-jsonl")]
+    #[cfg_attr(feature = "cli", value(name = "claude-jsonl"))]
     ClaudeJsonl,
     /// A go-vcr YAML cassette of Messages API calls with SSE responses.
     Vcr,
     /// OpenAI chat-completions messages (an array or a request body).
-    #[value(name = "openai")]
+    #[cfg_attr(feature = "cli", value(name = "openai"))]
     OpenAi,
     /// One recorded Messages API response stream (server-sent events).
     Recording,
@@ -75,19 +76,20 @@ impl Format {
 }
 
 /// `turnsim check [--format F] [--json] [--prefix] FILE…`
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct CheckArgs {
     /// The input format; detected from the content when absent.
-    #[arg(long, value_enum)]
+    #[cfg_attr(feature = "cli", arg(long, value_enum))]
     pub format: Option<Format>,
     /// Print a machine-readable JSON report.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub json: bool,
     /// Check that the second file extends the first, message by message, byte for byte.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub prefix: bool,
     /// Transcripts, request bodies, cassettes or recordings.
-    #[arg(required = true, value_name = "FILE")]
+    #[cfg_attr(feature = "cli", arg(required = true, value_name = "FILE"))]
     pub files: Vec<PathBuf>,
 }
 
@@ -98,7 +100,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             [a, b] => check_prefix(a, b, args.format),
             _ => {
                 eprintln!("--prefix takes exactly two files: A B (B must extend A)");
-                return report::exit::UNREADABLE;
+                return report::exit::USAGE;
             }
         }
     } else {

@@ -2,20 +2,24 @@
 //!
 //! Guarantee: both renderings are functions of the results alone (file order, finding
 //! order, sorted counts), so the same inputs print the same bytes; the exit code is
-//! the worst class over all files: 2 if any file was unreadable, else 1 if any
-//! violation was found, else 0. Information (a turn open at the end of a log, another
+//! the worst class over all files, from the one table in [`crate::exit`]: 6 if any
+//! file was unreadable, else 1 if any violation was found, else 0. An unreadable
+//! file is printed once, on stderr (by [`super::run`]), not in the report. Information (a turn open at the end of a log, another
 //! runtime's marker) never fails a check.
 
 use super::findings::{FileReport, Finding};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// Exit codes of `turnsim check`.
+/// The codes of [`crate::exit::Exit`] that `turnsim check` returns.
 pub mod exit {
-    pub const CLEAN: i32 = 0;
-    pub const VIOLATIONS: i32 = 1;
+    use crate::exit::Exit;
+    pub const CLEAN: i32 = Exit::Pass.code();
+    pub const VIOLATIONS: i32 = Exit::Correctness.code();
     /// Input that is not the format it claims (or could not be opened).
-    pub const UNREADABLE: i32 = 2;
+    pub const UNREADABLE: i32 = Exit::File.code();
+    /// Arguments that do not fit (`--prefix` with other than two files).
+    pub const USAGE: i32 = Exit::Usage.code();
 }
 
 /// A file that could not be read, and where.
@@ -86,9 +90,6 @@ fn finding_line(path: &str, many_windows: bool, f: &Finding) -> String {
 /// The human report: each finding with its place, then a summary per file.
 pub fn human(outcome: &Outcome) -> String {
     let mut o = String::new();
-    for u in &outcome.unreadable {
-        let _ = writeln!(o, "{}", u.to_line());
-    }
     for r in &outcome.files {
         let many_windows = r.stat("windows") > 1;
         for f in &r.findings.kept {

@@ -16,7 +16,7 @@ pub mod profiles;
 pub mod report;
 pub mod run;
 
-use crate::report::exit;
+use crate::exit::Exit;
 use report::{Reruns, RunReport};
 use run::{RunFile, Schedule, run_schedule};
 use std::path::{Path, PathBuf};
@@ -32,8 +32,13 @@ pub struct DriveArgs {
     /// How many runs.
     #[arg(long, default_value_t = 1)]
     pub runs: u64,
-    /// The client profile: claude-code, opencode, python-sdk, test-client, custom.
-    #[arg(long, required_unless_present = "replay")]
+    /// The client profile (`test-client` needs the `test-client` feature's binary;
+    /// `custom` takes its command after `--`).
+    #[arg(
+        long,
+        required_unless_present = "replay",
+        value_parser = clap::builder::PossibleValuesParser::new(profiles::BUILT_IN)
+    )]
     pub client: Option<String>,
     /// Deadline of each client invocation, in seconds.
     #[arg(long, default_value_t = 120)]
@@ -137,8 +142,21 @@ pub fn drive_one(
     Ok(rep)
 }
 
+/// Where `program` would be found: itself when it names a path, else the first
+/// `PATH` entry that holds it.
+fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return p.is_file().then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
 /// `turnsim drive`; returns the exit code.
-pub fn drive_main(a: &DriveArgs) -> i32 {
+pub fn drive_main(a: &DriveArgs) -> Exit {
     let out = a.out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("turnsim-drive-{}", std::process::id()))
     });
@@ -151,7 +169,7 @@ pub fn drive_main(a: &DriveArgs) -> i32 {
             }
             Err(e) => {
                 eprintln!("{e}");
-                return exit::IO;
+                return Exit::File;
             }
         }
     } else {
@@ -160,7 +178,7 @@ pub fn drive_main(a: &DriveArgs) -> i32 {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("turnsim drive: {e}");
-                return exit::USAGE;
+                return Exit::Usage;
             }
         };
         for i in 0..a.runs {
@@ -171,8 +189,19 @@ pub fn drive_main(a: &DriveArgs) -> i32 {
         }
     }
     let Some(first) = files.first() else {
-        return exit::PASS;
+        return Exit::Pass;
     };
+    for command in [&first.0.profile.command, &first.0.profile.resume] {
+        let program = command.first().map(String::as_str).unwrap_or_default();
+        // A custom command may start with a placeholder; it is checked when it runs.
+        if !program.contains('{') && find_program(program).is_none() {
+            eprintln!(
+                "turnsim drive: client {}: {program:?} is not installed or not on PATH",
+                first.0.profile.name
+            );
+            return Exit::Environment;
+        }
+    }
     let version = client_version(&first.0.profile);
     println!(
         "turnsim drive: {} ({version}), {} run(s), writing to {}",
@@ -200,7 +229,7 @@ pub fn drive_main(a: &DriveArgs) -> i32 {
             }
             Err(e) => {
                 eprintln!("turnsim drive: {}: {e}", dir.display());
-                return exit::IO;
+                return Exit::File;
             }
         }
     }
@@ -216,8 +245,8 @@ pub fn drive_main(a: &DriveArgs) -> i32 {
         }
     );
     if failed > 0 {
-        exit::CORRECTNESS
+        Exit::Correctness
     } else {
-        exit::PASS
+        Exit::Pass
     }
 }

@@ -6,6 +6,14 @@
 //! names this run's ledger path, and it is then identified by pid *and* start time
 //! (field 22 of `/proc/PID/stat`), so a recycled pid is never mistaken for it. The
 //! harness's own process group is never signalled. Linux only (`/proc`).
+//!
+//! Why `unsafe` here, and only here in `drive`: signalling a process or a group by id
+//! (`kill`, `killpg`) and reading the harness's own group (`getpgrp`) have no safe
+//! form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
+//! Each call takes plain integers and no pointer; the checks before each call (a
+//! positive pid, a group that is not ours, the same start time) are what keep it
+//! from hitting another process.
+#![allow(unsafe_code)]
 
 use std::path::Path;
 
@@ -96,6 +104,17 @@ pub fn signal(p: &Proc, sig: i32) {
         // SAFETY: kill with a positive pid only signals that process.
         unsafe {
             libc::kill(p.pid, sig);
+        }
+    }
+}
+
+/// Sends `sig` (SIGTERM, SIGKILL) to a client process the harness started, by its pid
+/// (a client runs as the leader of its own group, so its pid is its group id).
+pub fn signal_client(pid: i32, sig: i32) {
+    if pid > 1 && pid != own_pgid() {
+        // SAFETY: kill with a positive pid signals that one process, our child.
+        unsafe {
+            libc::kill(pid, sig);
         }
     }
 }

@@ -10,16 +10,21 @@
 //! profile (drawn through [`Decider`]), and is saved with the profile in the run
 //! file, so `--replay` repeats the same schedule; the client itself is not
 //! deterministic, which is why a failing schedule is rerun and measured.
+//!
+//! The server's script is built as typed [`Step`]s, so a schedule cannot produce a
+//! step the server would refuse; signals go through [`super::procs`], the one file of
+//! `drive` with `unsafe`.
 
 use super::procs::{self, Tracker};
 use super::profiles::{Interrupt, Profile, ProviderFault, Vars, argv, substitute};
 use crate::decide::Decider;
+use crate::scenario::{ScriptedCall, ScriptedResponse, ScriptedStop};
 use crate::serve::ServeConfig;
 use crate::serve::record::Record;
-use crate::serve::script::{Script, Step, parse_step};
+use crate::serve::script::{Script, Step};
 use crate::serve::tools::{LedgerLine, read_ledger};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::Value;
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -207,46 +212,69 @@ pub struct Facts {
     pub records: Vec<Record>,
 }
 
-fn reply_step(text: &str, shell: &str, stop_tool: bool) -> Result<Step, String> {
-    let v = if stop_tool {
-        json!({"kind": "reply", "text": text, "tool_calls": [{"name": shell}], "stop": "tool_use"})
+/// A scripted reply: `text`, then either one call of the shell tool (`stop_tool`) or
+/// the end of the turn.
+fn reply(text: &str, shell: &str, stop_tool: bool) -> ScriptedResponse {
+    let (tool_calls, stop) = if stop_tool {
+        let call = ScriptedCall {
+            name: shell.to_owned(),
+            input: Value::Object(serde_json::Map::new()),
+        };
+        (vec![call], ScriptedStop::ToolUse)
     } else {
-        json!({"kind": "reply", "text": text, "stop": "end_turn"})
+        (Vec::new(), ScriptedStop::EndTurn)
     };
-    parse_step(&v)
+    ScriptedResponse::Reply {
+        thinking: None,
+        text: text.to_owned(),
+        tool_calls,
+        stop,
+    }
+}
+
+/// The step that plays a provider fault before the reply `text` would have come.
+fn fault_step(fault: ProviderFault, text: &str, shell: &str) -> Step {
+    match fault {
+        ProviderFault::Overloaded => Step::Status {
+            status: 529,
+            retry_after: None,
+        },
+        ProviderFault::RateLimited => Step::Status {
+            status: 429,
+            retry_after: Some(1),
+        },
+        // Five events in is inside the tool call's input: the cut lands mid-call.
+        ProviderFault::Cut => Step::Cut {
+            after_events: 5,
+            mid_event: true,
+            reply: Some(reply(text, shell, true)),
+        },
+        ProviderFault::Hang => Step::Sim(ScriptedResponse::Hang { after_events: 0 }),
+    }
 }
 
 /// The first phase's script: `rounds` shell calls, the fault before one, then done.
-pub fn first_steps(s: &Schedule, shell: &str) -> Result<Vec<Step>, String> {
+pub fn first_steps(s: &Schedule, shell: &str) -> Vec<Step> {
     let mut steps = Vec::new();
     for i in 0..s.rounds {
         let text = format!("Running check {}.", i + 1);
         if i == s.fault_at
             && let Some(f) = s.fault
         {
-            let v = match f {
-                ProviderFault::Overloaded => json!({"kind": "status", "status": 529}),
-                ProviderFault::RateLimited => {
-                    json!({"kind": "status", "status": 429, "retry_after": 1})
-                }
-                ProviderFault::Cut => json!({"kind": "cut", "after_events": 5, "mid_event": true,
-                    "reply": {"kind": "reply", "text": text, "tool_calls": [{"name": shell}], "stop": "tool_use"}}),
-                ProviderFault::Hang => json!({"kind": "hang", "after_events": 0}),
-            };
-            steps.push(parse_step(&v)?);
+            steps.push(fault_step(f, &text, shell));
         }
-        steps.push(reply_step(&text, shell, true)?);
+        steps.push(Step::Sim(reply(&text, shell, true)));
     }
-    steps.push(reply_step("All checks ran.", shell, false)?);
-    Ok(steps)
+    steps.push(Step::Sim(reply("All checks ran.", shell, false)));
+    steps
 }
 
 /// The resumed phase's script: one shell call, then done.
-pub fn resume_steps(shell: &str) -> Result<Vec<Step>, String> {
-    Ok(vec![
-        reply_step("One more check.", shell, true)?,
-        reply_step("Summary: every check ran.", shell, false)?,
-    ])
+pub fn resume_steps(shell: &str) -> Vec<Step> {
+    vec![
+        Step::Sim(reply("One more check.", shell, true)),
+        Step::Sim(reply("Summary: every check ran.", shell, false)),
+    ]
 }
 
 /// Environment variables a client must not inherit from the harness.
@@ -358,8 +386,8 @@ fn invoke(
                 let running = running_ids(&ledger);
                 match kind {
                     Interrupt::Sigint => procs::signal_group(pgid, libc::SIGINT),
-                    Interrupt::Sigterm => unsafe_kill(pgid, libc::SIGTERM),
-                    Interrupt::Sigkill => unsafe_kill(pgid, libc::SIGKILL),
+                    Interrupt::Sigterm => procs::signal_client(pgid, libc::SIGTERM),
+                    Interrupt::Sigkill => procs::signal_client(pgid, libc::SIGKILL),
                 }
                 sent = Some(Sent {
                     interrupt: kind,
@@ -394,16 +422,6 @@ fn invoke(
         .collect();
     inv.leftovers = procs::clean_up(pgid, &run.tracker, Duration::from_secs(5));
     (inv, sent)
-}
-
-/// SIGTERM or SIGKILL to the client process itself (its pid is its group id).
-fn unsafe_kill(pid: i32, sig: i32) {
-    if pid > 1 {
-        // SAFETY: kill with a positive pid signals that one process, our child.
-        unsafe {
-            libc::kill(pid, sig);
-        }
-    }
 }
 
 fn ledger_lines(path: &Path) -> usize {
@@ -451,7 +469,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     let handle = crate::serve::http::spawn(config, 0).map_err(|e| format!("serve: {e}"))?;
     handle
         .server
-        .replace_steps(first_steps(s, &profile.shell_tool)?);
+        .replace_steps(first_steps(s, &profile.shell_tool));
     let mut vars = Vars {
         base_url: handle.base_url(),
         prompt: PROMPT_1.into(),
@@ -471,7 +489,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     let resume_request = handle.server.requests_seen();
     handle
         .server
-        .replace_steps(resume_steps(&profile.shell_tool)?);
+        .replace_steps(resume_steps(&profile.shell_tool));
     vars.prompt = PROMPT_2.into();
     vars.resume = true;
     let (resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
@@ -491,4 +509,73 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         resume_request,
         records,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::script::parse_step;
+    use serde_json::json;
+
+    fn schedule(fault: ProviderFault) -> Schedule {
+        Schedule {
+            seed: 0,
+            fault: Some(fault),
+            fault_at: 1,
+            rounds: 2,
+            interrupt: None,
+            interrupt_at_tool: 0,
+            interrupt_delay_ms: 0,
+        }
+    }
+
+    fn parsed(v: serde_json::Value) -> Step {
+        parse_step(&v).expect("a valid serve-script step")
+    }
+
+    #[test]
+    fn typed_steps_are_the_serve_script_steps_they_stand_for() {
+        let call = json!({"kind": "reply", "text": "Running check 2.",
+            "tool_calls": [{"name": "bash"}], "stop": "tool_use"});
+        for (fault, step) in [
+            (
+                ProviderFault::Overloaded,
+                json!({"kind": "status", "status": 529}),
+            ),
+            (
+                ProviderFault::RateLimited,
+                json!({"kind": "status", "status": 429, "retry_after": 1}),
+            ),
+            (
+                ProviderFault::Cut,
+                json!({"kind": "cut", "after_events": 5, "mid_event": true, "reply": call}),
+            ),
+            (
+                ProviderFault::Hang,
+                json!({"kind": "hang", "after_events": 0}),
+            ),
+        ] {
+            let steps = first_steps(&schedule(fault), "bash");
+            assert_eq!(
+                steps,
+                vec![
+                    parsed(json!({"kind": "reply", "text": "Running check 1.",
+                        "tool_calls": [{"name": "bash"}], "stop": "tool_use"})),
+                    parsed(step),
+                    parsed(call.clone()),
+                    parsed(json!({"kind": "reply", "text": "All checks ran.", "stop": "end_turn"})),
+                ],
+                "{fault:?}"
+            );
+        }
+        assert_eq!(
+            resume_steps("Bash"),
+            vec![
+                parsed(json!({"kind": "reply", "text": "One more check.",
+                    "tool_calls": [{"name": "Bash"}], "stop": "tool_use"})),
+                parsed(json!({"kind": "reply", "text": "Summary: every check ran.",
+                    "stop": "end_turn"})),
+            ]
+        );
+    }
 }

@@ -963,30 +963,31 @@ pub fn log_line(r: &Record) -> String {
 }
 
 /// `turnsim serve` arguments.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct ServeArgs {
     /// Seed of the generator; with it, the seed's provider faults are on (as in
     /// `turnsim run`). Without it (and without --scenario): seed 0, no faults.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub seed: Option<u64>,
     /// A turnsim scenario or a serve script (`"format": "turnsim-serve-script"`).
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub scenario: Option<PathBuf>,
     /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
     pub port: u16,
     /// Write one JSON file per request (headers, body, answer, verdict) here.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub record: Option<PathBuf>,
     /// Keep the seed's shape but inject no faults.
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub no_faults: bool,
     /// Where the ledger and the scratch files of generated tool calls go (default: a
     /// fresh directory under the system's temp dir).
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub workdir: Option<PathBuf>,
     /// Longest sleep in a generated shell command, in milliseconds.
-    #[arg(long, default_value_t = 1000)]
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1000))]
     pub max_sleep_ms: u32,
 }
 
@@ -1025,14 +1026,14 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
-            return crate::report::exit::IO;
+            return crate::exit::Exit::File.code();
         }
     };
     match http::run(config, a.port) {
-        Ok(()) => crate::report::exit::PASS,
+        Ok(()) => crate::exit::Exit::Pass.code(),
         Err(e) => {
             eprintln!("turnsim serve: 127.0.0.1:{}: {e}", a.port);
-            crate::report::exit::IO
+            crate::exit::Exit::File.code()
         }
     }
 }
@@ -1043,7 +1044,7 @@ pub fn check_main(dir: &std::path::Path) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
-            return crate::report::exit::IO;
+            return crate::exit::Exit::File.code();
         }
     };
     let mut bad = 0;
@@ -1064,10 +1065,10 @@ pub fn check_main(dir: &std::path::Path) -> i32 {
         bad
     );
     if bad > 0 {
-        crate::report::exit::CORRECTNESS
+        crate::exit::Exit::Correctness.code()
     } else if !checked.mismatches.is_empty() {
-        crate::report::exit::MISMATCH
+        crate::exit::Exit::Mismatch.code()
     } else {
-        crate::report::exit::PASS
+        crate::exit::Exit::Pass.code()
     }
 }

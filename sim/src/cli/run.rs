@@ -1,0 +1,465 @@
+//! `turnsim run`: a seed range (or one seed) against an engine, with a progress bar,
+//! failures saved as they are found, and a summary.
+//!
+//! Guarantees:
+//! - No failure found is lost. Each failing seed is rerun with a trace and written as
+//!   a scenario on the worker thread that found it, before the run goes on; a Ctrl-C
+//!   ([`super::interrupt`]) or `--max-failures` stops new seeds from starting, lets
+//!   the running ones finish, and the summary of what ran is printed as usual.
+//! - Mistakes are found before the run, not after it: an `--out` that cannot be
+//!   written is exit 6 before any seed runs; `TURNSIM_SEED` with `--seeds`, and
+//!   `--trace` without exactly one seed, are usage errors (exit 2).
+//! - The exit code is the failure class of the lowest failing seed that ran.
+
+use super::interrupt;
+use super::scenario::{excerpt, shell_quote};
+use super::{canary_names, factory};
+use crate::checkers::Violation;
+use crate::cliargs::{
+    parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
+};
+use crate::engine::EngineFactory;
+use crate::exit::Exit;
+use crate::options::SimOptions;
+use crate::report::summary;
+use crate::runner::{Batch, run_batch_with, run_seed};
+use crate::scenario::{Expectation, Scenario, save_scenario};
+use crate::world::FailureClass;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The seed range `turnsim run` covers by default: about a minute on two cores.
+pub const DEFAULT_SEEDS: &str = "0..400000";
+
+/// Lines of trace kept in a failure report and a scenario file.
+const EXCERPT_LINES: usize = 12;
+
+fn seeds_help() -> String {
+    format!(
+        "Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: {DEFAULT_SEEDS}]"
+    )
+}
+
+fn engine_help() -> String {
+    format!(
+        "The engine: `reference`, or a canary (a planted bug): {}",
+        canary_names().join(", ")
+    )
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[arg(long, value_parser = parse_seed_range, help = seeds_help())]
+    pub seeds: Option<Range<u64>>,
+    /// Stop starting seeds after this long (500ms, 30s, 5m, 2h).
+    #[arg(long, value_parser = parse_duration)]
+    pub time: Option<Duration>,
+    /// Worker threads; default: every core.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard K of N (0-based); also read from JOB_COMPLETION_INDEX/COUNT.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Where failing scenarios are written (each as soon as it is found).
+    #[arg(long, default_value = "scenarios/failures")]
+    pub out: PathBuf,
+    /// Stop starting seeds once this many have failed.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_failures: u64,
+    /// Print each seed's options and digest.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Run each seed twice and compare the trace digests step by step.
+    #[arg(long)]
+    pub check_determinism: bool,
+    #[arg(long, default_value = "reference", value_parser = parse_engine, help = engine_help())]
+    pub engine: String,
+    /// Print the run step by step; needs one seed (--seeds N or TURNSIM_SEED=N).
+    #[arg(long)]
+    pub trace: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_engine(s: &str) -> Result<String, String> {
+    factory(s).map(|_| s.to_string())
+}
+
+/// A progress-bar rate: whole numbers with thousands separators from 100 up
+/// (`1,700/s`), one decimal below (`12.5/s`).
+pub fn rate_text(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec < 0.0 {
+        return "-/s".into();
+    }
+    if per_sec < 100.0 {
+        return format!("{per_sec:.1}/s");
+    }
+    let digits = format!("{:.0}", per_sec.round());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out}/s")
+}
+
+/// The `--out` directory, made and probed before the run. Remembers the directories
+/// it made, so a run that writes nothing leaves none behind.
+struct OutDir {
+    path: PathBuf,
+    made: Vec<PathBuf>,
+}
+
+impl OutDir {
+    fn prepare(path: &Path) -> Result<OutDir, String> {
+        let mut made = Vec::new();
+        let mut missing = Some(path);
+        while let Some(p) = missing.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+            made.push(p.to_path_buf());
+            missing = p.parent();
+        }
+        let fail = |e: std::io::Error| format!("--out {}: cannot write there: {e}", path.display());
+        std::fs::create_dir_all(path).map_err(fail)?;
+        let probe = path.join(format!(".turnsim-probe-{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(fail)?;
+        std::fs::remove_file(&probe).map_err(fail)?;
+        Ok(OutDir {
+            path: path.to_path_buf(),
+            made,
+        })
+    }
+
+    /// Removes the directories `prepare` made, innermost first, while they are empty.
+    fn tidy(&self) {
+        for dir in &self.made {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// A failure as saved: the rerun's violation and trace excerpt, and where it went.
+struct Saved {
+    violation: Violation,
+    options: SimOptions,
+    last_steps: Vec<String>,
+    /// The scenario file, or why it could not be written.
+    file: Result<PathBuf, String>,
+}
+
+/// Reruns a failing seed with a trace and writes its scenario. `None`: the rerun
+/// passed (the failure is nondeterministic), so there is nothing to save.
+fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Saved> {
+    let outcome = run_seed(factory, seed, true);
+    let v = outcome.violation.clone()?;
+    let options = SimOptions::from_seed(seed);
+    let mut scenario = Scenario::new(
+        options.clone(),
+        Expectation::Fail {
+            invariant: v.invariant.clone(),
+            step: v.step,
+        },
+    );
+    scenario.seed = seed;
+    scenario.name = format!("seed {seed}: {}", v.invariant);
+    scenario.description = v.message.clone();
+    scenario.engine = factory.name().to_string();
+    scenario.decisions = outcome.decisions.clone();
+    scenario.trace_digest = Some(outcome.digest.clone());
+    scenario.excerpt = excerpt(&outcome.trace, EXCERPT_LINES);
+    let path = out.join(format!("seed-{seed}-{}.json", v.invariant));
+    let file = save_scenario(&path, &scenario)
+        .map(|()| path)
+        .map_err(|e| e.to_string());
+    let keep = outcome.trace.len().saturating_sub(EXCERPT_LINES);
+    Some(Saved {
+        violation: v,
+        options,
+        last_steps: outcome.trace[keep..].to_vec(),
+        file,
+    })
+}
+
+fn or_line(seed: u64, engine: &str) -> String {
+    let engine = if engine == "reference" {
+        String::new()
+    } else {
+        format!(" --engine {engine}")
+    };
+    format!("   or:    TURNSIM_SEED={seed} turnsim run{engine} --trace")
+}
+
+/// The full block for one failure: what broke, the options, the last steps, and the
+/// commands that replay it.
+fn full_report(seed: u64, s: &Saved, engine: &str) -> String {
+    let v = &s.violation;
+    let mut o = format!("FAIL seed {seed}: {} at step {}\n", v.invariant, v.step);
+    o.push_str(&format!("  {}\n{}last steps:\n", v.message, s.options));
+    for line in &s.last_steps {
+        o.push_str(&format!("  {line}\n"));
+    }
+    match &s.file {
+        Ok(p) => o.push_str(&format!(
+            "scenario: {}\nreplay:   turnsim replay {}\n",
+            p.display(),
+            shell_quote(p)
+        )),
+        Err(e) => o.push_str(&format!("could not write the scenario: {e}\n")),
+    }
+    o.push_str(&or_line(seed, engine));
+    o.push('\n');
+    o
+}
+
+/// One line for a failure: seed, invariant, step, and the replay command.
+fn compact_line(seed: u64, s: &Saved) -> String {
+    let v = &s.violation;
+    let how = match &s.file {
+        Ok(p) => format!("turnsim replay {}", shell_quote(p)),
+        Err(e) => format!("not written: {e}"),
+    };
+    format!("  seed {seed}: {} at step {}  {how}", v.invariant, v.step)
+}
+
+/// The failure list printed before the summary: the lowest seed in full, every other
+/// one on a line, and the failing seeds whose rerun passed.
+fn failure_list(
+    failures: &[(u64, Violation)],
+    saved: &BTreeMap<u64, Option<Saved>>,
+    engine: &str,
+) -> String {
+    let mut o = String::new();
+    let mut others = Vec::new();
+    for (seed, v) in failures {
+        match saved.get(seed) {
+            Some(Some(s)) if o.is_empty() => o.push_str(&full_report(*seed, s, engine)),
+            Some(Some(s)) => others.push(compact_line(*seed, s)),
+            _ => others.push(format!(
+                "  seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
+                v.invariant
+            )),
+        }
+    }
+    if !others.is_empty() {
+        o.push_str(&format!(
+            "{} more failing seed(s), in seed order:\n",
+            others.len()
+        ));
+        for line in others {
+            o.push_str(&line);
+            o.push('\n');
+        }
+    }
+    o
+}
+
+fn usage(message: &str) -> Exit {
+    eprintln!("turnsim run: {message}");
+    Exit::Usage
+}
+
+pub(super) fn cmd_run(a: RunArgs) -> Exit {
+    let Ok(factory) = factory(&a.engine) else {
+        return Exit::Usage;
+    };
+    let single = match std::env::var("TURNSIM_SEED") {
+        Ok(_) if a.seeds.is_some() => {
+            return usage("TURNSIM_SEED and --seeds both name seeds; give one of them");
+        }
+        Ok(text) => match parse_seed(&text) {
+            Ok(seed) => Some(seed),
+            Err(e) => return usage(&format!("TURNSIM_SEED: {e}")),
+        },
+        Err(_) => a
+            .seeds
+            .clone()
+            .filter(|r| r.end - r.start == 1)
+            .map(|r| r.start),
+    };
+    if a.trace && single.is_none() {
+        return usage(
+            "--trace prints one run step by step; give one seed (--seeds N or TURNSIM_SEED=N)",
+        );
+    }
+    let out = match OutDir::prepare(&a.out) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("turnsim run: {e}");
+            return Exit::File;
+        }
+    };
+    let code = match single {
+        Some(seed) if std::env::var_os("TURNSIM_SEED").is_some() || a.trace => {
+            run_one(&*factory, seed, &a, &out.path)
+        }
+        _ => run_many(&*factory, &a, &out.path),
+    };
+    out.tidy();
+    code
+}
+
+fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> Exit {
+    let outcome = run_seed(factory, seed, true);
+    print!("{}", SimOptions::from_seed(seed));
+    if a.trace {
+        for line in &outcome.trace {
+            println!("{line}");
+        }
+    }
+    println!(
+        "seed {seed}: {} steps, digest {}",
+        outcome.steps, outcome.digest
+    );
+    let Some(v) = &outcome.violation else {
+        println!("PASS");
+        return Exit::Pass;
+    };
+    match save_failure(factory, seed, out) {
+        Some(s) => print!("{}", full_report(seed, &s, factory.name())),
+        None => println!(
+            "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
+            v.invariant
+        ),
+    }
+    Exit::of_class(Some(FailureClass::of(&v.invariant)))
+}
+
+fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} seeds ({rate}) {msg}",
+    ) {
+        let style = style
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate_text(s.per_sec()));
+                },
+            )
+            .progress_chars("=> ");
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
+    let shard = match a.shard {
+        Some(s) => Some(s),
+        None => match shard_from_env(|k| std::env::var(k).ok()) {
+            Ok(s) => s,
+            Err(e) => return usage(&e),
+        },
+    };
+    let range = a
+        .seeds
+        .clone()
+        .unwrap_or_else(|| parse_seed_range(DEFAULT_SEEDS).unwrap_or(0..0));
+    let seeds: Vec<u64> = match shard {
+        Some((k, n)) => shard_seeds(range, k, n).collect(),
+        None => range.collect(),
+    };
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return usage("--jobs: expected at least 1");
+    }
+    if !interrupt::install() {
+        eprintln!("turnsim run: no Ctrl-C handler; an interrupted run prints nothing");
+    }
+    let started = Instant::now();
+    let deadline = a.time.map(|t| started + t);
+    let bar = progress_bar(seeds.len() as u64, a.quiet);
+    let failed = AtomicU64::new(0);
+    let saved: Mutex<BTreeMap<u64, Option<Saved>>> = Mutex::new(BTreeMap::new());
+    let stop = || {
+        interrupt::interrupted()
+            || failed.load(Ordering::SeqCst) >= a.max_failures
+            || deadline.is_some_and(|d| Instant::now() >= d)
+    };
+    let progress = |done: u64, failures: u64| {
+        if done.is_multiple_of(64) || failures > 0 {
+            bar.set_position(done);
+            bar.set_message(format!("failures: {failures}"));
+        }
+    };
+    let on_failure = |seed: u64, v: &Violation| {
+        failed.fetch_add(1, Ordering::SeqCst);
+        let s = save_failure(factory, seed, out);
+        let line = match &s {
+            Some(s) => compact_line(seed, s),
+            None => format!("  seed {seed}: {} (a rerun passed)", v.invariant),
+        };
+        bar.println(format!("found:{}", line.trim_start_matches(' ')));
+        if let Ok(mut map) = saved.lock() {
+            map.insert(seed, s);
+        }
+    };
+    let result = run_batch_with(
+        &Batch {
+            factory,
+            seeds,
+            jobs,
+            check_determinism: a.check_determinism,
+            stop: &stop,
+            progress: &progress,
+        },
+        &on_failure,
+    );
+    bar.finish_and_clear();
+    let (sum, digests) = match result {
+        Ok(r) => r,
+        Err(e) => return usage(&e),
+    };
+    if a.verbose {
+        for (seed, digest) in &digests {
+            println!(
+                "{}seed {seed} digest {digest}",
+                SimOptions::from_seed(*seed)
+            );
+        }
+    }
+    let saved = saved.into_inner().unwrap_or_default();
+    print!("{}", failure_list(&sum.failures, &saved, factory.name()));
+    let stopped = if interrupt::interrupted() {
+        println!("interrupted (Ctrl-C): the seeds that ran are summarised below");
+        Some("interrupted by Ctrl-C")
+    } else if failed.load(Ordering::SeqCst) >= a.max_failures && sum.skipped > 0 {
+        Some("--max-failures reached")
+    } else {
+        Some("--time budget spent")
+    };
+    let stopped = stopped.filter(|_| sum.skipped > 0 || interrupt::interrupted());
+    print!(
+        "{}",
+        summary(&sum, factory.name(), jobs, started.elapsed(), stopped)
+    );
+    Exit::of_class(sum.first_failure_class())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_print_without_decimals_from_a_hundred_up() {
+        assert_eq!(rate_text(1699.6963), "1,700/s");
+        assert_eq!(rate_text(123_456_789.4), "123,456,789/s");
+        assert_eq!(rate_text(100.0), "100/s");
+        assert_eq!(rate_text(999.4), "999/s");
+        assert_eq!(rate_text(12.345), "12.3/s");
+        assert_eq!(rate_text(0.0), "0.0/s");
+        assert_eq!(rate_text(f64::NAN), "-/s");
+    }
+}

@@ -1,0 +1,168 @@
+//! `turnsim replay`, `turnsim shrink` and `turnsim options`: the commands that take
+//! one scenario file or one seed.
+//!
+//! Guarantee: a file that cannot be read, or names an engine this build does not
+//! know, is exit 6 naming the file; a replay that does not do what its file expects
+//! is exit 7 and says what differed; a replay that reproduces its failure exits with
+//! that failure's class, so `replay` of a saved failure fails the way the run did.
+//! `shrink` of a scenario that passes is exit 2: the request, not the file, is wrong.
+
+use super::factory;
+use crate::engine::EngineFactory;
+use crate::exit::Exit;
+use crate::options::SimOptions;
+use crate::runner::{matches_expectation, run_scenario};
+use crate::scenario::{Scenario, load_scenario, save_scenario};
+use crate::shrink::shrink;
+use crate::world::{FailureClass, RunOutcome};
+use std::path::{Path, PathBuf};
+
+/// The last lines of a trace, for reports and scenario files.
+pub(super) fn excerpt(trace: &[String], lines: usize) -> String {
+    trace[trace.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A path as a shell word: bare when it is plain, single-quoted otherwise.
+pub(super) fn shell_quote(p: &Path) -> String {
+    let s = p.display().to_string();
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+pub(super) fn cmd_options(seed: u64) -> Exit {
+    print!("{}", SimOptions::from_seed(seed));
+    Exit::Pass
+}
+
+fn load(file: &Path) -> Result<(Scenario, Box<dyn EngineFactory>), Exit> {
+    let scenario = load_scenario(file).map_err(|e| {
+        eprintln!("{e}");
+        Exit::File
+    })?;
+    let factory = factory(&scenario.engine).map_err(|e| {
+        eprintln!("{}: field `engine`: {e}", file.display());
+        Exit::File
+    })?;
+    Ok((scenario, factory))
+}
+
+fn describe(o: &RunOutcome) -> String {
+    match &o.violation {
+        None => format!("pass after {} steps", o.steps),
+        Some(v) => format!("{} at step {}: {}", v.invariant, v.step, v.message),
+    }
+}
+
+pub(super) fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> Exit {
+    let (scenario, factory) = match load(file) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let outcome = run_scenario(&*factory, &scenario, trace);
+    if trace {
+        print!("{}", scenario.options);
+        for line in &outcome.trace {
+            println!("{line}");
+        }
+    }
+    println!("replayed {}: {}", file.display(), describe(&outcome));
+    println!("  trace digest {}", outcome.digest);
+    if let Some(path) = export
+        && let Err(code) = export_transcript(&outcome, path)
+    {
+        return code;
+    }
+    if let Err(e) = matches_expectation(&scenario.expect, &outcome) {
+        println!("MISMATCH: {e}");
+        return Exit::Mismatch;
+    }
+    if let Some(d) = &scenario.trace_digest
+        && *d != outcome.digest
+    {
+        println!(
+            "MISMATCH: trace digest {} differs from the recorded {d}",
+            outcome.digest
+        );
+        return Exit::Mismatch;
+    }
+    match &outcome.violation {
+        None => {
+            println!("as expected: pass");
+            Exit::Pass
+        }
+        Some(v) => {
+            println!("reproduced: {} at step {}", v.invariant, v.step);
+            Exit::of_class(Some(FailureClass::of(&v.invariant)))
+        }
+    }
+}
+
+/// `replay --export-transcript`: writes the request at the violation for `turnsim check`.
+fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
+    match crate::check::export::export_transcript(outcome, path) {
+        Ok(n) => {
+            println!("transcript: {} ({n} messages)", path.display());
+            println!("check:      turnsim check {}", shell_quote(path));
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("--export-transcript: {e}");
+            Err(Exit::File)
+        }
+    }
+}
+
+/// `x.json` → `x.min.json`.
+pub fn min_path(file: &Path) -> PathBuf {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    file.with_file_name(format!("{stem}.min.json"))
+}
+
+pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
+    let (scenario, factory) = match load(file) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let shrunk = match shrink(&*factory, &scenario, budget) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "{}: {e} (`shrink` takes a failing scenario)",
+                file.display()
+            );
+            return Exit::Usage;
+        }
+    };
+    let mut scenario = shrunk.scenario.clone();
+    let rerun = run_scenario(&*factory, &scenario, true);
+    if let Some(v) = &rerun.violation {
+        scenario.description = v.message.clone();
+    }
+    scenario.excerpt = excerpt(&rerun.trace, 12);
+    let out = min_path(file);
+    if let Err(e) = save_scenario(&out, &scenario) {
+        eprintln!("{e}");
+        return Exit::File;
+    }
+    println!(
+        "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)",
+        file.display(),
+        shrunk.decisions_before,
+        shrunk.decisions_after,
+        shrunk.steps_before,
+        shrunk.steps_after,
+        shrunk.runs
+    );
+    println!("wrote {}", out.display());
+    println!("replay: turnsim replay {}", shell_quote(&out));
+    Exit::Pass
+}
