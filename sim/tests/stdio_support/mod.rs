@@ -1,0 +1,66 @@
+//! Shared by the `stdio_*` tests: finding the engines they start, and skipping with a
+//! visible reason when an interpreter is absent.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use turnsim::runner::{Batch, Summary, run_batch};
+use turnsim::stdio_engine::StdioFactory;
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("sim/ has a parent")
+        .to_path_buf()
+}
+
+/// The `stdio_reference` example binary of this test's profile, built if missing
+/// (`cargo test --test NAME` builds no examples).
+pub fn stdio_reference() -> String {
+    let exe = std::env::current_exe().expect("the test knows its path");
+    // target/<profile>/deps/<test> → target/<profile>/examples/stdio_reference
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("tests run from target/<profile>/deps");
+    let bin = profile_dir.join("examples").join("stdio_reference");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "turnsim", "--example", "stdio_reference"]);
+        if profile_dir.ends_with("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("cargo runs");
+        assert!(status.success(), "building the stdio_reference example failed");
+    }
+    bin.to_string_lossy().into_owned()
+}
+
+/// `program` when it runs (`--version` succeeds); otherwise prints why the calling
+/// test is skipped, on stderr, and returns `None`.
+pub fn interpreter(program: &str, test: &str) -> Option<String> {
+    match Command::new(program).arg("--version").output() {
+        Ok(o) if o.status.success() => Some(program.to_string()),
+        _ => {
+            eprintln!("SKIPPED {test}: `{program}` is not installed or does not run");
+            None
+        }
+    }
+}
+
+/// Runs `seeds` on `factory` with two jobs.
+pub fn run_seeds(factory: &StdioFactory, seeds: std::ops::Range<u64>) -> Summary {
+    run_batch(&Batch {
+        factory,
+        seeds: seeds.collect(),
+        jobs: 2,
+        check_determinism: false,
+        stop: &|| false,
+        progress: &|_, _| {},
+    })
+    .expect("the batch runs")
+    .0
+}
