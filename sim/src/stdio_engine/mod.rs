@@ -17,8 +17,12 @@
 //!   the expected reply, a dead process or a reply later than the timeout panics with
 //!   an error naming the line, the offending JSON, what was expected and the engine's
 //!   stderr; the world turns that panic into the run's `engine_panic` violation.
-//! - Crash is real: every `create` and `restore` starts a new process, and dropping
-//!   an engine kills its process, so nothing survives a simulated crash but the log.
+//! - Nothing survives a simulated crash but the log. An engine that breaks the
+//!   protocol or hangs is killed. A healthy engine's process, once the world drops
+//!   the engine, is kept for the next `create`/`restore`, which by the protocol
+//!   replaces everything the process held (starting an interpreter costs more than a
+//!   whole run); [`StdioFactory::fresh_processes`] starts a new process for every
+//!   engine instead, for an engine that cannot honour that rule.
 
 pub mod process;
 pub mod serve;
@@ -26,7 +30,7 @@ pub mod wire;
 
 use crate::engine::{Engine, EngineFactory};
 use process::Process;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use turnsim_core::{
     Input, Message, Output, PendingOperation, Request, SessionConfig, SharedMessage, ToolSpec,
@@ -36,13 +40,30 @@ use wire::{Checked, Reply, Snapshot, WireMessages, WireOutput};
 /// The default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Processes kept for reuse, at most this many.
+const POOL: usize = 16;
+
+type Pool = Arc<Mutex<Vec<Process>>>;
+
 /// Makes engines by starting `command`.
-#[derive(Clone, Debug)]
 pub struct StdioFactory {
     command: String,
     name: String,
     env: Vec<(String, String)>,
     timeout: Duration,
+    fresh: bool,
+    pool: Pool,
+}
+
+impl std::fmt::Debug for StdioFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioFactory")
+            .field("command", &self.command)
+            .field("name", &self.name)
+            .field("timeout", &self.timeout)
+            .field("fresh", &self.fresh)
+            .finish()
+    }
 }
 
 impl StdioFactory {
@@ -60,11 +81,42 @@ impl StdioFactory {
             name: String::new(),
             env,
             timeout: DEFAULT_TIMEOUT,
+            fresh: false,
+            pool: Arc::default(),
         };
-        let p = f.start()?;
-        drop(p.0);
-        f.name = p.1;
+        let (process, name) = f.start()?;
+        f.name = name;
+        f.give_back(process);
         Ok(f)
+    }
+
+    /// Starts a new process for every engine (never reuses one), as a real crash
+    /// would; slower by the interpreter's start-up per engine.
+    pub fn fresh_processes(mut self, fresh: bool) -> StdioFactory {
+        self.fresh = fresh;
+        if fresh {
+            self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+        self
+    }
+
+    fn give_back(&self, process: Process) {
+        if !self.fresh {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < POOL {
+                pool.push(process);
+            }
+        }
+    }
+
+    fn take(&self) -> Result<Process, String> {
+        let pooled = (!self.fresh)
+            .then(|| self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop())
+            .flatten();
+        match pooled {
+            Some(p) => Ok(p),
+            None => self.start().map(|(p, _)| p),
+        }
     }
 
     /// Sets the per-request timeout; an engine slower than this is a hang.
@@ -105,9 +157,11 @@ impl StdioFactory {
         request: &str,
         what: &str,
     ) -> Result<(StdioEngine, Vec<Output>), Opened> {
-        let (process, _) = self.start().map_err(Opened::Broken)?;
+        let process = self.take().map_err(Opened::Broken)?;
         let mut engine = StdioEngine {
-            process,
+            process: Some(process),
+            pool: (!self.fresh).then(|| self.pool.clone()),
+            healthy: true,
             history: Vec::new(),
             pending: PendingOperation::None,
             idle: true,
@@ -126,6 +180,7 @@ impl StdioFactory {
                 let outputs = engine.apply(snapshot, outputs, 0);
                 outputs.map(|o| (engine, o)).map_err(Opened::Broken)
             }
+            // The process answered in protocol: it can serve another engine.
             Ok(Checked::Failed { why }) => Err(Opened::Refused(why)),
             Ok(Checked::Refused { .. }) => Err(Opened::Broken("unreachable refusal".into())),
             Err(e) => Err(Opened::Broken(e)),
@@ -192,7 +247,12 @@ impl Engine for Broken {
 
 /// One engine process and the harness's mirror of what it reported.
 pub struct StdioEngine {
-    process: Process,
+    /// Always `Some` until dropped.
+    process: Option<Process>,
+    /// Where the process goes back when the engine is dropped healthy.
+    pool: Option<Pool>,
+    /// False once the engine broke the protocol or hung: its process is killed.
+    healthy: bool,
     history: Vec<SharedMessage>,
     pending: PendingOperation,
     idle: bool,
@@ -204,11 +264,36 @@ pub struct StdioEngine {
     inputs: u64,
 }
 
+impl Drop for StdioEngine {
+    fn drop(&mut self) {
+        if let (Some(process), Some(pool), true) = (self.process.take(), &self.pool, self.healthy) {
+            let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < POOL {
+                pool.push(process);
+            }
+        }
+    }
+}
+
 impl StdioEngine {
-    /// Sends one request and checks the reply's shape.
+    fn process(&self) -> &Process {
+        self.process.as_ref().expect("the process lives as long as the engine")
+    }
+
+    /// Sends one request and checks the reply's shape; any error marks the engine
+    /// unhealthy.
     fn request(&mut self, line: &str, req: &str) -> Result<Checked, String> {
-        let n = self.process.exchange(line, &format!("`{req}`"))?;
-        let p = &self.process;
+        let r = self.exchange(line, req);
+        if r.is_err() {
+            self.healthy = false;
+        }
+        r
+    }
+
+    fn exchange(&mut self, line: &str, req: &str) -> Result<Checked, String> {
+        let process = self.process.as_mut().expect("the process lives as long as the engine");
+        let n = process.exchange(line, &format!("`{req}`"))?;
+        let p = &*process;
         let parsed: Reply = match serde_json::from_str(p.last_line()) {
             Ok(r) => r,
             Err(e) => {
@@ -222,8 +307,21 @@ impl StdioEngine {
     }
 
     /// Applies a snapshot and converts the outputs; `refused` replies apply only
-    /// the snapshot.
+    /// the snapshot. Any error marks the engine unhealthy.
     fn apply(
+        &mut self,
+        snapshot: Snapshot,
+        outputs: Vec<WireOutput>,
+        n: u64,
+    ) -> Result<Vec<Output>, String> {
+        let r = self.apply_inner(snapshot, outputs, n);
+        if r.is_err() {
+            self.healthy = false;
+        }
+        r
+    }
+
+    fn apply_inner(
         &mut self,
         snapshot: Snapshot,
         outputs: Vec<WireOutput>,
@@ -236,7 +334,7 @@ impl StdioEngine {
             state,
         } = snapshot;
         if history.keep > self.history.len() {
-            return Err(self.process.failure(&format!(
+            return Err(self.process().failure(&format!(
                 "engine protocol error in the reply to input {n}: history keeps {} messages but only {} were held",
                 history.keep,
                 self.history.len()
@@ -253,7 +351,7 @@ impl StdioEngine {
             out.push(match o {
                 WireOutput::Persist { bytes } => Output::Persist {
                     bytes: wire::base64_decode(&bytes).map_err(|e| {
-                        self.process.failure(&format!(
+                        self.process().failure(&format!(
                             "engine protocol error in the reply to input {n}: persist bytes: {e}"
                         ))
                     })?,
@@ -276,7 +374,7 @@ impl StdioEngine {
         let messages = match r.messages {
             WireMessages::Prefix(k) if k <= self.history.len() => self.history[..k].to_vec(),
             WireMessages::Prefix(k) => {
-                return Err(self.process.failure(&format!(
+                return Err(self.process().failure(&format!(
                     "engine protocol error in the reply to input {n}: a request of the first {k} messages of a history of {}",
                     self.history.len()
                 )));
@@ -313,13 +411,13 @@ impl StdioEngine {
                     && s.history.append.len() == self.history.len()
                     && s.history.append.iter().zip(&self.history).all(|(a, b)| a == &**b);
                 if !same_history || s.pending != self.pending || s.idle != self.idle || s.state != self.state {
-                    return Err(self.process.failure(
+                    return Err(self.process().failure(
                         "the engine's `state` reply differs from the history, pending operation, idle flag or state its replies reported",
                     ));
                 }
                 Ok(())
             }
-            _ => Err(self.process.failure("a `state` reply that is not a snapshot")),
+            _ => Err(self.process().failure("a `state` reply that is not a snapshot")),
         }
     }
 }

@@ -201,7 +201,7 @@ pub fn serve<R: BufRead, W: Write>(
         let req: Req = serde_json::from_str(&line)
             .map_err(|e| format!("request line {}: {e}: {line}", i + 1))?;
         match (req, &mut served) {
-            (Req::Create { config }, None) => {
+            (Req::Create { config }, _) => {
                 let engine = factory.create(config);
                 let mut r = reply("create");
                 r.fixed_texts = Some(engine.fixed_texts());
@@ -213,7 +213,9 @@ pub fn serve<R: BufRead, W: Write>(
                 s.write(&mut out, r, &[], true).map_err(io)?;
                 served = Some(s);
             }
-            (Req::Restore { config, log }, None) => {
+            (Req::Restore { config, log }, _) => {
+                // A new engine replaces whatever this process served.
+                served = None;
                 let log = wire::base64_decode(&log)
                     .map_err(|e| format!("request line {}: log: {e}", i + 1))?;
                 match factory.restore(config, &log) {
@@ -260,12 +262,6 @@ pub fn serve<R: BufRead, W: Write>(
                 }
             },
             (Req::State, Some(s)) => s.write(&mut out, reply("state"), &[], true).map_err(io)?,
-            (Req::Create { .. } | Req::Restore { .. }, Some(_)) => {
-                return Err(format!(
-                    "request line {}: a second create/restore; one process serves one engine",
-                    i + 1
-                ));
-            }
             (Req::Input { .. } | Req::State, None) => {
                 return Err(format!(
                     "request line {}: an input before create or restore",

@@ -64,3 +64,38 @@ pub fn run_seeds(factory: &StdioFactory, seeds: std::ops::Range<u64>) -> Summary
     .expect("the batch runs")
     .0
 }
+
+/// Finds the first failing seed below 500, checks it fails `invariant`, replays it as
+/// a scenario with the same digest, and shrinks it to a scenario that still fails
+/// the same way with no more decisions.
+pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
+    use turnsim::runner::{run_scenario, run_seed};
+    use turnsim::scenario::{Expectation, Scenario};
+    use turnsim::shrink::shrink;
+    let failing = (0..500)
+        .map(|seed| run_seed(factory, seed, false))
+        .find(|o| o.violation.is_some())
+        .expect("the planted bug is found within 500 seeds");
+    let v = failing.violation.clone().expect("a violation");
+    assert_eq!(v.invariant, invariant, "{}", v.message);
+    let mut scenario = Scenario::new(
+        turnsim::options::SimOptions::from_seed(failing.seed),
+        Expectation::Fail {
+            invariant: v.invariant.clone(),
+            step: v.step,
+        },
+    );
+    scenario.engine = turnsim::engine::EngineFactory::name(factory).to_string();
+    scenario.decisions = failing.decisions.clone();
+    let replayed = run_scenario(factory, &scenario, false);
+    assert_eq!(replayed.digest, failing.digest, "replay digest");
+    assert_eq!(replayed.violation, failing.violation);
+    let shrunk = shrink(factory, &scenario, 300).expect("shrinks");
+    assert!(shrunk.decisions_after <= shrunk.decisions_before);
+    let again = run_scenario(factory, &shrunk.scenario, false);
+    assert_eq!(
+        again.violation.map(|v| v.invariant),
+        Some(invariant.to_string()),
+        "the shrunk scenario fails the same invariant"
+    );
+}

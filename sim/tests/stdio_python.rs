@@ -1,0 +1,38 @@
+//! The Python adapter's example engine (adapters/python) through engine protocol v1:
+//! it passes the simulator's invariants, and its planted bug is found, replays with
+//! the same digest and shrinks. Skipped, with a line on stderr, when `python3` is
+//! absent.
+
+mod stdio_support;
+
+use stdio_support::{interpreter, root};
+use turnsim::stdio_engine::StdioFactory;
+
+fn engine(python: &str) -> String {
+    let script = root().join("adapters/python/example_engine.py");
+    format!("{python} '{}'", script.display())
+}
+
+#[test]
+fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
+    let test = "python_example_passes_2000_seeds_or_skips_visibly_without_python3";
+    let Some(python) = interpreter("python3", test) else {
+        return;
+    };
+    let factory = StdioFactory::new(&engine(&python)).expect("the example says hello");
+    assert_eq!(turnsim::engine::EngineFactory::name(&factory), "python-example");
+    let summary = stdio_support::run_seeds(&factory, 0..2000);
+    assert_eq!(summary.seeds, 2000);
+    assert_eq!(summary.failures, Vec::new(), "python example failures");
+}
+
+#[test]
+fn python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3() {
+    let test = "python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3";
+    let Some(python) = interpreter("python3", test) else {
+        return;
+    };
+    let bug = vec![("TURNSIM_EXAMPLE_BUG".to_string(), "orphan_on_cancel".to_string())];
+    let factory = StdioFactory::with_env(&engine(&python), bug).expect("hello");
+    stdio_support::find_replay_and_shrink(&factory, "pairing");
+}
