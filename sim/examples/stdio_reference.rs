@@ -13,7 +13,11 @@ fn main() {
     let result = match args.as_slice() {
         [] => serve(&Reference, stdin().lock(), BufWriter::new(stdout().lock())),
         [flag, name] if flag == "--canary" => match Bug::parse(name) {
-            Some(bug) => serve(&Canary(bug), stdin().lock(), BufWriter::new(stdout().lock())),
+            Some(bug) => serve(
+                &Canary(bug),
+                stdin().lock(),
+                BufWriter::new(stdout().lock()),
+            ),
             None => Err(format!("unknown canary {name:?}")),
         },
         _ => Err("usage: stdio_reference [--canary NAME]".into()),

@@ -20,7 +20,10 @@ fn node_example_passes_2000_seeds_or_skips_visibly_without_node() {
         return;
     };
     let factory = StdioFactory::new(&engine(&node)).expect("the example says hello");
-    assert_eq!(turnsim::engine::EngineFactory::name(&factory), "node-example");
+    assert_eq!(
+        turnsim::engine::EngineFactory::name(&factory),
+        "node-example"
+    );
     let summary = stdio_support::run_seeds(&factory, 0..2000);
     assert_eq!(summary.seeds, 2000);
     assert_eq!(summary.failures, Vec::new(), "node example failures");
@@ -32,7 +35,10 @@ fn node_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_node() {
     let Some(node) = interpreter("node", test) else {
         return;
     };
-    let bug = vec![("TURNSIM_EXAMPLE_BUG".to_string(), "orphan_on_cancel".to_string())];
+    let bug = vec![(
+        "TURNSIM_EXAMPLE_BUG".to_string(),
+        "orphan_on_cancel".to_string(),
+    )];
     let factory = StdioFactory::with_env(&engine(&node), bug).expect("hello");
     stdio_support::find_replay_and_shrink(&factory, "pairing");
 }

@@ -20,7 +20,10 @@ fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
         return;
     };
     let factory = StdioFactory::new(&engine(&python)).expect("the example says hello");
-    assert_eq!(turnsim::engine::EngineFactory::name(&factory), "python-example");
+    assert_eq!(
+        turnsim::engine::EngineFactory::name(&factory),
+        "python-example"
+    );
     let summary = stdio_support::run_seeds(&factory, 0..2000);
     assert_eq!(summary.seeds, 2000);
     assert_eq!(summary.failures, Vec::new(), "python example failures");
@@ -32,7 +35,10 @@ fn python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3
     let Some(python) = interpreter("python3", test) else {
         return;
     };
-    let bug = vec![("TURNSIM_EXAMPLE_BUG".to_string(), "orphan_on_cancel".to_string())];
+    let bug = vec![(
+        "TURNSIM_EXAMPLE_BUG".to_string(),
+        "orphan_on_cancel".to_string(),
+    )];
     let factory = StdioFactory::with_env(&engine(&python), bug).expect("hello");
     stdio_support::find_replay_and_shrink(&factory, "pairing");
 }

@@ -114,7 +114,10 @@ impl StdioFactory {
             .then(|| self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop())
             .flatten();
         match pooled {
-            Some(p) => Ok(p),
+            Some(mut p) => {
+                p.set_timeout(self.timeout);
+                Ok(p)
+            }
             None => self.start().map(|(p, _)| p),
         }
     }
@@ -132,7 +135,8 @@ impl StdioFactory {
     fn start(&self) -> Result<(Process, String), String> {
         let mut p = Process::start(&self.command, &self.env, self.timeout)?;
         let n = p.exchange("", "the hello line")?;
-        let expected = "the hello line {\"hello\":\"turnsim-engine\",\"protocol\":1,\"engine\":NAME}";
+        let expected =
+            "the hello line {\"hello\":\"turnsim-engine\",\"protocol\":1,\"engine\":NAME}";
         let hello: wire::Hello = match serde_json::from_str(p.last_line()) {
             Ok(h) => h,
             Err(e) => return Err(p.bad_line(n, p.last_line(), &format!("{expected} ({e})"))),
@@ -193,6 +197,18 @@ enum Opened {
     Refused(String),
     /// The engine broke the protocol or could not start.
     Broken(String),
+}
+
+impl StdioFactory {
+    /// A fresh engine as its concrete type (for [`StdioEngine::verify`]); an error
+    /// instead of a deferred panic when the process cannot start or set up.
+    pub fn open_engine(&self, config: SessionConfig) -> Result<StdioEngine, String> {
+        let line = wire::create_line(&config);
+        match self.open(&config, &line, "create") {
+            Ok((engine, _)) => Ok(engine),
+            Err(Opened::Refused(why) | Opened::Broken(why)) => Err(why),
+        }
+    }
 }
 
 impl EngineFactory for StdioFactory {
@@ -277,7 +293,9 @@ impl Drop for StdioEngine {
 
 impl StdioEngine {
     fn process(&self) -> &Process {
-        self.process.as_ref().expect("the process lives as long as the engine")
+        self.process
+            .as_ref()
+            .expect("the process lives as long as the engine")
     }
 
     /// Sends one request and checks the reply's shape; any error marks the engine
@@ -291,7 +309,10 @@ impl StdioEngine {
     }
 
     fn exchange(&mut self, line: &str, req: &str) -> Result<Checked, String> {
-        let process = self.process.as_mut().expect("the process lives as long as the engine");
+        let process = self
+            .process
+            .as_mut()
+            .expect("the process lives as long as the engine");
         let n = process.exchange(line, &format!("`{req}`"))?;
         let p = &*process;
         let parsed: Reply = match serde_json::from_str(p.last_line()) {
@@ -409,15 +430,25 @@ impl StdioEngine {
                 let s = snapshot;
                 let same_history = s.history.keep == 0
                     && s.history.append.len() == self.history.len()
-                    && s.history.append.iter().zip(&self.history).all(|(a, b)| a == &**b);
-                if !same_history || s.pending != self.pending || s.idle != self.idle || s.state != self.state {
+                    && s.history
+                        .append
+                        .iter()
+                        .zip(&self.history)
+                        .all(|(a, b)| a == &**b);
+                if !same_history
+                    || s.pending != self.pending
+                    || s.idle != self.idle
+                    || s.state != self.state
+                {
                     return Err(self.process().failure(
                         "the engine's `state` reply differs from the history, pending operation, idle flag or state its replies reported",
                     ));
                 }
                 Ok(())
             }
-            _ => Err(self.process().failure("a `state` reply that is not a snapshot")),
+            _ => Err(self
+                .process()
+                .failure("a `state` reply that is not a snapshot")),
         }
     }
 }
@@ -436,7 +467,9 @@ impl Engine for StdioEngine {
             Err(e) => panic!("{e}"),
         };
         match checked {
-            Checked::Done { outputs, snapshot, .. } => {
+            Checked::Done {
+                outputs, snapshot, ..
+            } => {
                 // An accepted configuration is a new one, shared from here on.
                 if let Some((system, tools)) = configure {
                     self.prefix = (system, Arc::from(tools));

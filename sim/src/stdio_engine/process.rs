@@ -23,6 +23,23 @@ pub const STDERR_KEEP: usize = 16 * 1024;
 /// Longest excerpt of an offending line quoted in an error.
 const QUOTE: usize = 600;
 
+/// How often the watchdog looks at the deadline; a hang is reported at most this
+/// late.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Kills the engine's process group (see `Process::start`), then the engine.
+fn kill(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: killpg takes plain integers and touches no memory of ours; the group
+        // is the one `process_group(0)` made for this child, so nothing else is hit.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
 struct Shared {
     /// Milliseconds since `epoch` after which the process is killed; 0 when idle.
     deadline: AtomicU64,
@@ -83,11 +100,22 @@ pub fn split_command(command: &str) -> Result<Vec<String>, String> {
 
 impl Process {
     /// Starts `command` with `TURNSIM_PROTOCOL` set to the protocol version.
-    pub fn start(command: &str, env: &[(String, String)], timeout: Duration) -> Result<Self, String> {
+    pub fn start(
+        command: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<Self, String> {
         let words = split_command(command)?;
         let mut cmd = Command::new(&words[0]);
+        // Its own process group, so a kill reaches whatever the engine started too
+        // (a wrapper script's child would otherwise hold the pipe open).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.args(&words[1..])
-            .env("TURNSIM_PROTOCOL", super::wire::PROTOCOL_VERSION.to_string())
+            .env(
+                "TURNSIM_PROTOCOL",
+                super::wire::PROTOCOL_VERSION.to_string(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -126,7 +154,6 @@ impl Process {
                 }
             })
         };
-        let tick = (timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100));
         let watchdog = {
             let shared = shared.clone();
             std::thread::spawn(move || {
@@ -135,10 +162,10 @@ impl Process {
                     if d != 0 && epoch.elapsed().as_millis() as u64 > d {
                         shared.fired.store(true, Ordering::Release);
                         let mut child = shared.child.lock().unwrap_or_else(|p| p.into_inner());
-                        let _ = child.kill();
+                        kill(&mut child);
                         return;
                     }
-                    std::thread::park_timeout(tick);
+                    std::thread::park_timeout(TICK);
                 }
             })
         };
@@ -154,6 +181,11 @@ impl Process {
             watchdog: Some(watchdog),
             drain: Some(drain),
         })
+    }
+
+    /// Sets the timeout of the following requests.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
     }
 
     fn arm(&self) {
@@ -187,7 +219,9 @@ impl Process {
             )));
         }
         match read {
-            Err(e) => Err(self.failure(&format!("engine pipe broke while waiting for {what}: {e}"))),
+            Err(e) => {
+                Err(self.failure(&format!("engine pipe broke while waiting for {what}: {e}")))
+            }
             Ok(0) => {
                 let status = self.exit_status();
                 Err(self.failure(&format!(
@@ -264,7 +298,7 @@ impl Drop for Process {
         self.shared.stop.store(true, Ordering::Release);
         {
             let mut child = self.shared.child.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = child.kill();
+            kill(&mut child);
             let _ = child.wait();
         }
         if let Some(w) = self.watchdog.take() {
@@ -292,7 +326,10 @@ mod tests {
 
     #[test]
     fn bad_commands_are_errors() {
-        assert_eq!(split_command("  ").unwrap_err(), "the engine command is empty");
+        assert_eq!(
+            split_command("  ").unwrap_err(),
+            "the engine command is empty"
+        );
         assert_eq!(
             split_command("python3 'x").unwrap_err(),
             "command \"python3 'x\" has an unclosed '"

@@ -46,13 +46,29 @@ struct RequestOut<'a> {
 #[derive(Serialize)]
 #[serde(tag = "output", rename_all = "snake_case")]
 enum OutputOut<'a> {
-    Persist { bytes: String },
-    TruncateLog { len: usize },
-    Send { op: OperationId, request: RequestOut<'a> },
-    Dispatch { op: OperationId, calls: &'a [ToolCall] },
-    Abort { op: OperationId },
-    TurnEnded { outcome: &'a TurnOutcome },
-    Activity { activity: &'a Activity },
+    Persist {
+        bytes: String,
+    },
+    TruncateLog {
+        len: usize,
+    },
+    Send {
+        op: OperationId,
+        request: RequestOut<'a>,
+    },
+    Dispatch {
+        op: OperationId,
+        calls: &'a [ToolCall],
+    },
+    Abort {
+        op: OperationId,
+    },
+    TurnEnded {
+        outcome: &'a TurnOutcome,
+    },
+    Activity {
+        activity: &'a Activity,
+    },
 }
 
 #[derive(Serialize)]
@@ -194,7 +210,9 @@ pub fn serve<R: BufRead, W: Write>(
     };
     let io = |e: std::io::Error| format!("cannot write a reply: {e}");
     serde_json::to_writer(&mut out, &hello).map_err(|e| e.to_string())?;
-    out.write_all(b"\n").and_then(|()| out.flush()).map_err(io)?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(io)?;
     let mut served: Option<Served> = None;
     for (i, line) in input.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read request {}: {e}", i + 1))?;
@@ -235,7 +253,9 @@ pub fn serve<R: BufRead, W: Write>(
                         let mut r = reply("restore");
                         r.error = Some(why);
                         serde_json::to_writer(&mut out, &r).map_err(|e| e.to_string())?;
-                        out.write_all(b"\n").and_then(|()| out.flush()).map_err(io)?;
+                        out.write_all(b"\n")
+                            .and_then(|()| out.flush())
+                            .map_err(io)?;
                     }
                 }
             }

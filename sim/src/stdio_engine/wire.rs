@@ -8,8 +8,7 @@
 use serde::{Deserialize, Serialize};
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, ToolCall,
-    ToolSpec,
+    Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, ToolCall, ToolSpec,
 };
 
 /// The protocol version this module speaks.
@@ -59,13 +58,29 @@ pub struct WireRequest {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(tag = "output", rename_all = "snake_case")]
 pub enum WireOutput {
-    Persist { bytes: String },
-    TruncateLog { len: usize },
-    Send { op: OperationId, request: WireRequest },
-    Dispatch { op: OperationId, calls: Vec<ToolCall> },
-    Abort { op: OperationId },
-    TurnEnded { outcome: TurnOutcome },
-    Activity { activity: Activity },
+    Persist {
+        bytes: String,
+    },
+    TruncateLog {
+        len: usize,
+    },
+    Send {
+        op: OperationId,
+        request: WireRequest,
+    },
+    Dispatch {
+        op: OperationId,
+        calls: Vec<ToolCall>,
+    },
+    Abort {
+        op: OperationId,
+    },
+    TurnEnded {
+        outcome: TurnOutcome,
+    },
+    Activity {
+        activity: Activity,
+    },
 }
 
 /// Any reply line; which fields must be present depends on `reply` and is checked by
@@ -276,7 +291,11 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
         }
         let mut n = 0u32;
         for (j, &c) in chunk.iter().enumerate() {
-            let v = if j >= 4 - pad { 0 } else { value(k * 4 + j, c)? };
+            let v = if j >= 4 - pad {
+                0
+            } else {
+                value(k * 4 + j, c)?
+            };
             n = (n << 6) | v;
         }
         let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];

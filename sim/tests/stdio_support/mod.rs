@@ -34,7 +34,10 @@ pub fn stdio_reference() -> String {
             cmd.arg("--release");
         }
         let status = cmd.status().expect("cargo runs");
-        assert!(status.success(), "building the stdio_reference example failed");
+        assert!(
+            status.success(),
+            "building the stdio_reference example failed"
+        );
     }
     bin.to_string_lossy().into_owned()
 }
