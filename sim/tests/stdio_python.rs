@@ -26,6 +26,13 @@ fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
     );
     let summary = stdio_support::run_seeds(&factory, 0..2000);
     assert_eq!(summary.seeds, 2000);
+    // A faithful port takes the same steps and handles as many events as the
+    // reference engine on every seed, so the totals agree exactly.
+    let reference = stdio_support::run_reference(0..2000);
+    assert_eq!(
+        (summary.steps, summary.events),
+        (reference.steps, reference.events)
+    );
     assert_eq!(summary.failures, Vec::new(), "python example failures");
 }
 

@@ -54,6 +54,20 @@ pub fn interpreter(program: &str, test: &str) -> Option<String> {
     }
 }
 
+/// Runs `seeds` on the in-process reference engine with two jobs.
+pub fn run_reference(seeds: std::ops::Range<u64>) -> Summary {
+    run_batch(&Batch {
+        factory: &turnsim::engine::Reference,
+        seeds: seeds.collect(),
+        jobs: 2,
+        check_determinism: false,
+        stop: &|| false,
+        progress: &|_, _| {},
+    })
+    .expect("the batch runs")
+    .0
+}
+
 /// Runs `seeds` on `factory` with two jobs.
 pub fn run_seeds(factory: &StdioFactory, seeds: std::ops::Range<u64>) -> Summary {
     run_batch(&Batch {
