@@ -49,3 +49,19 @@ fn node_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_node() {
     let factory = StdioFactory::with_env(&engine(&node), bug).expect("hello");
     stdio_support::find_replay_and_shrink(&factory, "pairing");
 }
+
+#[test]
+fn node_adapter_unit_tests_pass_or_skip_visibly_without_node() {
+    let test = "node_adapter_unit_tests_pass_or_skip_visibly_without_node";
+    let Some(node) = interpreter("node", test) else {
+        return;
+    };
+    let out = std::process::Command::new(node)
+        .arg("--test")
+        .current_dir(root().join("adapters/node"))
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("# pass 9\n# fail 0"), "{stdout}");
+}

@@ -49,3 +49,19 @@ fn python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3
     let factory = StdioFactory::with_env(&engine(&python), bug).expect("hello");
     stdio_support::find_replay_and_shrink(&factory, "pairing");
 }
+
+#[test]
+fn python_adapter_unit_tests_pass_or_skip_visibly_without_python3() {
+    let test = "python_adapter_unit_tests_pass_or_skip_visibly_without_python3";
+    let Some(python) = interpreter("python3", test) else {
+        return;
+    };
+    let out = std::process::Command::new(python)
+        .args(["-m", "unittest", "-q"])
+        .current_dir(root().join("adapters/python"))
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("Ran 8 tests"), "{stderr}");
+}
