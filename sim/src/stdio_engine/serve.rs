@@ -266,21 +266,21 @@ pub fn serve<R: BufRead, W: Write>(
                     s.inputs + 1
                 ));
             }
-            (Req::Input { input, .. }, Some(s)) => match {
+            (Req::Input { input, .. }, Some(s)) => {
                 s.inputs += 1;
-                s.engine.handle(input)
-            } {
-                Ok(outputs) => {
-                    let mut r = reply("input");
-                    r.outputs = Some(Vec::new());
-                    s.write(&mut out, r, &outputs, false).map_err(io)?;
+                match s.engine.handle(input) {
+                    Ok(outputs) => {
+                        let mut r = reply("input");
+                        r.outputs = Some(Vec::new());
+                        s.write(&mut out, r, &outputs, false).map_err(io)?;
+                    }
+                    Err(why) => {
+                        let mut r = reply("input");
+                        r.refused = Some(why);
+                        s.write(&mut out, r, &[], false).map_err(io)?;
+                    }
                 }
-                Err(why) => {
-                    let mut r = reply("input");
-                    r.refused = Some(why);
-                    s.write(&mut out, r, &[], false).map_err(io)?;
-                }
-            },
+            }
             (Req::State, Some(s)) => s.write(&mut out, reply("state"), &[], true).map_err(io)?,
             (Req::Input { .. } | Req::State, None) => {
                 return Err(format!(
