@@ -137,7 +137,9 @@ fn a_history_delta_keeping_more_than_was_held_is_an_error() {
     .expect("hello");
     let err = f.open_engine(sim_config()).err().expect("refused");
     assert!(
-        err.contains("history keeps 2 messages but only 0 were held"),
+        err.starts_with(
+            "engine protocol error in the reply to `create`: history keeps 2 messages but only 0 were held"
+        ),
         "{err}"
     );
 }

@@ -181,7 +181,7 @@ impl StdioFactory {
                 fixed_texts,
             }) => {
                 engine.fixed_texts = fixed_texts;
-                let outputs = engine.apply(snapshot, outputs, 0);
+                let outputs = engine.apply(snapshot, outputs, &format!("`{what}`"));
                 outputs.map(|o| (engine, o)).map_err(Opened::Broken)
             }
             // The process answered in protocol: it can serve another engine.
@@ -333,9 +333,9 @@ impl StdioEngine {
         &mut self,
         snapshot: Snapshot,
         outputs: Vec<WireOutput>,
-        n: u64,
+        reply_to: &str,
     ) -> Result<Vec<Output>, String> {
-        let r = self.apply_inner(snapshot, outputs, n);
+        let r = self.apply_inner(snapshot, outputs, reply_to);
         if r.is_err() {
             self.healthy = false;
         }
@@ -346,7 +346,7 @@ impl StdioEngine {
         &mut self,
         snapshot: Snapshot,
         outputs: Vec<WireOutput>,
-        n: u64,
+        reply_to: &str,
     ) -> Result<Vec<Output>, String> {
         let Snapshot {
             history,
@@ -356,7 +356,7 @@ impl StdioEngine {
         } = snapshot;
         if history.keep > self.history.len() {
             return Err(self.process().failure(&format!(
-                "engine protocol error in the reply to input {n}: history keeps {} messages but only {} were held",
+                "engine protocol error in the reply to {reply_to}: history keeps {} messages but only {} were held",
                 history.keep,
                 self.history.len()
             )));
@@ -373,14 +373,14 @@ impl StdioEngine {
                 WireOutput::Persist { bytes } => Output::Persist {
                     bytes: wire::base64_decode(&bytes).map_err(|e| {
                         self.process().failure(&format!(
-                            "engine protocol error in the reply to input {n}: persist bytes: {e}"
+                            "engine protocol error in the reply to {reply_to}: persist bytes: {e}"
                         ))
                     })?,
                 },
                 WireOutput::TruncateLog { len } => Output::TruncateLog { len },
                 WireOutput::Send { op, request } => Output::Send {
                     op,
-                    request: self.request_of(request, n)?,
+                    request: self.request_of(request, reply_to)?,
                 },
                 WireOutput::Dispatch { op, calls } => Output::Dispatch { op, calls },
                 WireOutput::Abort { op } => Output::Abort { op },
@@ -391,12 +391,12 @@ impl StdioEngine {
         Ok(out)
     }
 
-    fn request_of(&mut self, r: wire::WireRequest, n: u64) -> Result<Request, String> {
+    fn request_of(&mut self, r: wire::WireRequest, reply_to: &str) -> Result<Request, String> {
         let messages = match r.messages {
             WireMessages::Prefix(k) if k <= self.history.len() => self.history[..k].to_vec(),
             WireMessages::Prefix(k) => {
                 return Err(self.process().failure(&format!(
-                    "engine protocol error in the reply to input {n}: a request of the first {k} messages of a history of {}",
+                    "engine protocol error in the reply to {reply_to}: a request of the first {k} messages of a history of {}",
                     self.history.len()
                 )));
             }
@@ -474,13 +474,13 @@ impl Engine for StdioEngine {
                 if let Some((system, tools)) = configure {
                     self.prefix = (system, Arc::from(tools));
                 }
-                match self.apply(snapshot, outputs, n) {
+                match self.apply(snapshot, outputs, &format!("input {n}")) {
                     Ok(o) => Ok(o),
                     Err(e) => panic!("{e}"),
                 }
             }
             Checked::Refused { why, snapshot } => {
-                if let Err(e) = self.apply(snapshot, Vec::new(), n) {
+                if let Err(e) = self.apply(snapshot, Vec::new(), &format!("input {n}")) {
                     panic!("{e}");
                 }
                 Err(why)
