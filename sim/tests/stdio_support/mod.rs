@@ -108,7 +108,16 @@ pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
     assert_eq!(replayed.digest, failing.digest, "replay digest");
     assert_eq!(replayed.violation, failing.violation);
     let shrunk = shrink(factory, &scenario, 300).expect("shrinks");
-    assert!(shrunk.decisions_after <= shrunk.decisions_before);
+    eprintln!(
+        "seed {} fails {invariant}; shrunk from {} decisions ({} steps) to {} ({} steps) in {} runs",
+        failing.seed,
+        shrunk.decisions_before,
+        shrunk.steps_before,
+        shrunk.decisions_after,
+        shrunk.steps_after,
+        shrunk.runs
+    );
+    assert!(shrunk.decisions_after < shrunk.decisions_before, "shrinking removed decisions");
     let again = run_scenario(factory, &shrunk.scenario, false);
     assert_eq!(
         again.violation.map(|v| v.invariant),
