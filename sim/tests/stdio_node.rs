@@ -65,3 +65,14 @@ fn node_adapter_unit_tests_pass_or_skip_visibly_without_node() {
     assert!(out.status.success(), "{stdout}");
     assert!(stdout.contains("# pass 9\n# fail 0"), "{stdout}");
 }
+
+#[test]
+fn node_example_runs_each_seed_the_same_twice_or_skips_visibly_without_node() {
+    let test = "node_example_runs_each_seed_the_same_twice_or_skips_visibly_without_node";
+    let Some(program) = interpreter("node", test) else {
+        return;
+    };
+    let factory = StdioFactory::new(&engine(&program)).expect("the example says hello");
+    let summary = stdio_support::run_seeds_twice(&factory, 0..300);
+    assert_eq!(summary.failures, Vec::new(), "determinism failures");
+}

@@ -65,3 +65,14 @@ fn python_adapter_unit_tests_pass_or_skip_visibly_without_python3() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("Ran 8 tests"), "{stderr}");
 }
+
+#[test]
+fn python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3() {
+    let test = "python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3";
+    let Some(program) = interpreter("python3", test) else {
+        return;
+    };
+    let factory = StdioFactory::new(&engine(&program)).expect("the example says hello");
+    let summary = stdio_support::run_seeds_twice(&factory, 0..300);
+    assert_eq!(summary.failures, Vec::new(), "determinism failures");
+}

@@ -70,11 +70,21 @@ pub fn run_reference(seeds: std::ops::Range<u64>) -> Summary {
 
 /// Runs `seeds` on `factory` with two jobs.
 pub fn run_seeds(factory: &StdioFactory, seeds: std::ops::Range<u64>) -> Summary {
+    run_batch_of(factory, seeds, false)
+}
+
+/// Runs every seed of `seeds` twice on `factory` (two jobs, so the processes serve
+/// the seeds in no fixed order) and checks the two runs agree step by step.
+pub fn run_seeds_twice(factory: &StdioFactory, seeds: std::ops::Range<u64>) -> Summary {
+    run_batch_of(factory, seeds, true)
+}
+
+fn run_batch_of(factory: &StdioFactory, seeds: std::ops::Range<u64>, twice: bool) -> Summary {
     run_batch(&Batch {
         factory,
         seeds: seeds.collect(),
         jobs: 2,
-        check_determinism: false,
+        check_determinism: twice,
         stop: &|| false,
         progress: &|_, _| {},
     })
@@ -117,7 +127,10 @@ pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
         shrunk.steps_after,
         shrunk.runs
     );
-    assert!(shrunk.decisions_after < shrunk.decisions_before, "shrinking removed decisions");
+    assert!(
+        shrunk.decisions_after < shrunk.decisions_before,
+        "shrinking removed decisions"
+    );
     let again = run_scenario(factory, &shrunk.scenario, false);
     assert_eq!(
         again.violation.map(|v| v.invariant),
