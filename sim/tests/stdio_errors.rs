@@ -183,3 +183,28 @@ fn fresh_processes_give_the_in_process_digests_too() {
         );
     }
 }
+
+#[test]
+fn an_engine_that_dies_at_create_fails_the_run_at_its_first_input_naming_create() {
+    let f = StdioFactory::new(&sh(r#"echo "$1"; read x; echo dying >&2; exit 5"#)).expect("hello");
+    let (invariant, message) = violation_of(&f);
+    assert_eq!(invariant, "engine_panic");
+    assert!(
+        message.contains(
+            "the engine closed its stdout instead of answering `create` (it exited: exit status: 5)"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("follows]\ndying"), "{message}");
+}
+
+#[test]
+fn an_absent_interpreter_is_a_visible_skip() {
+    assert_eq!(
+        stdio_support::interpreter(
+            "no-such-interpreter-here",
+            "an_absent_interpreter_is_a_visible_skip"
+        ),
+        None
+    );
+}

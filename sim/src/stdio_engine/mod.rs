@@ -110,16 +110,18 @@ impl StdioFactory {
     }
 
     fn take(&self) -> Result<Process, String> {
-        let pooled = (!self.fresh)
-            .then(|| self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop())
-            .flatten();
-        match pooled {
-            Some(mut p) => {
-                p.set_timeout(self.timeout);
-                Ok(p)
+        while !self.fresh {
+            let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match pooled {
+                Some(mut p) if p.is_running() => {
+                    p.set_timeout(self.timeout);
+                    return Ok(p);
+                }
+                Some(_) => continue,
+                None => break,
             }
-            None => self.start().map(|(p, _)| p),
         }
+        self.start().map(|(p, _)| p)
     }
 
     /// Sets the per-request timeout; an engine slower than this is a hang.

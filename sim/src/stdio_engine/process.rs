@@ -183,6 +183,13 @@ impl Process {
         })
     }
 
+    /// True while the process has not exited (a pooled process may have died since
+    /// it last answered; it is then not reused).
+    pub fn is_running(&self) -> bool {
+        let mut child = self.shared.child.lock().unwrap_or_else(|p| p.into_inner());
+        matches!(child.try_wait(), Ok(None))
+    }
+
     /// Sets the timeout of the following requests.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
