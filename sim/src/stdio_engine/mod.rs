@@ -110,15 +110,17 @@ impl StdioFactory {
     }
 
     fn take(&self) -> Result<Process, String> {
-        while !self.fresh {
-            let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            match pooled {
-                Some(mut p) if p.is_running() => {
-                    p.set_timeout(self.timeout);
-                    return Ok(p);
+        if !self.fresh {
+            loop {
+                let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                match pooled {
+                    Some(mut p) if p.is_running() => {
+                        p.set_timeout(self.timeout);
+                        return Ok(p);
+                    }
+                    Some(_) => continue,
+                    None => break,
                 }
-                Some(_) => continue,
-                None => break,
             }
         }
         self.start().map(|(p, _)| p)
