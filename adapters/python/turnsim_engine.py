@@ -80,7 +80,9 @@ class _Served:
 
 def run(name, create, restore, stdin=None, stdout=None):
     """Serves one engine over stdin/stdout until stdin ends."""
-    stdin = stdin or sys.stdin
+    # Bytes in, decoded as UTF-8 by json whatever the locale; out, only ASCII (json
+    # escapes the rest), so the locale's encoding never matters either.
+    stdin = stdin or sys.stdin.buffer
     out = stdout or sys.stdout
     # Anything the engine prints goes to stderr: stdout carries protocol lines only.
     sys.stdout = sys.stderr

@@ -43,12 +43,18 @@ pub fn stdio_reference() -> String {
 }
 
 /// `program` when it runs (`--version` succeeds); otherwise prints why the calling
-/// test is skipped, on stderr, and returns `None`.
+/// test is skipped, on stderr even when output is captured, and returns `None`.
 pub fn interpreter(program: &str, test: &str) -> Option<String> {
     match Command::new(program).arg("--version").output() {
         Ok(o) if o.status.success() => Some(program.to_string()),
         _ => {
-            eprintln!("SKIPPED {test}: `{program}` is not installed or does not run");
+            // Straight to the process's stderr: `eprintln!` would be captured by the
+            // test harness and never shown for a test that passes.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: `{program}` is not installed or does not run"
+            );
             None
         }
     }
