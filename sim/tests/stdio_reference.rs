@@ -12,7 +12,7 @@ fn reference_through_the_pipe_gives_the_in_process_digest_on_every_seed() {
     let bin = stdio_support::stdio_reference();
     let piped = StdioFactory::new(&bin).expect("the example says hello");
     assert_eq!(turnsim::engine::EngineFactory::name(&piped), "reference");
-    for seed in 0..300 {
+    for seed in 0..2000 {
         let direct = run_seed(&Reference, seed, false);
         let through = run_seed(&piped, seed, false);
         assert_eq!(through.violation, direct.violation, "seed {seed}");
