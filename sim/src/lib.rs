@@ -45,6 +45,7 @@ pub mod scenario;
 pub mod scheduler;
 pub mod serve;
 pub mod shrink;
+pub mod stdio_engine;
 pub mod tools;
 pub mod trace;
 pub mod world;

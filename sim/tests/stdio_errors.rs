@@ -1,0 +1,210 @@
+//! An engine that misbehaves on the pipe fails its run with an error that names the
+//! line, quotes it, says what was expected and shows the engine's stderr; a hang is
+//! reported as a hang within the timeout. The engines here are `sh` scripts, so
+//! these tests need no interpreter beyond the POSIX shell.
+
+mod stdio_support;
+
+use std::time::{Duration, Instant};
+use turnsim::engine::EngineFactory;
+use turnsim::runner::run_seed;
+use turnsim::stdio_engine::StdioFactory;
+use turnsim::world::sim_config;
+
+const HELLO: &str = r#"{"hello":"turnsim-engine","protocol":1,"engine":"sh"}"#;
+const CREATED: &str = r#"{"reply":"create","fixed_texts":[],"history":{"keep":0,"append":[]},"pending":{"pending":"none"},"idle":true,"state":"s"}"#;
+
+/// A command running `script` under `sh`; the script sees HELLO and CREATED as
+/// `$1` and `$2`.
+fn sh(script: &str) -> String {
+    format!("sh -c '{script}' sh '{HELLO}' '{CREATED}'")
+}
+
+fn violation_of(factory: &StdioFactory) -> (String, String) {
+    let v = run_seed(factory, 0, false)
+        .violation
+        .expect("the run fails");
+    (v.invariant, v.message)
+}
+
+#[test]
+fn a_command_that_is_not_an_engine_fails_at_the_hello_naming_line_1_and_the_text() {
+    let err = StdioFactory::new("sh -c 'echo hello there'").unwrap_err();
+    assert!(
+        err.starts_with("engine protocol error at line 1 of its stdout: expected the hello line"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("got: hello there [engine `sh -c 'echo hello there'`; its stderr is empty]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_program_is_a_start_error_naming_the_command() {
+    let err = StdioFactory::new("/nonexistent/engine --flag").unwrap_err();
+    assert!(
+        err.starts_with("cannot start the engine `/nonexistent/engine --flag`:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn another_protocol_version_is_refused_with_both_versions() {
+    let err = StdioFactory::new(
+        r#"sh -c 'echo "{\"hello\":\"turnsim-engine\",\"protocol\":2,\"engine\":\"x\"}"'"#,
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("the engine speaks protocol 2; this turnsim speaks protocol 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_line_that_is_not_json_fails_the_run_with_its_number_its_text_and_the_stderr() {
+    let f = StdioFactory::new(&sh(
+        r#"echo "$1"; read x; echo "$2"; read x; echo oops >&2; echo not json"#,
+    ))
+    .expect("hello");
+    let (invariant, message) = violation_of(&f);
+    assert_eq!(invariant, "engine_panic");
+    assert!(
+        message.contains(
+            "engine protocol error at line 3 of its stdout: expected a JSON reply to `input`"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("got: not json"), "{message}");
+    assert!(
+        message.contains("its stderr (last 16384 bytes at most) follows]\noops"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_reply_out_of_turn_names_what_was_expected() {
+    let f = StdioFactory::new(&sh(r#"echo "$1"; read x; echo "$2"; read x; echo "$2""#))
+        .expect("hello");
+    let (invariant, message) = violation_of(&f);
+    assert_eq!(invariant, "engine_panic");
+    assert!(
+        message.contains("line 3 of its stdout: expected a reply to `input` (`\"reply\":\"input\"`), got a reply to `create`; got: {\"reply\":\"create\""),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_engine_that_exits_says_so_with_its_status() {
+    let f =
+        StdioFactory::new(&sh(r#"echo "$1"; read x; echo "$2"; read x; exit 3"#)).expect("hello");
+    let (_, message) = violation_of(&f);
+    assert!(
+        message.contains(
+            "the engine closed its stdout instead of answering `input` (it exited: exit status: 3)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_silent_engine_is_a_hang_reported_within_the_timeout() {
+    let f = StdioFactory::new(&sh(r#"echo "$1"; read x; echo "$2"; read x; sleep 30"#))
+        .expect("hello")
+        .timeout(Duration::from_millis(300));
+    let started = Instant::now();
+    let (invariant, message) = violation_of(&f);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(invariant, "engine_panic");
+    assert!(
+        message.starts_with(
+            "the engine panicked: engine hang: no reply to `input` within 300 ms (the process was killed)"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_history_delta_keeping_more_than_was_held_is_an_error() {
+    let bad = r#"{"reply":"create","fixed_texts":[],"history":{"keep":2,"append":[]},"pending":{"pending":"none"},"idle":true,"state":"s"}"#;
+    let f = StdioFactory::new(&format!(
+        "sh -c 'echo \"$1\"; read x; echo \"$2\"; sleep 5' sh '{HELLO}' '{bad}'"
+    ))
+    .expect("hello");
+    let err = f.open_engine(sim_config()).err().expect("refused");
+    assert!(
+        err.starts_with(
+            "engine protocol error in the reply to `create`: history keeps 2 messages but only 0 were held"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_reference_through_the_pipe_answers_state_queries_matching_its_replies() {
+    let f = StdioFactory::new(&stdio_support::stdio_reference()).expect("hello");
+    let mut e = f.open_engine(sim_config()).expect("created");
+    e.verify().expect("state after create");
+    let input = turnsim_core::Input::Prompt {
+        text: "hi".into(),
+        now: "t".into(),
+    };
+    let outputs = turnsim::engine::Engine::handle(&mut e, input).expect("accepted");
+    assert_eq!(outputs.len(), 3, "turn start, receipt, send: {outputs:?}");
+    e.verify().expect("state after a prompt");
+    assert_eq!(turnsim::engine::Engine::history(&e).len(), 1);
+}
+
+#[test]
+fn a_log_the_engine_cannot_read_is_a_refused_restore_not_a_protocol_error() {
+    let f = StdioFactory::new(&stdio_support::stdio_reference()).expect("hello");
+    let err = f
+        .restore(sim_config(), b"definitely not a log")
+        .err()
+        .expect("refused");
+    assert!(err.starts_with("log corrupt at record 0 (byte 0)"), "{err}");
+}
+
+#[test]
+fn fresh_processes_give_the_in_process_digests_too() {
+    let f = StdioFactory::new(&stdio_support::stdio_reference())
+        .expect("hello")
+        .fresh_processes(true);
+    for seed in 0..40 {
+        let direct = run_seed(&turnsim::engine::Reference, seed, false);
+        assert_eq!(
+            run_seed(&f, seed, false).digest,
+            direct.digest,
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn an_engine_that_dies_at_create_fails_the_run_at_its_first_input_naming_create() {
+    let f = StdioFactory::new(&sh(r#"echo "$1"; read x; echo dying >&2; exit 5"#)).expect("hello");
+    let (invariant, message) = violation_of(&f);
+    assert_eq!(invariant, "engine_panic");
+    assert!(
+        message.contains(
+            "the engine closed its stdout instead of answering `create` (it exited: exit status: 5)"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("follows]\ndying"), "{message}");
+}
+
+#[test]
+fn an_absent_interpreter_is_a_visible_skip() {
+    assert_eq!(
+        stdio_support::interpreter(
+            "no-such-interpreter-here",
+            "an_absent_interpreter_is_a_visible_skip"
+        ),
+        None
+    );
+}
