@@ -1,4 +1,4 @@
-//! The tool-in-flight note (spec §5).
+//! The tool-in-flight note (docs/spec.md §5).
 //!
 //! Guarantee: the note is recognised only by its exact generated wording, so a
 //! transcript stays plain wire format (no hidden key), and nothing the model wrote can

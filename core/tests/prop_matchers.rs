@@ -1,4 +1,4 @@
-//! Property suite for the note and marker matchers (spec §4, §5).
+//! Property suite for the note and marker matchers (docs/spec.md §4, §5).
 //!
 //! Guarantee kept: the matchers recognise exactly the strings the engine writes. A note
 //! is recognised for every phrase and any tool names, its label is the note without
