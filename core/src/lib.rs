@@ -12,6 +12,7 @@
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary_impls;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
 pub mod history;
 pub mod interrupt;

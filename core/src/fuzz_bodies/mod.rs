@@ -9,9 +9,11 @@
 //! stable toolchain, so a crash once fixed stays fixed and is re-checked by plain
 //! `cargo test`.
 //!
-//! Why a byte [`Reader`] and not `arbitrary::Unstructured`: this module is compiled
-//! without any feature, so the test that replays regression inputs needs nothing
-//! beyond a default build. The reader follows `Unstructured`'s conventions (a fixed
+//! Test support, so compiled only with the `fuzzing` feature (the fuzz crate and this
+//! crate's own tests switch it on): an engine that embeds `turnsim-core` never builds it.
+//!
+//! Why a byte [`Reader`] and not `arbitrary::Unstructured`: the committed seeds and
+//! regression inputs under `fuzz/` are encoded for it. The reader follows `Unstructured`'s conventions (a fixed
 //! number of bytes per choice, zeros once the bytes run out), so a short input is
 //! still a complete, uneventful case and a mutated byte changes one choice.
 //!
