@@ -1,4 +1,5 @@
-//! The `note_matcher` and `marker_matcher` bodies and their oracles.
+//! The `note_matcher`, `note_differential` and `marker_matcher` bodies and their
+//! oracles.
 //!
 //! Guarantee: each matcher is checked against an oracle written from the spec alone
 //! (the note oracle regenerates candidates with [`tool_in_flight_note_text`], the marker
@@ -146,6 +147,81 @@ pub fn note_matcher(data: &[u8]) {
     check_note_string(&note);
     let mutated = mutate(&mut r, &note);
     check_note_string(&mutated);
+}
+
+// ---------------------------------------------------------------------------------
+// note_differential
+// ---------------------------------------------------------------------------------
+
+/// The note matcher written the way docs/spec.md §5 states the rule: no line break
+/// anywhere, then for each phrase and each wording, parse the name list and
+/// regenerate the whole note with [`tool_in_flight_note_text`], accepting on byte
+/// equality. Slow (it allocates and
+/// formats per candidate) and obviously right, which is what a differential oracle
+/// and a benchmark baseline need.
+pub fn regenerating_note_label(text: &str) -> Option<&str> {
+    const WORDINGS: [(&str, &str); 2] = [
+        (
+            " while the tool call ",
+            " was running. It may have already started and partially applied its effects.",
+        ),
+        (
+            " while the tool calls ",
+            " were running. They may have already started and partially applied their effects.",
+        ),
+    ];
+    if text.contains(['\n', '\r']) {
+        return None;
+    }
+    let label = text.strip_prefix('[')?.strip_suffix(']')?;
+    for phrase in CANCEL_PHRASES {
+        for (head, tail) in WORDINGS {
+            let Some(list) = label
+                .strip_prefix(phrase)
+                .and_then(|r| r.strip_prefix(head))
+                .and_then(|r| r.strip_suffix(tail))
+            else {
+                continue;
+            };
+            // An item that is not a backticked name stands for an implausible one (the
+            // empty name), which regenerates as UNRECOGNISED_TOOL: equal only if the
+            // item was exactly that.
+            let names: Vec<String> = list
+                .split(", ")
+                .map(|item| {
+                    item.strip_prefix('`')
+                        .and_then(|i| i.strip_suffix('`'))
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect();
+            if tool_in_flight_note_text(phrase, &names) == text {
+                return Some(label);
+            }
+        }
+    }
+    None
+}
+
+/// `note_differential`: the fast matcher and [`regenerating_note_label`] give the same
+/// answer (the same borrowed label, or both `None`) on the input as text (when UTF-8)
+/// and on a note built from the same bytes (a phrase, names, then one mutation).
+pub fn note_differential(data: &[u8]) {
+    let agree = |s: &str| {
+        assert_eq!(
+            tool_in_flight_note_label(s),
+            regenerating_note_label(s),
+            "the note matcher and regeneration disagree on {s:?}"
+        );
+    };
+    if let Ok(s) = std::str::from_utf8(data) {
+        agree(s);
+    }
+    let mut r = Reader::new(data);
+    let phrase = phrase(&mut r);
+    let note = tool_in_flight_note_text(&phrase, &names(&mut r));
+    agree(&note);
+    agree(&mutate(&mut r, &note));
 }
 
 // ---------------------------------------------------------------------------------

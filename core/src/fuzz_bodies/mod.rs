@@ -277,6 +277,7 @@ mod tests {
     fn every_body_accepts_empty_and_short_inputs() {
         for data in [&[][..], &[0], &[1, 2, 3], &[255; 40]] {
             note_matcher(data);
+            note_differential(data);
             marker_matcher(data);
             state_transitions(data);
             log_recovery(data);
