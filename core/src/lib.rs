@@ -3,10 +3,16 @@
 //! Sans-IO throughout: no module reads a clock, a socket, a disk or a thread. Inputs
 //! come in, effects go out, and the caller (a real runtime or the simulator) carries
 //! them out, so one seed replays a run exactly. The behaviour is specified in
-//! `spec/turn-engine.md`; each module implements one section of it.
+//! `docs/spec.md`; each module implements one section of it.
+//!
+//! `unsafe` is forbidden: the engine is plain data and transitions, and a runtime that
+//! embeds it must not inherit memory-safety obligations from it.
+
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "arbitrary")]
 mod arbitrary_impls;
+#[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
 pub mod history;
 pub mod interrupt;

@@ -1,4 +1,4 @@
-//! The tool-in-flight note (spec §5).
+//! The tool-in-flight note (docs/spec.md §5).
 //!
 //! Guarantee: the note is recognised only by its exact generated wording, so a
 //! transcript stays plain wire format (no hidden key), and nothing the model wrote can
@@ -7,9 +7,13 @@
 //! [`UNRECOGNISED_TOOL`], which keeps the model from smuggling text (a backtick, a
 //! newline, an instruction) into a message the model will read as the user's.
 //!
-//! Recognition parses the text and then regenerates it from what it parsed and
-//! compares byte for byte: the generator is the single definition of the wording,
-//! and the parser only has to find the candidate phrase and names.
+//! Recognition reads the text against the same constants the generator writes with
+//! and accepts exactly what regeneration would (each listed item is the generator's
+//! rendering of some name, and the wording matches the count), without building the
+//! note again: the matcher runs on every message the checkers see, so rejecting
+//! ordinary text costs a prefix test and accepting a note allocates nothing. That this
+//! equals regeneration is checked, not assumed: by the property suite, the
+//! `note_matcher` fuzz target's oracle and the `note_differential` target.
 
 use crate::interrupt::CancelCause;
 use crate::message::{Message, Role};
@@ -42,11 +46,28 @@ const SEPARATOR: &str = ", ";
 /// space, comma, backtick or line break, which is also what makes the joined name
 /// list split back unambiguously.
 pub fn is_plausible_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+    (1..=MAX_NAME_BYTES).contains(&name.len()) && name.bytes().all(is_name_byte)
 }
+
+/// The longest plausible tool name, in bytes.
+const MAX_NAME_BYTES: usize = 128;
+
+fn is_name_byte(b: u8) -> bool {
+    NAME_BYTES[usize::from(b)]
+}
+
+/// [`is_plausible_tool_name`]'s byte rule as a table: the matcher tests every byte of
+/// every listed name, and a lookup is cheaper than the comparisons it replaces.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'-');
+        b += 1;
+    }
+    table
+};
 
 /// The note for `tools` cut short by a cancel described by `phrase`.
 ///
@@ -79,63 +100,78 @@ fn render<'a>(phrase: &str, names: impl ExactSizeIterator<Item = &'a str>) -> St
 
 /// The note without its brackets iff `text` is exactly a note that
 /// [`tool_in_flight_note_text`] generates for a phrase of [`CANCEL_PHRASES`] and a
-/// non-empty list of names; `None` for anything else. Never panics: it only uses
-/// `str` prefix/suffix/split operations, never byte offsets.
+/// non-empty list of names; `None` for anything else. Never panics: it uses `str`
+/// prefix/suffix operations and slices bytes only at counts it has just read.
+///
+/// Cost: a text that does not open with `[Canceled` is rejected after reading at most
+/// that many bytes, whatever its length; an accepted note is read once and nothing is
+/// allocated.
 pub fn tool_in_flight_note_label(text: &str) -> Option<&str> {
-    // Regeneration would reject these too; saying it first states the rule.
-    if text.contains(['\n', '\r']) {
+    // Every phrase opens with "Canceled": testing that first keeps the rejection of
+    // ordinary text (the common case on every request) independent of its length.
+    if !text.starts_with(NOTE_OPENING) {
         return None;
     }
     let label = text.strip_prefix(OPEN)?.strip_suffix(CLOSE)?;
-    // Several phrases start with "Canceled"; each candidate is checked in full
-    // (head, names, tail, then regeneration), so a shorter phrase can never accept
-    // text written for a longer one.
+    // The tails differ ("its" / "their effects."), so at most one wording fits.
+    let (body, head, singular) = if let Some(body) = label.strip_suffix(PLURAL_TAIL) {
+        (body, PLURAL_HEAD, false)
+    } else {
+        (label.strip_suffix(SINGULAR_TAIL)?, SINGULAR_HEAD, true)
+    };
+    // Several phrases start with "Canceled"; each candidate is checked in full (head,
+    // then names), so a shorter phrase can never accept text written for a longer one:
+    // after the bare "Canceled" only " while" may follow.
     CANCEL_PHRASES
         .iter()
-        .any(|phrase| parses_as(label, phrase))
+        .filter_map(|phrase| body.strip_prefix(phrase)?.strip_prefix(head))
+        .any(|list| match rendered_items(list.as_bytes()) {
+            Some(1) => singular,
+            Some(count) => !singular && count >= 2,
+            None => false,
+        })
         .then_some(label)
 }
 
-/// Whether `label` is the bracket-less note for `phrase` and some non-empty name
-/// list, checked by regenerating it.
-fn parses_as(label: &str, phrase: &str) -> bool {
-    let Some(rest) = label.strip_prefix(phrase) else {
-        return false;
-    };
-    [(SINGULAR_HEAD, SINGULAR_TAIL), (PLURAL_HEAD, PLURAL_TAIL)]
-        .iter()
-        .any(|(head, tail)| {
-            let Some(list) = rest.strip_prefix(head).and_then(|r| r.strip_suffix(tail)) else {
-                return false;
-            };
-            let Some(names) = parse_names(list) else {
-                return false;
-            };
-            let regenerated = render(phrase, names.iter().copied());
-            regenerated
-                .strip_prefix(OPEN)
-                .and_then(|r| r.strip_suffix(CLOSE))
-                == Some(label)
-        })
-}
+/// What every note opens with: the bracket and the word all of [`CANCEL_PHRASES`]
+/// share.
+const NOTE_OPENING: &str = "[Canceled";
 
-/// Splits a rendered name list back into names. A plausible name holds no comma or
-/// space, and [`UNRECOGNISED_TOOL`] holds no `", "`, so splitting on `", "` recovers
-/// exactly the items the generator joined; an implausible name that contains `", "`
-/// splits into pieces that are not valid items, and the list is rejected.
+/// The number of items in a rendered name list, or `None` when the list is not one
+/// the generator writes.
 ///
-/// An unrecognised item is returned as `""`, which is itself implausible and so
-/// renders back as [`UNRECOGNISED_TOOL`].
-fn parse_names(list: &str) -> Option<Vec<&str>> {
-    list.split(SEPARATOR)
-        .map(|item| {
-            if item == UNRECOGNISED_TOOL {
-                return Some("");
+/// This is regeneration without the allocation: the generator writes each name as
+/// `` `name` `` when plausible and as [`UNRECOGNISED_TOOL`] otherwise, joined with
+/// `", "`, and picks the singular wording for exactly one name. So a note regenerates
+/// to itself iff its list is a `", "`-separated sequence of those two renderings and
+/// the count matches the wording; anything else in the list (an implausible
+/// backticked name, a stray separator, a line break) renders differently and is
+/// rejected. A plausible name holds no backtick, comma or space, so the closing
+/// backtick and the separator are found without searching. The property and fuzz
+/// suites check this against real regeneration.
+fn rendered_items(list: &[u8]) -> Option<usize> {
+    let mut rest = list;
+    let mut count = 0;
+    loop {
+        rest = if let Some(name_and_after) = rest.strip_prefix(b"`") {
+            let len = name_and_after
+                .iter()
+                .take_while(|&&b| NAME_BYTES[usize::from(b)])
+                .count();
+            let (name, after) = name_and_after.split_at(len);
+            if !(1..=MAX_NAME_BYTES).contains(&name.len()) {
+                return None;
             }
-            let name = item.strip_prefix('`')?.strip_suffix('`')?;
-            is_plausible_tool_name(name).then_some(name)
-        })
-        .collect()
+            after.strip_prefix(b"`")?
+        } else {
+            rest.strip_prefix(UNRECOGNISED_TOOL.as_bytes())?
+        };
+        count += 1;
+        if rest.is_empty() {
+            return Some(count);
+        }
+        rest = rest.strip_prefix(SEPARATOR.as_bytes())?;
+    }
 }
 
 /// A user message whose *string* content is a note. A note inside a text block is

@@ -1,4 +1,4 @@
-//! Repair after a failed turn (spec §3).
+//! Repair after a failed turn (docs/spec.md §3).
 //!
 //! Guarantee: repair only pops, only messages the failed turn itself appended
 //! (index `>= turn_baseline`), and only while the last message could not end a

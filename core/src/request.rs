@@ -1,4 +1,4 @@
-//! Request assembly (spec §8).
+//! Request assembly (docs/spec.md §8).
 //!
 //! Guarantee: within a turn every request is the previous one with messages appended.
 //! `system`, `tools` and every earlier message serialize to the same bytes, because

@@ -62,6 +62,11 @@ fn note_matcher_inputs() {
 }
 
 #[test]
+fn note_differential_inputs() {
+    replay("note_differential", fuzz_bodies::note_differential);
+}
+
+#[test]
 fn marker_matcher_inputs() {
     replay("marker_matcher", fuzz_bodies::marker_matcher);
 }

@@ -1,4 +1,4 @@
-//! Property suite for history validation (spec §2).
+//! Property suite for history validation (docs/spec.md §2).
 //!
 //! Guarantee kept: `validate_history` accepts every history the generator builds by the
 //! rules (text, thinking, parallel tool batches answered in the next message, errors,

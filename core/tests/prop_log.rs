@@ -1,4 +1,4 @@
-//! Property suite for the durable log and crash recovery (spec §7).
+//! Property suite for the durable log and crash recovery (docs/spec.md §7).
 //!
 //! Guarantee kept: for any scripted session (prompts, streamed replies cut short or not,
 //! tool results in any order, cancels, late deliveries) and any crash point, recovery

@@ -1,4 +1,4 @@
-//! Property suite for the note and marker matchers (spec §4, §5).
+//! Property suite for the note and marker matchers (docs/spec.md §4, §5).
 //!
 //! Guarantee kept: the matchers recognise exactly the strings the engine writes. A note
 //! is recognised for every phrase and any tool names, its label is the note without
@@ -12,6 +12,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+use turnsim_core::fuzz_bodies::regenerating_note_label;
 use turnsim_core::strategies::{
     implausible_tool_name, marker, near_marker, near_note, note, note_parts, plausible_tool_name,
     text, tool_name,
@@ -228,5 +229,16 @@ proptest! {
     fn a_note_is_never_a_marker_and_a_marker_never_a_note(n in note(), m in marker()) {
         prop_assert!(!is_interruption_marker(&n));
         prop_assert_eq!(tool_in_flight_note_label(m), None);
+    }
+
+    #[test]
+    fn the_matcher_answers_exactly_as_the_regenerating_form(
+        n in note(),
+        near in near_note(),
+        prefix in text(),
+    ) {
+        for s in [n.clone(), near.mutated.clone(), format!("{prefix}{n}"), format!("{n}{prefix}")] {
+            prop_assert_eq!(tool_in_flight_note_label(&s), regenerating_note_label(&s), "{:?}", s);
+        }
     }
 }

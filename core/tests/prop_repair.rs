@@ -1,4 +1,4 @@
-//! Property suite for repair after a failed turn (spec §3).
+//! Property suite for repair after a failed turn (docs/spec.md §3).
 //!
 //! Guarantee kept: for any history (valid or not) and any baseline, repair only pops,
 //! never below the baseline, only messages that could not end a history, and stops at

@@ -1,4 +1,4 @@
-//! Request assembly (spec §8), observed through the requests a `Session` sends.
+//! Request assembly (docs/spec.md §8), observed through the requests a `Session` sends.
 
 mod common;
 

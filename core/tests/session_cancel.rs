@@ -1,4 +1,4 @@
-//! Live cancel (spec §7): during a stream, during tools, while idle; and late or
+//! Live cancel (docs/spec.md §7): during a stream, during tools, while idle; and late or
 //! duplicate deliveries afterwards.
 
 mod common;

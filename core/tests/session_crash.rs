@@ -1,4 +1,4 @@
-//! Crash and restart (spec §7): a whole turn's log is cut at every byte and restored.
+//! Crash and restart (docs/spec.md §7): a whole turn's log is cut at every byte and restored.
 
 mod common;
 

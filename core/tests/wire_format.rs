@@ -1,4 +1,4 @@
-//! The wire format (spec §1): Anthropic Messages JSON, typed, round-trips exactly.
+//! The wire format (docs/spec.md §1): Anthropic Messages JSON, typed, round-trips exactly.
 
 mod common;
 
@@ -142,10 +142,9 @@ fn a_block_with_no_type_is_rejected_with_a_clear_error() {
 
 // ------------------------------------------------------------------ a real request body
 
-/// The `messages` array of a real Messages API request body: copied from
-/// `/work/shared/transcripts/crush-vcr-anthropic-parallel_tool_calls.yaml`
-/// (interaction `id: 2`, the first request whose messages hold a `tool_use`; the
-/// recording is charmbracelet/crush @ 076cb1c4,
+/// The `messages` array of a real Messages API request body: copied from a recorded
+/// cassette (interaction `id: 2`, the first request whose messages hold a `tool_use`;
+/// the recording is charmbracelet/crush @ 076cb1c4,
 /// internal/agent/testdata/TestCoderAgent/anthropic-sonnet/parallel_tool_calls.yaml),
 /// decoded from the YAML string and pretty-printed. Content is unchanged.
 const CRUSH_MESSAGES: &str = include_str!("data/crush-messages.json");

@@ -1,109 +1,15 @@
-//! The turn state machine (spec §6), driven directly through `TurnState`.
+//! Operation ids, stale and duplicate completions, busy refusals, starting a run,
+//! malformed responses, `max_tokens` resumption and usage.
+//!
+//! Guarantee checked: every effect carries a fresh, strictly increasing id, and every
+//! refused call leaves the state byte-identical.
 
-mod common;
-
-use common::{assistant, json_of, outcome, shared, tool_use, user};
-use serde_json::json;
-use std::sync::Arc;
-use turnsim_core::state::{INTERRUPTED_RESULT_TEXT, TRUNCATION_RESUME_TEXT};
-use turnsim_core::{
-    Block, Effect, FinishReason, GenerationOutput, HistoryError, InterruptReason, Message,
-    OperationId, PendingOperation, SharedMessage, StateError, StopReason, ToolCall, TurnState,
-    Usage, recover_checkpoint, tool_in_flight_note_text, validate_history,
-};
-
-fn op(n: u64) -> OperationId {
-    OperationId(n)
-}
-
-fn generation(message: Message, stop_reason: StopReason, output_tokens: u64) -> GenerationOutput {
-    GenerationOutput {
-        message,
-        stop_reason,
-        usage: Usage {
-            input_tokens: 1000,
-            output_tokens,
-        },
-    }
-}
-
-fn text_gen(text: &str, stop: StopReason, output_tokens: u64) -> GenerationOutput {
-    generation(Message::assistant_text(text), stop, output_tokens)
-}
-
-/// An assistant message that calls `bash` once per id, in order.
-fn calling(ids: &[&str]) -> Message {
-    Message::assistant_blocks(
-        ids.iter()
-            .map(|id| tool_use(id, "bash", json!({"cmd": format!("echo {id}")})))
-            .collect(),
-    )
-}
-
-fn call(id: &str) -> ToolCall {
-    ToolCall {
-        id: id.to_string(),
-        name: "bash".to_string(),
-        input: json!({"cmd": format!("echo {id}")}),
-    }
-}
-
-/// A state with one user prompt whose run has started; returns the generation's op.
-fn started(prompt: &str) -> (TurnState, OperationId) {
-    let mut s = TurnState::new(vec![user(prompt)]);
-    let effects = s.start().expect("starts");
-    let [Effect::Generate { op }] = effects.as_slice() else {
-        panic!("start returned {effects:?}");
-    };
-    (s, *op)
-}
-
-/// A state that is running the tool batch `ids` (ops: generation 1, tools 2).
-fn running_tools(ids: &[&str]) -> TurnState {
-    let (mut s, g) = started("run the tools");
-    let effects = s
-        .generated(g, generation(calling(ids), StopReason::ToolUse, 5))
-        .expect("generated");
-    assert_eq!(
-        effects,
-        vec![Effect::ExecuteTools {
-            op: op(2),
-            calls: ids.iter().map(|id| call(id)).collect()
-        }]
-    );
-    s
-}
-
-/// Asserts that `f` fails with `expected` and leaves the state byte-identical.
-fn refused<T: std::fmt::Debug>(
-    s: &mut TurnState,
-    expected: StateError,
-    f: impl FnOnce(&mut TurnState) -> Result<T, StateError>,
-) {
-    let before = s.to_bytes();
-    let got = f(s);
-    assert_eq!(got.map(|_| ()).expect_err("refused"), expected);
-    assert_eq!(
-        String::from_utf8(s.to_bytes()).expect("utf-8"),
-        String::from_utf8(before).expect("utf-8"),
-        "a refused call changed the state"
-    );
-}
-
-fn effect_ops(effects: &[Effect]) -> Vec<OperationId> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Generate { op } | Effect::ExecuteTools { op, .. } => Some(*op),
-            Effect::Finished { .. } => None,
-        })
-        .collect()
-}
+use super::*;
 
 // ------------------------------------------------------------------ operation ids
 
 #[test]
-fn every_generate_and_execute_tools_carries_a_fresh_strictly_increasing_op() {
+pub(crate) fn every_generate_and_execute_tools_carries_a_fresh_strictly_increasing_op() {
     let mut s = TurnState::new(vec![user("first")]);
     let mut ops = Vec::new();
     let e = s.start().unwrap();
@@ -148,7 +54,7 @@ fn every_generate_and_execute_tools_carries_a_fresh_strictly_increasing_op() {
 }
 
 #[test]
-fn a_resumed_state_continues_the_counter_after_the_last_op() {
+pub(crate) fn a_resumed_state_continues_the_counter_after_the_last_op() {
     let mut s = TurnState::resume(vec![user("hi")], Some(op(41)));
     assert_eq!(s.start().unwrap(), vec![Effect::Generate { op: op(42) }]);
 }
@@ -156,7 +62,7 @@ fn a_resumed_state_continues_the_counter_after_the_last_op() {
 // ------------------------------------------------------------------ stale completions
 
 #[test]
-fn stale_completion_leaves_the_state_byte_identical() {
+pub(crate) fn stale_completion_leaves_the_state_byte_identical() {
     // op 1 (the generation) is over; op 2 (tools) is outstanding.
     let mut s = running_tools(&["a"]);
     let stale = StateError::UnexpectedCompletion {
@@ -182,7 +88,7 @@ fn stale_completion_leaves_the_state_byte_identical() {
 }
 
 #[test]
-fn a_generation_completion_while_tools_run_is_unexpected_even_with_the_tools_op() {
+pub(crate) fn a_generation_completion_while_tools_run_is_unexpected_even_with_the_tools_op() {
     let mut s = running_tools(&["a"]);
     let wrong_kind = StateError::UnexpectedCompletion {
         op: op(2),
@@ -195,7 +101,7 @@ fn a_generation_completion_while_tools_run_is_unexpected_even_with_the_tools_op(
 }
 
 #[test]
-fn a_tools_completion_while_generating_is_unexpected() {
+pub(crate) fn a_tools_completion_while_generating_is_unexpected() {
     let (mut s, g) = started("hi");
     refused(
         &mut s,
@@ -208,7 +114,7 @@ fn a_tools_completion_while_generating_is_unexpected() {
 }
 
 #[test]
-fn a_duplicate_generation_completion_is_unexpected_and_changes_nothing() {
+pub(crate) fn a_duplicate_generation_completion_is_unexpected_and_changes_nothing() {
     let (mut s, g) = started("hi");
     s.generated(g, text_gen("hello", StopReason::EndTurn, 3))
         .unwrap();
@@ -227,7 +133,7 @@ fn a_duplicate_generation_completion_is_unexpected_and_changes_nothing() {
 }
 
 #[test]
-fn a_tool_batch_completes_once() {
+pub(crate) fn a_tool_batch_completes_once() {
     let mut s = running_tools(&["a", "b"]);
     let effects = s
         .tools_completed(
@@ -262,7 +168,7 @@ fn a_tool_batch_completes_once() {
 // ------------------------------------------------------------------ busy
 
 #[test]
-fn input_while_busy_is_refused_with_busy_and_leaves_the_bytes_identical() {
+pub(crate) fn input_while_busy_is_refused_with_busy_and_leaves_the_bytes_identical() {
     let (mut s, g) = started("hi");
     let busy = StateError::Busy { outstanding: g };
     refused(&mut s, busy.clone(), |s| {
@@ -289,14 +195,14 @@ fn input_while_busy_is_refused_with_busy_and_leaves_the_bytes_identical() {
 // ------------------------------------------------------------------ start
 
 #[test]
-fn start_on_an_empty_history_is_refused_and_changes_nothing() {
+pub(crate) fn start_on_an_empty_history_is_refused_and_changes_nothing() {
     let mut s = TurnState::new(Vec::new());
     refused(&mut s, StateError::EmptyHistory, |s| s.start());
     assert_eq!(s.next_op(), op(1), "a refused start consumes no id");
 }
 
 #[test]
-fn start_resets_the_usage_of_the_previous_run() {
+pub(crate) fn start_resets_the_usage_of_the_previous_run() {
     let (mut s, g) = started("one");
     s.generated(g, text_gen("a", StopReason::EndTurn, 7))
         .unwrap();
@@ -313,7 +219,7 @@ fn start_resets_the_usage_of_the_previous_run() {
 }
 
 #[test]
-fn start_resets_the_truncation_counter_left_by_a_failed_run() {
+pub(crate) fn start_resets_the_truncation_counter_left_by_a_failed_run() {
     // Run 1 is cut off twice, then fails: the counter stands at 2.
     let (mut s, _) = started("one");
     s.generated(op(1), text_gen("a", StopReason::MaxTokens, 1))
@@ -346,7 +252,7 @@ fn start_resets_the_truncation_counter_left_by_a_failed_run() {
 // ------------------------------------------------------------------ responses
 
 #[test]
-fn a_tool_use_stop_without_tool_calls_is_an_invalid_response_and_changes_nothing() {
+pub(crate) fn a_tool_use_stop_without_tool_calls_is_an_invalid_response_and_changes_nothing() {
     let (mut s, g) = started("hi");
     refused(
         &mut s,
@@ -361,7 +267,8 @@ fn a_tool_use_stop_without_tool_calls_is_an_invalid_response_and_changes_nothing
 }
 
 #[test]
-fn a_tool_batch_with_too_few_or_too_many_results_is_invalid_context_and_changes_nothing() {
+pub(crate) fn a_tool_batch_with_too_few_or_too_many_results_is_invalid_context_and_changes_nothing()
+{
     let mut s = running_tools(&["a", "b"]);
     refused(
         &mut s,
@@ -386,7 +293,7 @@ fn a_tool_batch_with_too_few_or_too_many_results_is_invalid_context_and_changes_
 }
 
 #[test]
-fn tool_results_out_of_call_order_are_invalid_context_and_change_nothing() {
+pub(crate) fn tool_results_out_of_call_order_are_invalid_context_and_change_nothing() {
     let mut s = running_tools(&["a", "b"]);
     refused(
         &mut s,
@@ -423,7 +330,7 @@ fn tool_results_out_of_call_order_are_invalid_context_and_change_nothing() {
 }
 
 #[test]
-fn a_cancelled_tool_batch_ends_the_turn_as_cancelled() {
+pub(crate) fn a_cancelled_tool_batch_ends_the_turn_as_cancelled() {
     let mut s = running_tools(&["a"]);
     let effects = s
         .tools_completed(op(2), vec![outcome("a", "A", false)], true)
@@ -442,7 +349,7 @@ fn a_cancelled_tool_batch_ends_the_turn_as_cancelled() {
 // ------------------------------------------------------------------ max_tokens
 
 #[test]
-fn max_tokens_without_calls_resumes_three_times_in_a_row_then_finishes_max_tokens() {
+pub(crate) fn max_tokens_without_calls_resumes_three_times_in_a_row_then_finishes_max_tokens() {
     assert_eq!(
         TRUNCATION_RESUME_TEXT,
         "[Reply cut off at the output limit. Resume exactly where it stopped.]"
@@ -487,7 +394,7 @@ fn max_tokens_without_calls_resumes_three_times_in_a_row_then_finishes_max_token
 }
 
 #[test]
-fn the_truncation_counter_resets_for_the_next_run() {
+pub(crate) fn the_truncation_counter_resets_for_the_next_run() {
     let (mut s, _) = started("one");
     for i in 1..=4 {
         s.generated(op(i), text_gen("cut", StopReason::MaxTokens, 1))
@@ -505,7 +412,7 @@ fn the_truncation_counter_resets_for_the_next_run() {
 }
 
 #[test]
-fn truncations_separated_by_a_tool_round_are_not_in_a_row() {
+pub(crate) fn truncations_separated_by_a_tool_round_are_not_in_a_row() {
     let (mut s, _) = started("go");
     s.generated(op(1), text_gen("a", StopReason::MaxTokens, 1))
         .unwrap();
@@ -533,7 +440,7 @@ fn truncations_separated_by_a_tool_round_are_not_in_a_row() {
 }
 
 #[test]
-fn the_resume_bound_is_configurable() {
+pub(crate) fn the_resume_bound_is_configurable() {
     let mut s = TurnState::new(vec![user("go")]).with_max_truncated_resumes(0);
     s.start().unwrap();
     assert_eq!(
@@ -548,7 +455,7 @@ fn the_resume_bound_is_configurable() {
 // ------------------------------------------------------------------ usage
 
 #[test]
-fn a_runs_output_tokens_add_up_over_its_generations() {
+pub(crate) fn a_runs_output_tokens_add_up_over_its_generations() {
     let (mut s, _) = started("go");
     s.generated(op(1), generation(calling(&["t"]), StopReason::ToolUse, 5))
         .unwrap();
@@ -564,262 +471,5 @@ fn a_runs_output_tokens_add_up_over_its_generations() {
             input_tokens: 3000,
             output_tokens: 23
         }
-    );
-}
-
-// ------------------------------------------------------------------ context changes
-
-#[test]
-fn replace_context_rejects_a_split_tool_batch_and_changes_nothing() {
-    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
-    let split = vec![user("hi"), shared(calling(&["a"]))];
-    refused(
-        &mut s,
-        StateError::InvalidHistory(HistoryError::UnansweredAtEnd {
-            message: 1,
-            tool_use_ids: vec!["a".into()],
-        }),
-        |s| s.replace_context(split),
-    );
-    let unanswered = vec![user("hi"), shared(calling(&["a"])), user("go on")];
-    refused(
-        &mut s,
-        StateError::InvalidHistory(HistoryError::MissingToolResult {
-            message: 1,
-            tool_use_id: "a".into(),
-        }),
-        |s| s.replace_context(unanswered),
-    );
-}
-
-#[test]
-fn replace_context_rejects_an_orphaned_tool_result_and_changes_nothing() {
-    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
-    let orphan = vec![
-        user("hi"),
-        assistant("hello"),
-        shared(Message::user_blocks(vec![Block::tool_result(
-            "ghost", "out", false,
-        )])),
-    ];
-    refused(
-        &mut s,
-        StateError::InvalidHistory(HistoryError::UnexpectedToolResult {
-            message: 2,
-            block: 0,
-            tool_use_id: "ghost".into(),
-        }),
-        |s| s.replace_context(orphan),
-    );
-}
-
-#[test]
-fn replace_context_accepts_a_valid_history_when_idle() {
-    let mut s = TurnState::new(vec![user("hi"), assistant("hello")]);
-    let summary = vec![user("[summary follows]"), assistant("we said hello")];
-    s.replace_context(summary.clone()).unwrap();
-    assert_eq!(json_of(s.history()), json_of(&summary));
-}
-
-/// [prompt, calls a, results a, "done"], idle; ops 1..=3 used.
-fn one_tool_round() -> TurnState {
-    let mut s = running_tools(&["a"]);
-    s.tools_completed(op(2), vec![outcome("a", "A", false)], false)
-        .unwrap();
-    s.generated(op(3), text_gen("done", StopReason::EndTurn, 1))
-        .unwrap();
-    s
-}
-
-#[test]
-fn rewind_between_a_tool_use_and_its_results_is_refused_and_changes_nothing() {
-    let mut s = one_tool_round();
-    refused(
-        &mut s,
-        StateError::InvalidHistory(HistoryError::UnansweredAtEnd {
-            message: 1,
-            tool_use_ids: vec!["a".into()],
-        }),
-        |s| s.rewind(2),
-    );
-    refused(
-        &mut s,
-        StateError::RewindOutOfRange { index: 5, len: 4 },
-        |s| s.rewind(5),
-    );
-}
-
-#[test]
-fn rewind_to_a_valid_prefix_keeps_the_prefix_messages_themselves() {
-    let mut s = one_tool_round();
-    let before: Vec<SharedMessage> = s.history().to_vec();
-    s.rewind(3).unwrap();
-    assert_eq!(s.history().len(), 3);
-    for (kept, was) in s.history().iter().zip(&before) {
-        assert!(Arc::ptr_eq(kept, was));
-    }
-    s.rewind(1).unwrap();
-    assert_eq!(
-        json_of(s.history()),
-        r#"[{"role":"user","content":"run the tools"}]"#
-    );
-}
-
-// ------------------------------------------------------------------ recovery
-
-const INTERRUPTED: &str = "Interrupted before the outcome was saved; effects are unknown. Inspect external state before retrying this action.";
-
-#[test]
-fn recovering_pending_tools_answers_each_call_then_notes_them_then_marks_the_crash() {
-    assert_eq!(INTERRUPTED_RESULT_TEXT, INTERRUPTED);
-    let s = running_tools(&["a", "b"]);
-    let pending = s.pending_operation();
-    assert_eq!(
-        pending,
-        PendingOperation::Tools {
-            op: op(2),
-            calls: vec![call("a"), call("b")]
-        }
-    );
-    let before = s.history().to_vec();
-    let recovered = recover_checkpoint(before.clone(), &pending).unwrap();
-
-    for (kept, was) in recovered.iter().zip(&before) {
-        assert!(Arc::ptr_eq(kept, was), "recovery only appends");
-    }
-    let appended: Vec<String> = recovered[before.len()..]
-        .iter()
-        .map(|m| m.to_json())
-        .collect();
-    assert_eq!(
-        appended,
-        vec![
-            format!(
-                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"a","content":"{INTERRUPTED}","is_error":true}},{{"type":"tool_result","tool_use_id":"b","content":"{INTERRUPTED}","is_error":true}}]}}"#
-            ),
-            r#"{"role":"user","content":"[Canceled while the tool calls `bash`, `bash` were running. They may have already started and partially applied their effects.]"}"#.to_string(),
-            r#"{"role":"user","content":"[Request interrupted: runtime stopped unexpectedly]"}"#.to_string(),
-        ]
-    );
-    assert_eq!(
-        recovered[before.len() + 1].string_content(),
-        Some(tool_in_flight_note_text("Canceled", &["bash".into(), "bash".into()]).as_str())
-    );
-    validate_history(&recovered).expect("the recovered history is valid");
-}
-
-#[test]
-fn recovering_a_pending_generation_appends_only_the_crash_marker() {
-    let (s, g) = started("hi");
-    let pending = s.pending_operation();
-    assert_eq!(pending, PendingOperation::Generation { op: g });
-    let recovered = recover_checkpoint(s.history().to_vec(), &pending).unwrap();
-    assert_eq!(
-        json_of(&recovered),
-        r#"[{"role":"user","content":"hi"},{"role":"user","content":"[Request interrupted: runtime stopped unexpectedly]"}]"#
-    );
-}
-
-#[test]
-fn recovering_with_nothing_pending_leaves_the_history_unchanged() {
-    let s = one_tool_round();
-    assert_eq!(s.pending_operation(), PendingOperation::None);
-    let before = s.history().to_vec();
-    let recovered = recover_checkpoint(before.clone(), &PendingOperation::None).unwrap();
-    assert_eq!(recovered.len(), before.len());
-    assert!(
-        recovered
-            .iter()
-            .zip(&before)
-            .all(|(a, b)| Arc::ptr_eq(a, b))
-    );
-}
-
-#[test]
-fn recovering_tools_that_the_history_does_not_end_with_is_refused() {
-    let s = one_tool_round();
-    let err = recover_checkpoint(
-        s.history().to_vec(),
-        &PendingOperation::Tools {
-            op: op(2),
-            calls: vec![call("a")],
-        },
-    )
-    .expect_err("the history does not end with that batch");
-    assert_eq!(
-        err,
-        StateError::InvalidContext(
-            r#"pending op#2 names calls ["a"] but the history ends with calls []"#.into()
-        )
-    );
-}
-
-#[test]
-fn recovery_never_reissues_an_operation() {
-    // Recovery yields a history, never an effect; the state rebuilt from it is idle,
-    // has nothing pending, and numbers the next operation after every old one.
-    for pending in [
-        PendingOperation::None,
-        PendingOperation::Generation { op: op(1) },
-    ] {
-        let (s, _) = started("hi");
-        let history = recover_checkpoint(s.history().to_vec(), &pending).unwrap();
-        let mut r = TurnState::recovered(history, Some(op(1)));
-        assert!(r.is_idle());
-        assert_eq!(r.pending_operation(), PendingOperation::None);
-        assert_eq!(r.next_op(), op(2));
-        // A completion for the operation that was in flight is stale.
-        refused(
-            &mut r,
-            StateError::UnexpectedCompletion {
-                op: op(1),
-                outstanding: None,
-            },
-            |r| r.generated(op(1), text_gen("late", StopReason::EndTurn, 1)),
-        );
-    }
-    let s = running_tools(&["a"]);
-    let history = recover_checkpoint(s.history().to_vec(), &s.pending_operation()).unwrap();
-    let mut r = TurnState::recovered(history, Some(op(2)));
-    refused(
-        &mut r,
-        StateError::UnexpectedCompletion {
-            op: op(2),
-            outstanding: None,
-        },
-        |r| r.tools_completed(op(2), vec![outcome("a", "A", false)], false),
-    );
-    assert_eq!(r.next_op(), op(3));
-}
-
-#[test]
-fn recovery_refuses_a_history_that_is_broken_before_the_pending_operation() {
-    // Message 1's call was never answered: recovery must not paper over that.
-    let broken = vec![
-        user("hi"),
-        shared(calling(&["a"])),
-        user("no results here"),
-        shared(calling(&["b"])),
-    ];
-    let missing = StateError::InvalidHistory(HistoryError::MissingToolResult {
-        message: 1,
-        tool_use_id: "a".into(),
-    });
-    assert_eq!(
-        recover_checkpoint(
-            broken.clone(),
-            &PendingOperation::Tools {
-                op: op(4),
-                calls: vec![call("b")],
-            },
-        ),
-        Err(missing.clone())
-    );
-    assert_eq!(
-        recover_checkpoint(
-            broken[..3].to_vec(),
-            &PendingOperation::Generation { op: op(3) }
-        ),
-        Err(missing)
     );
 }

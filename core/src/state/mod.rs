@@ -1,4 +1,4 @@
-//! The turn state machine (spec §6): synchronous transitions that return effects.
+//! The turn state machine (docs/spec.md §6): synchronous transitions that return effects.
 //!
 //! Guarantees, and why they matter to a runtime:
 //! - Every `Generate`/`ExecuteTools` effect carries a fresh [`OperationId`] from a
@@ -9,7 +9,7 @@
 //!   serialized bytes): every check happens before the first mutation. A stale or
 //!   duplicate completion therefore cannot touch the history.
 //! - History only grows by appending whole messages, and every message appended keeps
-//!   the history valid per spec §2 (a tool batch is answered in one message, in call
+//!   the history valid per docs/spec.md §2 (a tool batch is answered in one message, in call
 //!   order), so the next request is always one the provider accepts.
 
 use crate::history::{HistoryError, validate_history, validate_history_allowing_pending_tools};
@@ -20,164 +20,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// The fixed user message that resumes a reply cut off by `max_tokens`.
-pub const TRUNCATION_RESUME_TEXT: &str =
-    "[Reply cut off at the output limit. Resume exactly where it stopped.]";
+mod recover;
+mod types;
 
-/// The `tool_result` content for a tool whose outcome was lost in a crash.
-pub const INTERRUPTED_RESULT_TEXT: &str = "Interrupted before the outcome was saved; effects are unknown. Inspect external state before retrying this action.";
-
-/// The phrase of the tool-in-flight note written by crash recovery.
-pub const RECOVERY_NOTE_PHRASE: &str = "Canceled";
-
-/// Default bound on `max_tokens` resumptions in a row.
-pub const DEFAULT_MAX_TRUNCATED_RESUMES: u32 = 3;
-
-/// Identifies one generation or one tool batch. Never reused within a session.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct OperationId(pub u64);
-
-impl std::fmt::Display for OperationId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "op#{}", self.0)
-    }
-}
-
-/// Why the model stopped.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    EndTurn,
-    ToolUse,
-    MaxTokens,
-    StopSequence,
-    Refusal,
-    PauseTurn,
-}
-
-impl StopReason {
-    pub fn parse(s: &str) -> Option<StopReason> {
-        Some(match s {
-            "end_turn" => StopReason::EndTurn,
-            "tool_use" => StopReason::ToolUse,
-            "max_tokens" => StopReason::MaxTokens,
-            "stop_sequence" => StopReason::StopSequence,
-            "refusal" => StopReason::Refusal,
-            "pause_turn" => StopReason::PauseTurn,
-            _ => return None,
-        })
-    }
-}
-
-/// Token usage of one generation, or summed over a run.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-/// A finished generation.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GenerationOutput {
-    pub message: Message,
-    pub stop_reason: StopReason,
-    pub usage: Usage,
-}
-
-/// The result of one tool call.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolOutcome {
-    pub tool_use_id: String,
-    pub content: String,
-    pub is_error: bool,
-}
-
-impl ToolOutcome {
-    fn into_block(self) -> Block {
-        Block::ToolResult {
-            tool_use_id: self.tool_use_id,
-            content: ToolResultContent::Text(self.content),
-            is_error: self.is_error.then_some(true),
-        }
-    }
-}
-
-/// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "finish", rename_all = "snake_case")]
-pub enum FinishReason {
-    EndTurn,
-    MaxTokens,
-    Cancelled { reason: InterruptReason },
-    Failed,
-}
-
-/// What the caller must do next.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "effect", rename_all = "snake_case")]
-pub enum Effect {
-    /// Send a request built from the current history.
-    Generate { op: OperationId },
-    /// Run these calls and report one result per call, in call order.
-    ExecuteTools {
-        op: OperationId,
-        calls: Vec<ToolCall>,
-    },
-    /// The run is over.
-    Finished { reason: FinishReason },
-}
-
-/// The durable intent: what is outstanding and must be accounted for after a crash.
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "pending", rename_all = "snake_case")]
-pub enum PendingOperation {
-    #[default]
-    None,
-    Generation {
-        op: OperationId,
-    },
-    Tools {
-        op: OperationId,
-        calls: Vec<ToolCall>,
-    },
-}
-
-impl PendingOperation {
-    pub fn op(&self) -> Option<OperationId> {
-        match self {
-            PendingOperation::None => None,
-            PendingOperation::Generation { op } | PendingOperation::Tools { op, .. } => Some(*op),
-        }
-    }
-}
-
-/// Why a transition was refused. The state is unchanged whenever one is returned.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum StateError {
-    #[error("completion for {op} does not match the outstanding operation ({})", outstanding.map_or("none".to_string(), |o| o.to_string()))]
-    UnexpectedCompletion {
-        op: OperationId,
-        outstanding: Option<OperationId>,
-    },
-    #[error("busy: {outstanding} is outstanding; input is accepted only when idle")]
-    Busy { outstanding: OperationId },
-    #[error("cannot start a run on an empty history")]
-    EmptyHistory,
-    #[error("invalid response: {0}")]
-    InvalidResponse(String),
-    #[error("invalid context: {0}")]
-    InvalidContext(String),
-    #[error("invalid history: {0}")]
-    InvalidHistory(#[from] HistoryError),
-    #[error("cannot rewind to message {index}: the history has {len} messages")]
-    RewindOutOfRange { index: usize, len: usize },
-}
+pub use recover::{recover_checkpoint, recover_checkpoint_with_results};
+pub use types::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
@@ -617,70 +464,5 @@ impl TurnState {
     /// Restores an idle state from a history recovered after a crash.
     pub fn recovered(history: Vec<SharedMessage>, last_op: Option<OperationId>) -> TurnState {
         TurnState::resume(history, last_op)
-    }
-}
-
-/// Accounts for the operation that was outstanding when the runtime stopped. Nothing
-/// is ever reissued: a tool intent without its result may have had external effects,
-/// so it is answered as interrupted and flagged with a note; a generation in flight
-/// is simply marked.
-pub fn recover_checkpoint(
-    history: Vec<SharedMessage>,
-    pending: &PendingOperation,
-) -> Result<Vec<SharedMessage>, StateError> {
-    recover_checkpoint_with_results(history, pending, &[])
-}
-
-/// [`recover_checkpoint`] for a runtime that also persisted the results that arrived
-/// before the crash: those are kept as they were, and only the calls still without a
-/// result are answered as interrupted and named in the note.
-pub fn recover_checkpoint_with_results(
-    history: Vec<SharedMessage>,
-    pending: &PendingOperation,
-    finished: &[ToolOutcome],
-) -> Result<Vec<SharedMessage>, StateError> {
-    let mut history = history;
-    match pending {
-        PendingOperation::None => Ok(history),
-        PendingOperation::Generation { .. } => {
-            validate_history(&history)?;
-            append_marker(&mut history, InterruptReason::Crash);
-            Ok(history)
-        }
-        PendingOperation::Tools { op, calls } => {
-            let asked = history.last().map(|m| m.tool_calls()).unwrap_or_default();
-            let asked_ids: Vec<&str> = asked.iter().map(|c| c.id.as_str()).collect();
-            let pending_ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-            if asked_ids != pending_ids {
-                return Err(StateError::InvalidContext(format!(
-                    "pending {op} names calls {pending_ids:?} but the history ends with calls {asked_ids:?}"
-                )));
-            }
-            validate_history_allowing_pending_tools(&history)?;
-            let mut blocks = Vec::with_capacity(calls.len());
-            let mut unknown = Vec::new();
-            for call in calls {
-                match finished.iter().find(|r| r.tool_use_id == call.id) {
-                    Some(r) => blocks.push(r.clone().into_block()),
-                    None => {
-                        unknown.push(call.name.clone());
-                        blocks.push(Block::tool_result(
-                            call.id.clone(),
-                            INTERRUPTED_RESULT_TEXT,
-                            true,
-                        ));
-                    }
-                }
-            }
-            history.push(Arc::new(Message::user_blocks(blocks)));
-            if !unknown.is_empty() {
-                history.push(Arc::new(Message::user_text(tool_in_flight_note_text(
-                    RECOVERY_NOTE_PHRASE,
-                    &unknown,
-                ))));
-            }
-            append_marker(&mut history, InterruptReason::Crash);
-            Ok(history)
-        }
     }
 }
