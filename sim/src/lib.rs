@@ -9,6 +9,7 @@
 //! ([`disk::FakeDisk`]): nothing in a run reads a clock, the OS's randomness or the real
 //! file system, and nothing iterates a hash map into its output.
 
+pub mod atomic;
 pub mod canary;
 pub mod check;
 pub mod checkers;

@@ -4,10 +4,8 @@
 //! file gives the same bytes), and a reader sees either the old file or the complete
 //! new one, never a half-written scenario.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -21,7 +19,7 @@ pub fn save_scenario(path: &Path, s: &Scenario) -> Result<(), ScenarioError> {
         source,
     };
     let text = scenario_to_json(s).map_err(|e| io_error(io::Error::other(e)))?;
-    write_atomic(path, text.as_bytes()).map_err(io_error)
+    crate::atomic::write_atomic(path, text.as_bytes()).map_err(|e| io_error(e.source))
 }
 
 /// The text `save_scenario` writes: pretty JSON and a trailing newline, where an
@@ -137,47 +135,8 @@ fn indent(out: &mut String, depth: usize) {
     }
 }
 
-/// Distinguishes temp files of concurrent writers within one process (e.g. rayon
-/// workers saving scenarios into the same directory).
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Replaces `path` with `bytes` so that a reader or a crash sees the old file or the
-/// new one, never a mix: write a temp file in the same directory (a rename is only
-/// atomic within one file system), fsync it, rename it over `path`, then fsync the
-/// directory so the rename itself is durable (best-effort: not every platform can
-/// open a directory). Creates missing parent directories.
+/// [`crate::atomic::write_atomic`] with the plain OS error, for callers that name the
+/// path in their own message.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} names no file", path.display()),
-        )
-    })?;
-    fs::create_dir_all(&dir)?;
-    let temp = dir.join(format!(
-        ".{}.tmp-{}-{}",
-        name.to_string_lossy(),
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = write_and_sync(&temp, bytes).and_then(|()| fs::rename(&temp, path));
-    if let Err(err) = written {
-        // Best-effort cleanup; the write error is the one worth reporting.
-        let _ = fs::remove_file(&temp);
-        return Err(err);
-    }
-    if let Ok(dir) = File::open(&dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
-}
-
-fn write_and_sync(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
+    crate::atomic::write_atomic(path, bytes).map_err(|e| e.source)
 }

@@ -231,45 +231,6 @@ fn a_tool_call_without_input_gets_an_empty_object() {
 }
 
 #[test]
-fn atomic_write_replaces_the_file_and_leaves_no_temp_file() {
-    let dir = temp_dir("atomic");
-    let path = dir.join("out.json");
-    write_atomic(&path, b"old contents that are longer").unwrap();
-    write_atomic(&path, b"new").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"new");
-    let names: Vec<String> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["out.json"]);
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn atomic_write_creates_missing_parent_directories() {
-    let dir = temp_dir("parents");
-    let path = dir.join("a/b/c.json");
-    write_atomic(&path, b"x").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"x");
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
-fn atomic_write_to_a_directory_fails_and_cleans_up() {
-    let dir = temp_dir("onto_dir");
-    let target = dir.join("sub");
-    fs::create_dir(&target).unwrap();
-    fs::write(target.join("keep"), b"k").unwrap();
-    assert!(write_atomic(&target, b"x").is_err());
-    let names: Vec<String> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["sub"]);
-    fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
 fn saved_options_keep_their_faults() {
     let mut s = Scenario::new(SimOptions::quiet(3), Expectation::Pass);
     s.options
