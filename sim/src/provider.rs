@@ -20,7 +20,7 @@ use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
 pub const MODEL_TAINT: &str = "§model§";
 
 /// Tool names the model sometimes produces that no runtime should copy into a
-/// user-role message (spec §5).
+/// user-role message (docs/spec.md §5).
 pub const IMPLAUSIBLE_NAMES: [&str; 4] = ["rm`-rf`", "run shell", "line\nbreak", ""];
 
 const WORDS: [&str; 8] = [

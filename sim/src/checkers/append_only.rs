@@ -1,5 +1,5 @@
 //! `append_only`: within a turn, each request's `system`, `tools` and earlier messages
-//! are byte-identical to the previous request's (spec §8).
+//! are byte-identical to the previous request's (docs/spec.md §8).
 //!
 //! The provider's prompt cache keys on those bytes; a changed byte early in the prefix
 //! silently turns every later step of the turn into a full-price, slower request.

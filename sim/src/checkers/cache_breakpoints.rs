@@ -1,5 +1,5 @@
 //! `cache_breakpoints`: each request marks the stable prefix, the end of the previous
-//! turn (when there is one) and its own last message (spec §8).
+//! turn (when there is one) and its own last message (docs/spec.md §8).
 //!
 //! Misplaced breakpoints do not break a request; they silently make caching miss,
 //! which is why nothing but a checker notices.

@@ -1,5 +1,5 @@
 //! `marker_once`: no two interruption markers in a row, and every marker-like user
-//! text is exactly one of the seven markers (spec §4).
+//! text is exactly one of the seven markers (docs/spec.md §4).
 //!
 //! A doubled marker is a recovery that ran twice; a marker with extra words is the
 //! runtime putting free text where the model expects a fixed signal.

@@ -1,6 +1,6 @@
 //! `note_exact`: every user-role text the runtime writes is exactly a marker, a
 //! tool-in-flight note, a directive of the user's own words, or another fixed text of
-//! the engine, and carries no model-written text (spec §5, §8).
+//! the engine, and carries no model-written text (docs/spec.md §5, §8).
 //!
 //! A user-role message is what the model trusts most; model-controlled text copied
 //! into one (a tool name, a reply) is a prompt injection the runtime performed itself.

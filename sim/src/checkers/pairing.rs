@@ -1,4 +1,4 @@
-//! `pairing`: every request is one the provider accepts (spec §2).
+//! `pairing`: every request is one the provider accepts (docs/spec.md §2).
 //!
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
 //! misplaced `tool_result`, an empty assistant message, a duplicate id, or an empty

@@ -1,5 +1,5 @@
 //! `recovery_idempotent`: restoring from the log that recovery left changes nothing
-//! more (spec §7).
+//! more (docs/spec.md §7).
 //!
 //! A runtime can crash again during or right after recovery; if recovering twice
 //! differs from recovering once, each crash adds another marker, note or result.
