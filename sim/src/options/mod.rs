@@ -54,6 +54,82 @@ pub struct SimOptions {
     pub tool_latency: [u32; 2],
     /// The faults switched on for this seed; a kind absent is off.
     pub faults: BTreeMap<FaultKind, Ratio>,
+    /// The fixed rates: the same for every seed, never drawn from the options
+    /// generator (so adding one changes no seed's options or decisions), and left out
+    /// of a saved scenario while they have their default value (so files written
+    /// before they existed, and files written now, are the same bytes).
+    #[serde(default, skip_serializing_if = "FixedRates::is_default")]
+    pub rates: FixedRates,
+}
+
+/// Probabilities the simulator and `turnsim serve` apply on top of the seed's own,
+/// named here so that none is a bare number in the code that uses it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedRates {
+    /// Of the stale deliveries that happen, the share held back to land in a later
+    /// operation instead of at once.
+    #[serde(default = "FixedRates::half")]
+    pub stale_held_back: Ratio,
+    /// The crash rate is scaled by this before each output the engine asks for is
+    /// carried out (a crash between two outputs), so that the per-output rolls do not
+    /// swamp the crashes scheduled during operations.
+    #[serde(default = "FixedRates::crash_per_output_default")]
+    pub crash_per_output: Ratio,
+    /// Given a crash while a persist is in flight, the torn-write rate is multiplied
+    /// by this (capped at certainty): a seed with torn writes tears often.
+    #[serde(default = "FixedRates::torn_write_factor_default")]
+    pub torn_write_factor: u32,
+    /// Of the rewinds when the history has directive messages, the share that go to
+    /// one of them rather than to any index.
+    #[serde(default = "FixedRates::rewind_to_directive_default")]
+    pub rewind_to_directive: Ratio,
+    /// Chance that a generation that calls tools also has text before the calls.
+    #[serde(default = "FixedRates::half")]
+    pub text_with_tools: Ratio,
+    /// Chance that a generated tool call names a tool the request does not offer.
+    #[serde(default = "FixedRates::implausible_tool_default")]
+    pub implausible_tool: Ratio,
+    /// `turnsim serve`: chance that a seeded connection reset cuts the stream in the
+    /// middle of an event rather than between two.
+    #[serde(default = "FixedRates::half")]
+    pub cut_mid_event: Ratio,
+}
+
+impl FixedRates {
+    fn half() -> Ratio {
+        Ratio::new(1, 2)
+    }
+    fn crash_per_output_default() -> Ratio {
+        Ratio::new(1, 8)
+    }
+    fn torn_write_factor_default() -> u32 {
+        5
+    }
+    fn rewind_to_directive_default() -> Ratio {
+        Ratio::new(3, 4)
+    }
+    fn implausible_tool_default() -> Ratio {
+        Ratio::new(1, 25)
+    }
+
+    fn is_default(&self) -> bool {
+        *self == FixedRates::default()
+    }
+}
+
+impl Default for FixedRates {
+    fn default() -> Self {
+        FixedRates {
+            stale_held_back: FixedRates::half(),
+            crash_per_output: FixedRates::crash_per_output_default(),
+            torn_write_factor: FixedRates::torn_write_factor_default(),
+            rewind_to_directive: FixedRates::rewind_to_directive_default(),
+            text_with_tools: FixedRates::half(),
+            implausible_tool: FixedRates::implausible_tool_default(),
+            cut_mid_event: FixedRates::half(),
+        }
+    }
 }
 
 /// The liveness bound: room for the open turn and one more, each up to the provider's
@@ -131,6 +207,7 @@ impl SimOptions {
             provider_latency,
             tool_latency,
             faults,
+            rates: FixedRates::default(),
         }
     }
 
@@ -190,6 +267,30 @@ impl fmt::Display for SimOptions {
             .filter(|kind| !self.faults.contains_key(kind))
             .map(|kind| kind.name())
             .collect();
+        let r = &self.rates;
+        row(f, "stale held back", format_args!("{}", r.stale_held_back))?;
+        row(
+            f,
+            "crash per output",
+            format_args!("{} of crash", r.crash_per_output),
+        )?;
+        row(
+            f,
+            "torn write factor",
+            format_args!("{}x after a crash", r.torn_write_factor),
+        )?;
+        row(
+            f,
+            "rewind directive",
+            format_args!("{}", r.rewind_to_directive),
+        )?;
+        row(f, "text with tools", format_args!("{}", r.text_with_tools))?;
+        row(
+            f,
+            "implausible tool",
+            format_args!("{}", r.implausible_tool),
+        )?;
+        row(f, "cut mid event", format_args!("{}", r.cut_mid_event))?;
         row(f, "faults on", format_args!("{}", list_or_none(&on)))?;
         row(f, "faults off", format_args!("{}", list_or_none(&off)))
     }

@@ -262,3 +262,44 @@ fn all_lists_each_kind_once_in_declaration_order() {
     let set: std::collections::BTreeSet<_> = FaultKind::ALL.into_iter().collect();
     assert_eq!(set.len(), FaultKind::ALL.len());
 }
+
+#[test]
+fn default_fixed_rates_are_left_out_of_the_saved_options_and_read_back_as_defaults() {
+    let o = SimOptions::from_seed(5);
+    let json = serde_json::to_value(&o).unwrap();
+    assert!(json.get("rates").is_none(), "{json}");
+    let back: SimOptions = serde_json::from_value(json).unwrap();
+    assert_eq!(back.rates, FixedRates::default());
+}
+
+#[test]
+fn a_changed_fixed_rate_is_saved_and_the_others_default_on_read() {
+    let mut o = SimOptions::quiet(5);
+    o.rates.cut_mid_event = Ratio::new(1, 3);
+    let json = serde_json::to_value(&o).unwrap();
+    assert_eq!(
+        json["rates"]["cut_mid_event"],
+        serde_json::json!({"num": 1, "den": 3})
+    );
+    let mut partial = json.clone();
+    partial["rates"] = serde_json::json!({"stale_held_back": {"num": 2, "den": 3}});
+    let back: SimOptions = serde_json::from_value(partial).unwrap();
+    assert_eq!(back.rates.stale_held_back, Ratio::new(2, 3));
+    assert_eq!(back.rates.cut_mid_event, Ratio::new(1, 2));
+}
+
+#[test]
+fn display_prints_every_fixed_rate() {
+    let text = SimOptions::from_seed(0).to_string();
+    for line in [
+        "  stale held back    1/2\n",
+        "  crash per output   1/8 of crash\n",
+        "  torn write factor  5x after a crash\n",
+        "  rewind directive   3/4\n",
+        "  text with tools    1/2\n",
+        "  implausible tool   1/25\n",
+        "  cut mid event      1/2\n",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+}

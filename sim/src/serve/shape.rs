@@ -76,13 +76,22 @@ impl Server {
                 } else {
                     vec![0; events.len()]
                 };
-                from_plan(&mut g.d, events, delays, hangs, true, played.into())
+                from_plan(
+                    &mut g.d,
+                    opts.rates.cut_mid_event,
+                    events,
+                    delays,
+                    hangs,
+                    true,
+                    played.into(),
+                )
             }
             Some(Step::Sim(r)) => {
                 let (events, delays, hangs) = plan(g, Some(&r), false);
                 let zero = vec![0; delays.len()];
                 from_plan(
                     &mut g.d,
+                    opts.rates.cut_mid_event,
                     events,
                     zero,
                     hangs,
@@ -231,6 +240,7 @@ pub(super) fn fill_scripted_inputs(
 /// cut body, a hang a hang.
 pub(super) fn from_plan(
     d: &mut Decider,
+    cut_mid_event: Ratio,
     mut events: Vec<StreamEvent>,
     mut delays: Vec<u64>,
     hangs: bool,
@@ -261,7 +271,7 @@ pub(super) fn from_plan(
             Some("connection_reset") => {
                 events.pop();
                 delays.pop();
-                let mid_event = seeded && d.chance(Ratio::new(1, 2));
+                let mid_event = seeded && d.chance(cut_mid_event);
                 Delivery::Cut {
                     after: None,
                     mid_event,

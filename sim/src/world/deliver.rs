@@ -43,7 +43,7 @@ impl World<'_> {
         if !deliver {
             return Ok(());
         }
-        if !dup && self.d.chance(Ratio::new(1, 2)) {
+        if !dup && self.d.chance(self.opts.rates.stale_held_back) {
             let delay = u64::from(self.d.range(1, 8000));
             self.sched.push_after(delay, Ev::Late { input, what });
             return Ok(());

@@ -18,20 +18,30 @@ impl World<'_> {
     /// Draws whether a fault of `kind` happens now; no draw at all when faults are off
     /// or the kind is off for this seed, so quiet runs consume no decisions for it.
     pub(super) fn roll(&mut self, kind: FaultKind) -> bool {
-        self.roll_scaled(kind, 1)
-    }
-
-    pub(super) fn roll_scaled(&mut self, kind: FaultKind, divisor: u32) -> bool {
         match (self.faults_on, self.opts.fault(kind)) {
-            (true, Some(r)) => self
-                .d
-                .chance(Ratio::new(r.num, r.den.saturating_mul(divisor))),
+            (true, Some(r)) => self.d.chance(r),
             _ => false,
         }
     }
 
-    pub(super) fn roll_scaled_up(&mut self, kind: FaultKind, factor: u32) -> bool {
-        match (self.faults_on, self.opts.fault(kind)) {
+    /// The crash roll before one output is carried out: the crash rate scaled by
+    /// `rates.crash_per_output`.
+    pub(super) fn roll_crash_per_output(&mut self) -> bool {
+        let scale = self.opts.rates.crash_per_output;
+        match (self.faults_on, self.opts.fault(FaultKind::Crash)) {
+            (true, Some(r)) => self.d.chance(Ratio::new(
+                r.num.saturating_mul(scale.num),
+                r.den.saturating_mul(scale.den),
+            )),
+            _ => false,
+        }
+    }
+
+    /// The torn-write roll given a crash with a persist in flight: the torn-write rate
+    /// times `rates.torn_write_factor`, capped at certainty.
+    pub(super) fn roll_torn_write_after_crash(&mut self) -> bool {
+        let factor = self.opts.rates.torn_write_factor;
+        match (self.faults_on, self.opts.fault(FaultKind::TornWrite)) {
             (true, Some(r)) => {
                 let num = r.num.saturating_mul(factor).min(r.den);
                 self.d.chance(Ratio::new(num, r.den))

@@ -13,12 +13,12 @@ impl World<'_> {
     pub(super) fn execute(&mut self, outputs: Vec<Output>) -> Result<bool, Violation> {
         for out in outputs {
             self.events += 1;
-            if self.restart_depth < 2 && self.roll_scaled(FaultKind::Crash, 8) {
+            if self.restart_depth < 2 && self.roll_crash_per_output() {
                 self.count_fault(FaultKind::Crash);
                 let torn = match &out {
                     Output::Persist { bytes }
                         // Given a crash mid-append, a seed with torn writes tears often.
-                        if !bytes.is_empty() && self.roll_scaled_up(FaultKind::TornWrite, 5) =>
+                        if !bytes.is_empty() && self.roll_torn_write_after_crash() =>
                     {
                         self.count_fault(FaultKind::TornWrite);
                         let keep = self.d.below(bytes.len() as u32) as usize;

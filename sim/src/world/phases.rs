@@ -191,7 +191,14 @@ impl World<'_> {
                 .map(|(i, _)| i)
                 .collect();
             let len = history.len() as u32;
-            let index = if !directives.is_empty() && self.d.below(4) != 0 {
+            // Drawn as a value below `den` (not as a chance) because that is the draw
+            // pinned decision lists hold here: any non-zero value picks a directive
+            // when the ratio is the default 3/4.
+            let to_directive = self.opts.rates.rewind_to_directive;
+            let index = if !directives.is_empty()
+                && self.d.below(to_directive.den)
+                    >= to_directive.den.saturating_sub(to_directive.num)
+            {
                 directives[self.d.below(directives.len() as u32) as usize]
             } else {
                 self.d.below(len + 1) as usize
