@@ -271,7 +271,7 @@ fn cmd_run(a: RunArgs) -> i32 {
         }
     }
     for (seed, v) in summary_.failures.iter().take(MAX_SCENARIOS) {
-        report_failure(&*factory, *seed, v.invariant.as_str(), &a.out);
+        report_failure(&*factory, *seed, v.invariant.name(), &a.out);
     }
     if summary_.failures.len() > MAX_SCENARIOS {
         println!(
@@ -304,8 +304,8 @@ fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs) -> i32 {
             exit::PASS
         }
         Some(v) => {
-            report_failure(factory, seed, &v.invariant, &a.out);
-            exit_code(Some(FailureClass::of(&v.invariant)))
+            report_failure(factory, seed, v.invariant.name(), &a.out);
+            exit_code(Some(FailureClass::of(v.invariant)))
         }
     }
 }
@@ -430,7 +430,7 @@ fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> i32 {
         }
         Some(v) => {
             println!("reproduced: {} at step {}", v.invariant, v.step);
-            exit_code(Some(FailureClass::of(&v.invariant)))
+            exit_code(Some(FailureClass::of(v.invariant)))
         }
     }
 }

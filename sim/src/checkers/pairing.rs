@@ -5,14 +5,14 @@
 //! text block, and then rejects every later request of the session too, so one
 //! violation here ends a user's session.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::{Block, Message, Role, validate_history};
 
 pub struct Pairing;
 
 impl Checker for Pairing {
-    fn name(&self) -> &'static str {
-        "pairing"
+    fn invariant(&self) -> Invariant {
+        Invariant::Pairing
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

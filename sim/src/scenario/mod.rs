@@ -28,6 +28,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::checkers::Invariant;
 use crate::options::SimOptions;
 
 pub const SCENARIO_FORMAT: &str = "turnsim-scenario";
@@ -109,7 +110,7 @@ impl Scenario {
 )]
 pub enum Expectation {
     Pass,
-    Fail { invariant: String, step: u64 },
+    Fail { invariant: Invariant, step: u64 },
 }
 
 #[derive(Deserialize)]
@@ -123,7 +124,7 @@ enum Outcome {
 #[serde(deny_unknown_fields)]
 struct RawExpectation {
     outcome: Outcome,
-    invariant: Option<String>,
+    invariant: Option<Invariant>,
     step: Option<u64>,
 }
 

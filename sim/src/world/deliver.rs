@@ -105,7 +105,7 @@ impl World<'_> {
         match catch_unwind(AssertUnwindSafe(|| engine.handle(input))) {
             Ok(r) => Ok(r),
             Err(panic) => Err(Violation {
-                invariant: "engine_panic".into(),
+                invariant: Invariant::EnginePanic,
                 step: self.steps,
                 message: format!("the engine panicked: {}", panic_text(&*panic)),
             }),

@@ -99,14 +99,14 @@ impl World<'_> {
         let (engine, outputs) = match restored {
             Err(panic) => {
                 return Err(Violation {
-                    invariant: "engine_panic".into(),
+                    invariant: Invariant::EnginePanic,
                     step: self.steps,
                     message: format!("the engine panicked in restore: {}", panic_text(&*panic)),
                 });
             }
             Ok(Err(e)) => {
                 return Err(Violation {
-                    invariant: "no_lost_observation".into(),
+                    invariant: Invariant::NoLostObservation,
                     step: self.steps,
                     message: format!("restore failed, the session is lost: {e}"),
                 });

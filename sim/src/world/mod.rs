@@ -16,7 +16,7 @@ mod faults;
 mod outputs;
 mod phases;
 
-use crate::checkers::{Checks, Ctx, Event, Observation, ResetKind, Violation};
+use crate::checkers::{Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation};
 use crate::decide::Decider;
 use crate::disk::FakeDisk;
 use crate::engine::{Engine, EngineFactory};
@@ -86,11 +86,11 @@ pub enum FailureClass {
 }
 
 impl FailureClass {
-    pub fn of(invariant: &str) -> FailureClass {
+    pub fn of(invariant: Invariant) -> FailureClass {
         match invariant {
-            "liveness" => FailureClass::Liveness,
-            "engine_panic" => FailureClass::Panic,
-            "determinism" => FailureClass::Nondeterminism,
+            Invariant::Liveness => FailureClass::Liveness,
+            Invariant::EnginePanic => FailureClass::Panic,
+            Invariant::Determinism => FailureClass::Nondeterminism,
             _ => FailureClass::Correctness,
         }
     }

@@ -73,10 +73,21 @@ fn expectation_errors_point_inside_expect() {
     assert_eq!(field_of(&err), "expect.outcome");
 
     let err = parse_edited(|v| {
-        v["expect"] = serde_json::json!({"outcome": "fail", "invariant": "x", "step": -1});
+        v["expect"] = serde_json::json!({"outcome": "fail", "invariant": "pairing", "step": -1});
     })
     .unwrap_err();
     assert_eq!(field_of(&err), "expect.step");
+
+    let err = parse_edited(|v| {
+        v["expect"] = serde_json::json!({"outcome": "fail", "invariant": "pairng", "step": 1});
+    })
+    .unwrap_err();
+    assert_eq!(field_of(&err), "expect.invariant");
+    assert!(
+        err.to_string()
+            .contains("unknown variant `pairng`, expected one of `pairing`"),
+        "{err}"
+    );
 
     let err = parse_edited(|v| {
         v["expect"] = serde_json::json!({"outcome": "fail", "step": 3});
@@ -188,7 +199,9 @@ fn a_wrong_format_says_what_was_found() {
 #[test]
 fn truncated_json_is_a_syntax_error_at_the_end() {
     let full = serde_json::to_string_pretty(&sample()).unwrap();
-    let cut = &full[..full.len() / 2];
+    // Trimmed so the cut never ends in a newline, whose empty last line `lines()`
+    // would not count.
+    let cut = full[..full.len() / 2].trim_end();
     let err = parse_scenario(cut, "cut.json").unwrap_err();
     let ScenarioError::Syntax {
         file,

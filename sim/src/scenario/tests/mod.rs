@@ -12,7 +12,7 @@ fn sample() -> Scenario {
     let mut s = Scenario::new(
         SimOptions::from_seed(42),
         Expectation::Fail {
-            invariant: "transcript_is_prefix_closed".to_owned(),
+            invariant: Invariant::HistoryStable,
             step: 17,
         },
     );
@@ -251,8 +251,8 @@ fn saved_options_keep_their_faults() {
 fn expectation_displays_its_verdict() {
     assert_eq!(Expectation::Pass.to_string(), "pass");
     let fail = Expectation::Fail {
-        invariant: "no_lost_tool_result".to_owned(),
+        invariant: Invariant::NoLostObservation,
         step: 9,
     };
-    assert_eq!(fail.to_string(), "fail: no_lost_tool_result at step 9");
+    assert_eq!(fail.to_string(), "fail: no_lost_observation at step 9");
 }
