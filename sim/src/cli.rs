@@ -338,7 +338,7 @@ fn report_failure(factory: &dyn EngineFactory, seed: u64, invariant: &str, out: 
     let mut scenario = Scenario::new(
         options.clone(),
         Expectation::Fail {
-            invariant: v.invariant.clone(),
+            invariant: v.invariant,
             step: v.step,
         },
     );

@@ -296,8 +296,6 @@ pub enum ScriptedError {
     ConnectionReset,
 }
 
-/// Why a scenario could not be loaded or saved. Every variant names the file.
-
 impl fmt::Display for Expectation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
