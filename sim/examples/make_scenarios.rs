@@ -127,7 +127,7 @@ fn main() {
         s.decisions = first.decisions.clone();
         if let Some(v) = &first.violation {
             s.expect = Expectation::Fail {
-                invariant: v.invariant.clone(),
+                invariant: v.invariant,
                 step: v.step,
             };
         }

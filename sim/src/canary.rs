@@ -6,6 +6,7 @@
 //! uses. A harness that passes a canary has a blind spot; the canary tests require
 //! `turnsim run` to find each one within a stated seed budget.
 
+use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
 use serde::Serialize;
 use std::sync::Arc;
@@ -55,13 +56,13 @@ impl Bug {
     }
 
     /// The invariant that should catch it.
-    pub fn caught_by(self) -> &'static str {
+    pub fn caught_by(self) -> Invariant {
         match self {
-            Bug::CancelOrphansToolUse => "pairing",
-            Bug::StaleCompletionApplied => "stale_noop",
-            Bug::RestartRedispatches => "at_most_once",
-            Bug::TailOnToolResult => "append_only",
-            Bug::MarkerTwice => "marker_once",
+            Bug::CancelOrphansToolUse => Invariant::Pairing,
+            Bug::StaleCompletionApplied => Invariant::StaleNoop,
+            Bug::RestartRedispatches => Invariant::AtMostOnce,
+            Bug::TailOnToolResult => Invariant::AppendOnly,
+            Bug::MarkerTwice => Invariant::MarkerOnce,
         }
     }
 }

@@ -124,7 +124,7 @@ pub fn sim_decisions_on(factory: &dyn EngineFactory, data: &[u8]) -> Option<Scen
                 });
                 let mut failing = scenario;
                 failing.expect = Expectation::Fail {
-                    invariant: v.invariant.clone(),
+                    invariant: v.invariant,
                     step: v.step,
                 };
                 failing.name = format!("sim_decisions: {} at step {}", v.invariant, v.step);

@@ -11,18 +11,21 @@
 //!
 //! Features: `cli` (the `turnsim` command line: clap, indicatif, and libc for the
 //! Ctrl-C handler), `serve` (the loopback provider: tokio, hyper), `drive` (real
-//! clients against `serve`: libc), all on by default; `fuzzing` (the bodies of the
+//! clients against `serve`: libc), `stdio-engine` (engines in any language as
+//! subprocesses: libc to kill their process group), all on by default; `fuzzing` (the bodies of the
 //! cargo-fuzz targets) and `test-client` (the binary `drive`'s tests run) are off.
 //! With `--no-default-features` the library is the simulator, the checkers and the
 //! transcript checker, with none of those dependencies.
 //!
-//! `unsafe` is denied crate-wide and allowed in exactly two modules, each for libc
+//! `unsafe` is denied crate-wide and allowed in exactly three places, each for libc
 //! calls std has no safe form of: [`cli::interrupt`] (`sigaction` for the Ctrl-C
-//! handler, `_exit` on a second Ctrl-C) and [`drive::procs`] (`kill`, `killpg`,
-//! `getpgrp` on processes a driven run started). The `turnsim` binary forbids it; the
+//! handler, `_exit` on a second Ctrl-C), [`drive::procs`] (`kill`, `killpg`,
+//! `getpgrp` on processes a driven run started) and the `kill` function of
+//! `stdio_engine::process` (`killpg` on the engine process group it started). The `turnsim` binary forbids it; the
 //! test client's uses are listed in its own header.
 #![deny(unsafe_code)]
 
+pub mod atomic;
 pub mod canary;
 pub mod check;
 pub mod checkers;
@@ -45,6 +48,7 @@ pub mod scenario;
 pub mod scheduler;
 pub mod serve;
 pub mod shrink;
+#[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
 pub mod tools;
 pub mod trace;

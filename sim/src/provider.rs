@@ -12,7 +12,7 @@
 //! it leaked into a user-role message the runtime wrote.
 
 use crate::decide::Decider;
-use crate::options::{FaultKind, Ratio, SimOptions};
+use crate::options::{FaultKind, SimOptions};
 use crate::scenario::{ScriptedError, ScriptedResponse, ScriptedStop};
 use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
 
@@ -20,7 +20,7 @@ use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
 pub const MODEL_TAINT: &str = "§model§";
 
 /// Tool names the model sometimes produces that no runtime should copy into a
-/// user-role message (spec §5).
+/// user-role message (docs/spec.md §5).
 pub const IMPLAUSIBLE_NAMES: [&str; 4] = ["rm`-rf`", "run shell", "line\nbreak", ""];
 
 const WORDS: [&str; 8] = [
@@ -232,7 +232,7 @@ pub fn plan_response_with(
     let wants_tools =
         !tools.is_empty() && turn_requests < WRAP_UP_AFTER && d.chance(opts.tool_call);
     // With tools the text is optional, as real replies often open with a call.
-    if !wants_tools || d.chance(Ratio::new(1, 2)) {
+    if !wants_tools || d.chance(opts.rates.text_with_tools) {
         let text = model_text(d, opts);
         let deltas = text_deltas(d, &text, opts.text_chunks_max);
         b.block(BlockStart::Text, deltas);
@@ -241,7 +241,7 @@ pub fn plan_response_with(
     if wants_tools {
         calls = d.range(1, opts.parallel_max.max(1));
         for _ in 0..calls {
-            let name = if d.chance(Ratio::new(1, 25)) {
+            let name = if d.chance(opts.rates.implausible_tool) {
                 IMPLAUSIBLE_NAMES[d.below(IMPLAUSIBLE_NAMES.len() as u32) as usize].to_string()
             } else {
                 tools[d.below(tools.len() as u32) as usize].name.clone()

@@ -45,7 +45,7 @@ pub fn run_scenario(factory: &dyn EngineFactory, scenario: &Scenario, trace: boo
 pub fn check_determinism(factory: &dyn EngineFactory, first: &RunOutcome) -> Option<Violation> {
     let again = run_seed(factory, first.seed, false);
     first_divergence(&first.step_digests, &again.step_digests).map(|step| Violation {
-        invariant: "determinism".into(),
+        invariant: crate::checkers::Invariant::Determinism,
         step,
         message: format!(
             "two runs of seed {} diverge at step {step} (digests {} and {})",
@@ -98,7 +98,7 @@ impl Summary {
     pub fn first_failure_class(&self) -> Option<FailureClass> {
         self.failures
             .first()
-            .map(|(_, v)| FailureClass::of(&v.invariant))
+            .map(|(_, v)| FailureClass::of(v.invariant))
     }
 
     /// Fault kind × phase combinations that are possible and were never hit.

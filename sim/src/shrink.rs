@@ -28,7 +28,7 @@ pub struct Shrunk {
 struct Search<'a> {
     factory: &'a dyn EngineFactory,
     base: Scenario,
-    invariant: String,
+    invariant: crate::checkers::Invariant,
     runs: u32,
     budget: u32,
 }
@@ -68,7 +68,7 @@ pub fn shrink(
     let mut search = Search {
         factory,
         base: scenario.clone(),
-        invariant: v.invariant.clone(),
+        invariant: v.invariant,
         runs: 1,
         budget,
     };
@@ -138,7 +138,7 @@ pub fn shrink(
     let mut out = scenario.clone();
     out.decisions = if best.is_empty() { vec![0] } else { best };
     out.expect = Expectation::Fail {
-        invariant: v.invariant.clone(),
+        invariant: v.invariant,
         step: v.step,
     };
     out.trace_digest = Some(best_outcome.digest.clone());

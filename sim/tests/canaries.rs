@@ -86,7 +86,7 @@ fn canary_is_found_shrunk_and_replayed(bug: Bug) {
     let Expectation::Fail { invariant, step } = &shrunk.expect else {
         panic!("a shrunk scenario expects a failure");
     };
-    assert_eq!(invariant, bug.caught_by());
+    assert_eq!(*invariant, bug.caught_by());
 
     let (code, text) = turnsim(&["replay", min.to_str().expect("utf-8 path")]);
     assert_eq!(code, 1, "{text}");

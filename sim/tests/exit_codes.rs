@@ -225,7 +225,7 @@ fn exit_3_4_and_5_liveness_panic_and_nondeterminism() {
     let f = Factory(Flaw::CountRuns);
     let v = check_determinism(&f, &run_seed(&f, 5, false)).expect("two runs differ");
     assert_eq!(
-        Exit::of_class(Some(FailureClass::of(&v.invariant))).code(),
+        Exit::of_class(Some(FailureClass::of(v.invariant))).code(),
         5
     );
 }

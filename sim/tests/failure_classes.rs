@@ -104,7 +104,7 @@ fn an_engine_panic_is_its_own_failure_class_with_exit_code_4() {
     assert_eq!(v.invariant, "engine_panic");
     assert_eq!(v.message, "the engine panicked: planted panic");
     assert_eq!(
-        exit_code(Some(FailureClass::of(&v.invariant))),
+        exit_code(Some(FailureClass::of(v.invariant))),
         exit::ENGINE_PANIC
     );
 }
@@ -114,7 +114,7 @@ fn a_turn_that_never_ends_is_a_liveness_failure_not_a_hung_harness() {
     let (seed, v) = first_failure(&Factory(Flaw::IgnoresCancel), 0..500);
     assert_eq!(v.invariant, "liveness", "seed {seed}: {}", v.message);
     assert_eq!(
-        exit_code(Some(FailureClass::of(&v.invariant))),
+        exit_code(Some(FailureClass::of(v.invariant))),
         exit::LIVENESS
     );
 }
@@ -127,7 +127,7 @@ fn a_nondeterministic_engine_is_caught_at_its_first_differing_step() {
     assert_eq!(v.invariant, "determinism");
     assert_eq!(v.step, 1, "{}", v.message);
     assert_eq!(
-        exit_code(Some(FailureClass::of(&v.invariant))),
+        exit_code(Some(FailureClass::of(v.invariant))),
         exit::NONDETERMINISM
     );
 }

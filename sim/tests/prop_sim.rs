@@ -56,7 +56,7 @@ proptest! {
         if let Some(v) = &outcome.violation {
             let mut failed = scenario.clone();
             failed.decisions = outcome.decisions.clone();
-            failed.expect = Expectation::Fail { invariant: v.invariant.clone(), step: v.step };
+            failed.expect = Expectation::Fail { invariant: v.invariant, step: v.step };
             return Err(TestCaseError::fail(format!(
                 "{} at step {}: {}\nscenario:\n{}",
                 v.invariant,

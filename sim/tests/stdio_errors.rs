@@ -24,7 +24,7 @@ fn violation_of(factory: &StdioFactory) -> (String, String) {
     let v = run_seed(factory, 0, false)
         .violation
         .expect("the run fails");
-    (v.invariant, v.message)
+    (v.invariant.name().to_string(), v.message)
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! `append_only`: within a turn, each request's `system`, `tools` and earlier messages
-//! are byte-identical to the previous request's (spec §8).
+//! are byte-identical to the previous request's (docs/spec.md §8).
 //!
 //! The provider's prompt cache keys on those bytes; a changed byte early in the prefix
 //! silently turns every later step of the turn into a full-price, slower request.
 
-use super::{Check, Checker, Ctx, Event, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use std::sync::Arc;
 use turnsim_core::{OperationId, Request, SharedMessage};
 
@@ -24,8 +24,8 @@ fn same(a: &SharedMessage, b: &SharedMessage) -> bool {
 }
 
 impl Checker for AppendOnly {
-    fn name(&self) -> &'static str {
-        "append_only"
+    fn invariant(&self) -> Invariant {
+        Invariant::AppendOnly
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -3,13 +3,13 @@
 //! A tool's effects (a file written, a payment sent) happen when it starts; a runtime
 //! that re-runs a pending call after a restart repeats them.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 
 pub struct AtMostOnce;
 
 impl Checker for AtMostOnce {
-    fn name(&self) -> &'static str {
-        "at_most_once"
+    fn invariant(&self) -> Invariant {
+        Invariant::AtMostOnce
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -1,10 +1,10 @@
 //! `cache_breakpoints`: each request marks the stable prefix, the end of the previous
-//! turn (when there is one) and its own last message (spec §8).
+//! turn (when there is one) and its own last message (docs/spec.md §8).
 //!
 //! Misplaced breakpoints do not break a request; they silently make caching miss,
 //! which is why nothing but a checker notices.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::cache_breakpoints;
 
 #[derive(Default)]
@@ -13,8 +13,8 @@ pub struct CacheBreakpoints {
 }
 
 impl Checker for CacheBreakpoints {
-    fn name(&self) -> &'static str {
-        "cache_breakpoints"
+    fn invariant(&self) -> Invariant {
+        Invariant::CacheBreakpoints
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

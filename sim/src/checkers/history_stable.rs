@@ -5,7 +5,7 @@
 //! that edits them (a "fix-up" of an old turn, a recovery that rewrites instead of
 //! appending) changes the past under the user and the cache.
 
-use super::{Check, Checker, Ctx, Event, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use std::sync::Arc;
 use turnsim_core::SharedMessage;
 
@@ -44,8 +44,8 @@ impl HistoryStable {
 }
 
 impl Checker for HistoryStable {
-    fn name(&self) -> &'static str {
-        "history_stable"
+    fn invariant(&self) -> Invariant {
+        Invariant::HistoryStable
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -4,13 +4,13 @@
 //! A turn that never ends is a hung agent: the user waits forever, and a harness that
 //! hangs with it finds nothing. A hang is a failure here, reported with its seed.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 
 pub struct Liveness;
 
 impl Checker for Liveness {
-    fn name(&self) -> &'static str {
-        "liveness"
+    fn invariant(&self) -> Invariant {
+        Invariant::Liveness
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -1,17 +1,17 @@
 //! `marker_once`: no two interruption markers in a row, and every marker-like user
-//! text is exactly one of the seven markers (spec §4).
+//! text is exactly one of the seven markers (docs/spec.md §4).
 //!
 //! A doubled marker is a recovery that ran twice; a marker with extra words is the
 //! runtime putting free text where the model expects a fixed signal.
 
-use super::{Check, Checker, Ctx, Event, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use turnsim_core::{Message, Role, is_interruption_marker, is_marker_message};
 
 pub struct MarkerOnce;
 
 impl Checker for MarkerOnce {
-    fn name(&self) -> &'static str {
-        "marker_once"
+    fn invariant(&self) -> Invariant {
+        Invariant::MarkerOnce
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -11,6 +11,7 @@ mod at_most_once;
 mod cache_breakpoints;
 pub mod determinism;
 mod history_stable;
+mod invariant;
 mod liveness;
 pub(crate) mod marker_once;
 mod no_lost_observation;
@@ -19,25 +20,13 @@ pub(crate) mod pairing;
 mod recovery_idempotent;
 mod stale_noop;
 
+pub use invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
+
 use std::collections::BTreeMap;
 use turnsim_core::{OperationId, Output, Request, SharedMessage, ToolCall};
 
 /// Every invariant's name, as reports and scenario files spell it.
-pub const INVARIANTS: [&str; 13] = [
-    "pairing",
-    "append_only",
-    "history_stable",
-    "marker_once",
-    "note_exact",
-    "at_most_once",
-    "no_lost_observation",
-    "stale_noop",
-    "recovery_idempotent",
-    "cache_breakpoints",
-    "liveness",
-    "determinism",
-    "engine_panic",
-];
+pub const INVARIANTS: [&str; 13] = INVARIANT_NAMES;
 
 pub type Check = Result<(), String>;
 
@@ -115,7 +104,7 @@ pub enum Event<'a> {
 }
 
 pub trait Checker: Send {
-    fn name(&self) -> &'static str;
+    fn invariant(&self) -> Invariant;
     /// `None` when the event is not this checker's concern (not counted as a check).
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check>;
 }
@@ -123,7 +112,7 @@ pub trait Checker: Send {
 /// A broken invariant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    pub invariant: String,
+    pub invariant: Invariant,
     pub step: u64,
     pub message: String,
 }
@@ -155,19 +144,19 @@ impl Checks {
             Box::<cache_breakpoints::CacheBreakpoints>::default(),
             Box::new(liveness::Liveness),
         ];
-        let counts = list.iter().map(|c| (c.name(), 0)).collect();
+        let counts = list.iter().map(|c| (c.invariant().name(), 0)).collect();
         Checks { list, counts }
     }
 
     pub fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Result<(), Violation> {
         for c in self.list.iter_mut() {
             if let Some(result) = c.observe(ctx, event) {
-                if let Some(n) = self.counts.get_mut(c.name()) {
+                if let Some(n) = self.counts.get_mut(c.invariant().name()) {
                     *n += 1;
                 }
                 if let Err(message) = result {
                     return Err(Violation {
-                        invariant: c.name().to_string(),
+                        invariant: c.invariant(),
                         step: ctx.step,
                         message,
                     });

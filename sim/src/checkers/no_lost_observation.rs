@@ -4,7 +4,7 @@
 //! A prompt the runtime acknowledged and then lost is a user's instruction silently
 //! dropped; a lost result makes the model redo work whose effects already happened.
 
-use super::{Check, Checker, Ctx, Event, Observation, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant, Observation, excerpt};
 use turnsim_core::request::directive_words;
 use turnsim_core::{Block, SharedMessage};
 
@@ -29,8 +29,8 @@ fn present(history: &[SharedMessage], o: &Observation) -> bool {
 }
 
 impl Checker for NoLostObservation {
-    fn name(&self) -> &'static str {
-        "no_lost_observation"
+    fn invariant(&self) -> Invariant {
+        Invariant::NoLostObservation
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -1,11 +1,11 @@
 //! `note_exact`: every user-role text the runtime writes is exactly a marker, a
 //! tool-in-flight note, a directive of the user's own words, or another fixed text of
-//! the engine, and carries no model-written text (spec §5, §8).
+//! the engine, and carries no model-written text (docs/spec.md §5, §8).
 //!
 //! A user-role message is what the model trusts most; model-controlled text copied
 //! into one (a tool name, a reply) is a prompt injection the runtime performed itself.
 
-use super::{Check, Checker, Ctx, Event, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use crate::provider::MODEL_TAINT;
 use turnsim_core::request::{TURN_CONTEXT_OPEN, directive_words};
 use turnsim_core::{Block, Role, is_interruption_marker, tool_in_flight_note_label};
@@ -13,8 +13,8 @@ use turnsim_core::{Block, Role, is_interruption_marker, tool_in_flight_note_labe
 pub struct NoteExact;
 
 impl Checker for NoteExact {
-    fn name(&self) -> &'static str {
-        "note_exact"
+    fn invariant(&self) -> Invariant {
+        Invariant::NoteExact
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

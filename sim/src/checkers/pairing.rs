@@ -1,18 +1,18 @@
-//! `pairing`: every request is one the provider accepts (spec §2).
+//! `pairing`: every request is one the provider accepts (docs/spec.md §2).
 //!
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
 //! misplaced `tool_result`, an empty assistant message, a duplicate id, or an empty
 //! text block, and then rejects every later request of the session too, so one
 //! violation here ends a user's session.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::{Block, Message, Role, validate_history};
 
 pub struct Pairing;
 
 impl Checker for Pairing {
-    fn name(&self) -> &'static str {
-        "pairing"
+    fn invariant(&self) -> Invariant {
+        Invariant::Pairing
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -1,17 +1,17 @@
 //! `recovery_idempotent`: restoring from the log that recovery left changes nothing
-//! more (spec §7).
+//! more (docs/spec.md §7).
 //!
 //! A runtime can crash again during or right after recovery; if recovering twice
 //! differs from recovering once, each crash adds another marker, note or result.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::Output;
 
 pub struct RecoveryIdempotent;
 
 impl Checker for RecoveryIdempotent {
-    fn name(&self) -> &'static str {
-        "recovery_idempotent"
+    fn invariant(&self) -> Invariant {
+        Invariant::RecoveryIdempotent
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -4,7 +4,7 @@
 //! that was already in the socket buffer, a tool that finished as it was killed); if
 //! one is applied, it writes into a turn that has moved on.
 
-use super::{Check, Checker, Ctx, Event};
+use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::Output;
 
 pub struct StaleNoop;
@@ -22,8 +22,8 @@ fn kind(o: &Output) -> &'static str {
 }
 
 impl Checker for StaleNoop {
-    fn name(&self) -> &'static str {
-        "stale_noop"
+    fn invariant(&self) -> Invariant {
+        Invariant::StaleNoop
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -329,7 +329,7 @@ fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> E
             v.invariant
         ),
     }
-    Exit::of_class(Some(FailureClass::of(&v.invariant)))
+    Exit::of_class(Some(FailureClass::of(v.invariant)))
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {

@@ -97,7 +97,7 @@ pub(super) fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> Exi
         }
         Some(v) => {
             println!("reproduced: {} at step {}", v.invariant, v.step);
-            Exit::of_class(Some(FailureClass::of(&v.invariant)))
+            Exit::of_class(Some(FailureClass::of(v.invariant)))
         }
     }
 }

@@ -28,6 +28,7 @@ const QUOTE: usize = 600;
 const TICK: Duration = Duration::from_millis(50);
 
 /// Kills the engine's process group (see `Process::start`), then the engine.
+#[allow(unsafe_code)]
 fn kill(child: &mut Child) {
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {

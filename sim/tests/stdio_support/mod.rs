@@ -114,7 +114,7 @@ pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
     let mut scenario = Scenario::new(
         turnsim::options::SimOptions::from_seed(failing.seed),
         Expectation::Fail {
-            invariant: v.invariant.clone(),
+            invariant: v.invariant,
             step: v.step,
         },
     );
@@ -139,8 +139,8 @@ pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
     );
     let again = run_scenario(factory, &shrunk.scenario, false);
     assert_eq!(
-        again.violation.map(|v| v.invariant),
-        Some(invariant.to_string()),
+        again.violation.map(|v| v.invariant.name()),
+        Some(invariant),
         "the shrunk scenario fails the same invariant"
     );
 }

@@ -1,0 +1,198 @@
+//! The invariants as a type: one variant per invariant, one spelling per name.
+//!
+//! Guarantee: [`Invariant::name`] is the only place an invariant's name is spelled;
+//! serde, `FromStr` and Display all use it, so a scenario file written before this
+//! type existed reads and writes back byte for byte, and a misspelt name in a file is
+//! an error that lists the known ones instead of a silent mismatch.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A property a run must keep; the first one broken ends the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Invariant {
+    Pairing,
+    AppendOnly,
+    HistoryStable,
+    MarkerOnce,
+    NoteExact,
+    AtMostOnce,
+    NoLostObservation,
+    StaleNoop,
+    RecoveryIdempotent,
+    CacheBreakpoints,
+    Liveness,
+    Determinism,
+    EnginePanic,
+}
+
+impl Invariant {
+    /// Every invariant, in the order reports list them.
+    pub const ALL: [Invariant; 13] = [
+        Invariant::Pairing,
+        Invariant::AppendOnly,
+        Invariant::HistoryStable,
+        Invariant::MarkerOnce,
+        Invariant::NoteExact,
+        Invariant::AtMostOnce,
+        Invariant::NoLostObservation,
+        Invariant::StaleNoop,
+        Invariant::RecoveryIdempotent,
+        Invariant::CacheBreakpoints,
+        Invariant::Liveness,
+        Invariant::Determinism,
+        Invariant::EnginePanic,
+    ];
+
+    /// The name reports, trace lines and scenario files use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Invariant::Pairing => "pairing",
+            Invariant::AppendOnly => "append_only",
+            Invariant::HistoryStable => "history_stable",
+            Invariant::MarkerOnce => "marker_once",
+            Invariant::NoteExact => "note_exact",
+            Invariant::AtMostOnce => "at_most_once",
+            Invariant::NoLostObservation => "no_lost_observation",
+            Invariant::StaleNoop => "stale_noop",
+            Invariant::RecoveryIdempotent => "recovery_idempotent",
+            Invariant::CacheBreakpoints => "cache_breakpoints",
+            Invariant::Liveness => "liveness",
+            Invariant::Determinism => "determinism",
+            Invariant::EnginePanic => "engine_panic",
+        }
+    }
+}
+
+/// Every invariant's name, in [`Invariant::ALL`] order.
+pub const INVARIANT_NAMES: [&str; Invariant::ALL.len()] = {
+    let mut names = [""; Invariant::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = Invariant::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl PartialEq<str> for Invariant {
+    fn eq(&self, other: &str) -> bool {
+        self.name() == other
+    }
+}
+
+impl PartialEq<&str> for Invariant {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+/// A string that names no invariant; its Display lists the names that do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown invariant {found:?}; expected one of: {}", INVARIANT_NAMES.join(", "))]
+pub struct UnknownInvariant {
+    pub found: String,
+}
+
+impl FromStr for Invariant {
+    type Err = UnknownInvariant;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Invariant::ALL
+            .into_iter()
+            .find(|i| i.name() == s)
+            .ok_or_else(|| UnknownInvariant {
+                found: s.to_owned(),
+            })
+    }
+}
+
+impl Serialize for Invariant {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+// Read from a plain string, like `FaultKind`, so that an error keeps its field path
+// under `serde_path_to_error`.
+impl<'de> Deserialize<'de> for Invariant {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Invariant;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an invariant name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Invariant, E> {
+                v.parse()
+                    .map_err(|_| E::unknown_variant(v, &INVARIANT_NAMES))
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_spellings_scenario_files_use() {
+        assert_eq!(
+            INVARIANT_NAMES,
+            [
+                "pairing",
+                "append_only",
+                "history_stable",
+                "marker_once",
+                "note_exact",
+                "at_most_once",
+                "no_lost_observation",
+                "stale_noop",
+                "recovery_idempotent",
+                "cache_breakpoints",
+                "liveness",
+                "determinism",
+                "engine_panic",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_name_parses_back_and_serializes_as_itself() {
+        for inv in Invariant::ALL {
+            assert_eq!(inv.name().parse::<Invariant>(), Ok(inv));
+            assert_eq!(serde_json::to_string(&inv).unwrap(), format!("\"{inv}\""));
+            let back: Invariant = serde_json::from_str(&format!("\"{inv}\"")).unwrap();
+            assert_eq!(back, inv);
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_is_an_error_listing_the_known_ones() {
+        let err = "pairng".parse::<Invariant>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "unknown invariant \"pairng\"; expected one of: {}",
+                INVARIANT_NAMES.join(", ")
+            )
+        );
+        let json = serde_json::from_str::<Invariant>("\"pairng\"").unwrap_err();
+        assert!(
+            json.to_string()
+                .starts_with("unknown variant `pairng`, expected one of `pairing`"),
+            "{json}"
+        );
+    }
+}

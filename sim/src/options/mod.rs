@@ -1,0 +1,309 @@
+//! The options of one simulated run, derived from its seed alone (swarm testing).
+//!
+//! Guarantee: `SimOptions::from_seed(s)` is the same value on every machine and every
+//! run, and it draws from a generator of its own rather than from the run's
+//! [`Decider`](crate::decide::Decider). That keeps the decision list free of option
+//! draws, so shrinking a decision list never changes which faults are switched on, and
+//! a scenario file can pin its options while its decisions are edited.
+//!
+//! Why swarm: a run where every fault is possible at once spends its budget on the
+//! commonest fault and rarely reaches the states that need a long quiet stretch
+//! followed by one rare event. Switching each kind on or off per seed, and giving the
+//! ones that are on very different weights, spreads the seeds over many different
+//! mixes instead of one average mix.
+
+mod fault;
+mod ratio;
+#[cfg(test)]
+mod tests;
+
+pub use fault::{FaultKind, UnknownFaultKind};
+pub use ratio::Ratio;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Everything about a run that is fixed before its first decision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimOptions {
+    pub seed: u64,
+    /// User prompts in the safety phase, 1..=6.
+    pub turns: u32,
+    /// Steps the safety phase may take, 400..=1200.
+    pub safety_step_limit: u32,
+    /// Steps the quiet liveness phase gets to settle the open turn and run one more: [`LIVENESS_STEPS`].
+    pub liveness_step_limit: u32,
+    /// Chance that a generation asks for tools.
+    pub tool_call: Ratio,
+    /// Tool calls per batch, 1..=4.
+    pub parallel_max: u32,
+    /// Chance that a generation opens with a thinking block.
+    pub thinking: Ratio,
+    /// Chance that a generation stops with `max_tokens`.
+    pub max_tokens: Ratio,
+    /// Text deltas per block, 1..=6.
+    pub text_chunks_max: u32,
+    /// Virtual milliseconds per provider stream event, `[min, max]` inclusive.
+    pub provider_latency: [u32; 2],
+    /// Virtual milliseconds per tool execution, `[min, max]` inclusive.
+    pub tool_latency: [u32; 2],
+    /// The faults switched on for this seed; a kind absent is off.
+    pub faults: BTreeMap<FaultKind, Ratio>,
+    /// The fixed rates: the same for every seed, never drawn from the options
+    /// generator (so adding one changes no seed's options or decisions), and left out
+    /// of a saved scenario while they have their default value (so files written
+    /// before they existed, and files written now, are the same bytes).
+    #[serde(default, skip_serializing_if = "FixedRates::is_default")]
+    pub rates: FixedRates,
+}
+
+/// Probabilities the simulator and `turnsim serve` apply on top of the seed's own,
+/// named here so that none is a bare number in the code that uses it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedRates {
+    /// Of the stale deliveries that happen, the share held back to land in a later
+    /// operation instead of at once.
+    #[serde(default = "FixedRates::half")]
+    pub stale_held_back: Ratio,
+    /// The crash rate is scaled by this before each output the engine asks for is
+    /// carried out (a crash between two outputs), so that the per-output rolls do not
+    /// swamp the crashes scheduled during operations.
+    #[serde(default = "FixedRates::crash_per_output_default")]
+    pub crash_per_output: Ratio,
+    /// Given a crash while a persist is in flight, the torn-write rate is multiplied
+    /// by this (capped at certainty): a seed with torn writes tears often.
+    #[serde(default = "FixedRates::torn_write_factor_default")]
+    pub torn_write_factor: u32,
+    /// Of the rewinds when the history has directive messages, the share that go to
+    /// one of them rather than to any index.
+    #[serde(default = "FixedRates::rewind_to_directive_default")]
+    pub rewind_to_directive: Ratio,
+    /// Chance that a generation that calls tools also has text before the calls.
+    #[serde(default = "FixedRates::half")]
+    pub text_with_tools: Ratio,
+    /// Chance that a generated tool call names a tool the request does not offer.
+    #[serde(default = "FixedRates::implausible_tool_default")]
+    pub implausible_tool: Ratio,
+    /// `turnsim serve`: chance that a seeded connection reset cuts the stream in the
+    /// middle of an event rather than between two.
+    #[serde(default = "FixedRates::half")]
+    pub cut_mid_event: Ratio,
+}
+
+impl FixedRates {
+    fn half() -> Ratio {
+        Ratio::new(1, 2)
+    }
+    fn crash_per_output_default() -> Ratio {
+        Ratio::new(1, 8)
+    }
+    fn torn_write_factor_default() -> u32 {
+        5
+    }
+    fn rewind_to_directive_default() -> Ratio {
+        Ratio::new(3, 4)
+    }
+    fn implausible_tool_default() -> Ratio {
+        Ratio::new(1, 25)
+    }
+
+    fn is_default(&self) -> bool {
+        *self == FixedRates::default()
+    }
+}
+
+impl Default for FixedRates {
+    fn default() -> Self {
+        FixedRates {
+            stale_held_back: FixedRates::half(),
+            crash_per_output: FixedRates::crash_per_output_default(),
+            torn_write_factor: FixedRates::torn_write_factor_default(),
+            rewind_to_directive: FixedRates::rewind_to_directive_default(),
+            text_with_tools: FixedRates::half(),
+            implausible_tool: FixedRates::implausible_tool_default(),
+            cut_mid_event: FixedRates::half(),
+        }
+    }
+}
+
+/// The liveness bound: room for the open turn and one more, each up to the provider's
+/// wrap-up point (six tool rounds of four parallel calls, thinking and text at the
+/// longest) plus three `max_tokens` resumptions, with stale deliveries in between.
+/// Long enough that only a turn that cannot end exceeds it.
+pub const LIVENESS_STEPS: u32 = 2000;
+
+/// XORed into the seed so that the options generator and a `Decider` built from the
+/// same seed produce unrelated streams.
+const OPTIONS_SALT: u64 = 0x5157_4152_4d5f_4f50;
+
+/// Fault numerators over [`FAULT_DEN`]: a spread of two orders of magnitude, so that a
+/// seed can have one fault nearly every step and another almost never.
+const FAULT_WEIGHTS: [u32; 5] = [1, 5, 20, 60, 150];
+const FAULT_DEN: u32 = 1000;
+
+const TOOL_CALL_NUMS: [u32; 5] = [100, 250, 400, 600, 800];
+// Zero is in the tables below on purpose: some seeds never think and never hit
+// max_tokens, which is the plain path every other feature is layered on.
+const THINKING_NUMS: [u32; 4] = [0, 200, 500, 900];
+const MAX_TOKENS_NUMS: [u32; 4] = [0, 10, 50, 150];
+const DEN: u32 = 1000;
+
+fn pick(rng: &mut ChaCha8Rng, table: &[u32]) -> u32 {
+    table
+        .get(rng.random_range(0..table.len()))
+        .copied()
+        .unwrap_or(0)
+}
+
+impl SimOptions {
+    /// The options for `seed`. The draws below happen in a fixed order; changing that
+    /// order (or a table) changes what every seed means, so do it knowingly.
+    pub fn from_seed(seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ OPTIONS_SALT);
+        let turns = rng.random_range(1..=6);
+        let safety_step_limit = rng.random_range(400..=1200);
+        let tool_call = Ratio::new(pick(&mut rng, &TOOL_CALL_NUMS), DEN);
+        let parallel_max = rng.random_range(1..=4);
+        let thinking = Ratio::new(pick(&mut rng, &THINKING_NUMS), DEN);
+        let max_tokens = Ratio::new(pick(&mut rng, &MAX_TOKENS_NUMS), DEN);
+        let text_chunks_max = rng.random_range(1..=6);
+        let provider_min = rng.random_range(0..=20);
+        let provider_latency = [provider_min, provider_min + rng.random_range(0..=200)];
+        let tool_min = rng.random_range(0..=50);
+        let tool_latency = [tool_min, tool_min + rng.random_range(0..=2000)];
+
+        let mut faults = BTreeMap::new();
+        for kind in FaultKind::ALL {
+            // Both draws happen for every kind, on or off, so that one kind's coin
+            // never shifts the draws of the kinds after it.
+            let on = rng.random_range(0..2u32) == 1;
+            let num = pick(&mut rng, &FAULT_WEIGHTS);
+            if on {
+                faults.insert(kind, Ratio::new(num, FAULT_DEN));
+            }
+        }
+        if faults.is_empty() {
+            // A seed with no fault at all would only repeat the liveness phase.
+            let kind = FaultKind::ALL[rng.random_range(0..FaultKind::ALL.len())];
+            faults.insert(kind, Ratio::new(pick(&mut rng, &FAULT_WEIGHTS), FAULT_DEN));
+        }
+
+        SimOptions {
+            seed,
+            turns,
+            safety_step_limit,
+            liveness_step_limit: LIVENESS_STEPS,
+            tool_call,
+            parallel_max,
+            thinking,
+            max_tokens,
+            text_chunks_max,
+            provider_latency,
+            tool_latency,
+            faults,
+            rates: FixedRates::default(),
+        }
+    }
+
+    /// The same options with every fault off: the liveness phase and the tests that
+    /// want a run that only exercises the happy path with this seed's shape.
+    pub fn quiet(seed: u64) -> Self {
+        SimOptions {
+            faults: BTreeMap::new(),
+            ..SimOptions::from_seed(seed)
+        }
+    }
+
+    /// The rate of `kind`, or `None` when it is off for this seed.
+    pub fn fault(&self, kind: FaultKind) -> Option<Ratio> {
+        self.faults.get(&kind).copied()
+    }
+}
+
+fn row(f: &mut fmt::Formatter<'_>, label: &str, value: fmt::Arguments<'_>) -> fmt::Result {
+    writeln!(f, "  {label:<18} {value}")
+}
+
+impl fmt::Display for SimOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "options (seed {}):", self.seed)?;
+        row(f, "turns", format_args!("{}", self.turns))?;
+        row(
+            f,
+            "safety steps",
+            format_args!("{}", self.safety_step_limit),
+        )?;
+        row(
+            f,
+            "liveness steps",
+            format_args!("{}", self.liveness_step_limit),
+        )?;
+        row(f, "tool call", format_args!("{}", self.tool_call))?;
+        row(f, "parallel max", format_args!("{}", self.parallel_max))?;
+        row(f, "thinking", format_args!("{}", self.thinking))?;
+        row(f, "max tokens", format_args!("{}", self.max_tokens))?;
+        row(
+            f,
+            "text chunks max",
+            format_args!("{}", self.text_chunks_max),
+        )?;
+        let [pmin, pmax] = self.provider_latency;
+        row(f, "provider latency", format_args!("{pmin}..={pmax} ms"))?;
+        let [tmin, tmax] = self.tool_latency;
+        row(f, "tool latency", format_args!("{tmin}..={tmax} ms"))?;
+        let on: Vec<String> = self
+            .faults
+            .iter()
+            .map(|(kind, ratio)| format!("{kind} {ratio}"))
+            .collect();
+        let off: Vec<&str> = FaultKind::ALL
+            .iter()
+            .filter(|kind| !self.faults.contains_key(kind))
+            .map(|kind| kind.name())
+            .collect();
+        let r = &self.rates;
+        row(f, "stale held back", format_args!("{}", r.stale_held_back))?;
+        row(
+            f,
+            "crash per output",
+            format_args!("{} of crash", r.crash_per_output),
+        )?;
+        row(
+            f,
+            "torn write factor",
+            format_args!("{}x after a crash", r.torn_write_factor),
+        )?;
+        row(
+            f,
+            "rewind directive",
+            format_args!("{}", r.rewind_to_directive),
+        )?;
+        row(f, "text with tools", format_args!("{}", r.text_with_tools))?;
+        row(
+            f,
+            "implausible tool",
+            format_args!("{}", r.implausible_tool),
+        )?;
+        row(f, "cut mid event", format_args!("{}", r.cut_mid_event))?;
+        row(f, "faults on", format_args!("{}", list_or_none(&on)))?;
+        row(f, "faults off", format_args!("{}", list_or_none(&off)))
+    }
+}
+
+fn list_or_none<S: AsRef<str>>(items: &[S]) -> String {
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

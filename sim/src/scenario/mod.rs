@@ -1,0 +1,308 @@
+//! Scenario files: a run saved as JSON so that it can be replayed, shrunk, reviewed
+//! and kept as a regression test (in the spirit of proptest's persisted failures).
+//!
+//! Guarantee: loading never panics, whatever the bytes, and every error names the file
+//! and says where and what: the line and column, and for a well-formed JSON file that
+//! does not fit the schema, the path of the offending field (`options.turns`,
+//! `script[2].tool_calls[0].name`). Saving is atomic: a reader sees either the old
+//! file or the complete new one, never a half-written scenario.
+//!
+//! Why format and version are checked before the full parse: a file from a newer
+//! turnsim may carry fields this one does not know, and "unsupported version 2" is
+//! the useful answer there, not "unknown field". Those two fields are read from a
+//! generic JSON value first; only a version-1 turnsim scenario reaches the strict,
+//! `deny_unknown_fields` parse.
+
+mod error;
+mod load;
+mod save;
+#[cfg(test)]
+mod tests;
+
+pub use error::ScenarioError;
+pub use load::{load_scenario, parse_scenario};
+pub use save::{PACKED_WIDTH, save_scenario, scenario_to_json, write_atomic};
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::checkers::Invariant;
+use crate::options::SimOptions;
+
+pub const SCENARIO_FORMAT: &str = "turnsim-scenario";
+pub const SCENARIO_VERSION: u32 = 1;
+
+/// The engine a scenario runs against when the file does not say.
+pub const REFERENCE_ENGINE: &str = "reference";
+
+fn reference() -> String {
+    REFERENCE_ENGINE.to_owned()
+}
+
+/// One saved run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Always [`SCENARIO_FORMAT`]; tells a scenario apart from any other JSON file.
+    pub format: String,
+    /// Always [`SCENARIO_VERSION`] when written by this turnsim.
+    pub version: u32,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub seed: u64,
+    /// `"reference"` or the name of a canary engine (a deliberately broken variant).
+    #[serde(default = "reference")]
+    pub engine: String,
+    /// The options the run used. Stored rather than re-derived from `seed`, so that a
+    /// change to the option tables does not silently change what an old file means.
+    pub options: SimOptions,
+    /// The decision list; empty means "every choice is the least eventful one".
+    #[serde(default)]
+    pub decisions: Vec<u32>,
+    pub expect: Expectation,
+    /// Digest of the run's trace, when the file pins the exact run and not only its
+    /// verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_digest: Option<String>,
+    /// A human-readable slice of the trace around the failure.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub excerpt: String,
+    /// Provider responses to play instead of generated ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script: Vec<ScriptedResponse>,
+}
+
+impl Scenario {
+    /// A scenario of the current format and version against the reference engine,
+    /// with no decisions, name or script yet.
+    pub fn new(options: SimOptions, expect: Expectation) -> Self {
+        Scenario {
+            format: SCENARIO_FORMAT.to_owned(),
+            version: SCENARIO_VERSION,
+            name: String::new(),
+            description: String::new(),
+            seed: options.seed,
+            engine: reference(),
+            options,
+            decisions: Vec::new(),
+            expect,
+            trace_digest: None,
+            excerpt: String::new(),
+            script: Vec::new(),
+        }
+    }
+}
+
+/// What replaying the scenario must produce.
+//
+// Serialised by the derive (internally tagged); deserialised through a flat raw
+// struct, because serde buffers internally tagged enums before parsing them, which
+// hides the field path and position of any error inside from `serde_path_to_error`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "outcome",
+    rename_all = "snake_case",
+    try_from = "RawExpectation"
+)]
+pub enum Expectation {
+    Pass,
+    Fail { invariant: Invariant, step: u64 },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome {
+    Pass,
+    Fail,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpectation {
+    outcome: Outcome,
+    invariant: Option<Invariant>,
+    step: Option<u64>,
+}
+
+impl TryFrom<RawExpectation> for Expectation {
+    type Error = String;
+
+    fn try_from(raw: RawExpectation) -> Result<Self, String> {
+        match raw.outcome {
+            Outcome::Pass => {
+                only_fields(
+                    "outcome `pass`",
+                    "`outcome`",
+                    &[
+                        ("invariant", raw.invariant.is_some()),
+                        ("step", raw.step.is_some()),
+                    ],
+                )?;
+                Ok(Expectation::Pass)
+            }
+            Outcome::Fail => Ok(Expectation::Fail {
+                invariant: raw.invariant.ok_or("missing field `invariant`")?,
+                step: raw.step.ok_or("missing field `step`")?,
+            }),
+        }
+    }
+}
+
+/// Rejects the first present field that `what` does not take, in serde's wording so
+/// that the error's field path can be completed the same way as serde's own.
+fn only_fields(what: &str, allowed: &str, present: &[(&str, bool)]) -> Result<(), String> {
+    match present.iter().find(|(_, is_present)| *is_present) {
+        Some((name, _)) => Err(format!(
+            "unknown field `{name}` for {what}, expected {allowed}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A provider response taken from the scenario instead of the seed. Responses are
+/// consumed in request order; once they run out, the seed's generator takes over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    try_from = "RawScriptedResponse"
+)]
+pub enum ScriptedResponse {
+    Reply {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking: Option<String>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ScriptedCall>,
+        stop: ScriptedStop,
+    },
+    /// The stream fails after `after_events` events (0: before it starts).
+    Error {
+        error: ScriptedError,
+        #[serde(default)]
+        after_events: u32,
+    },
+    /// The stream stops sending after `after_events` events and never finishes.
+    Hang {
+        #[serde(default)]
+        after_events: u32,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ScriptedKind {
+    Reply,
+    Error,
+    Hang,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScriptedResponse {
+    kind: ScriptedKind,
+    thinking: Option<String>,
+    text: Option<String>,
+    tool_calls: Option<Vec<ScriptedCall>>,
+    stop: Option<ScriptedStop>,
+    error: Option<ScriptedError>,
+    after_events: Option<u32>,
+}
+
+impl TryFrom<RawScriptedResponse> for ScriptedResponse {
+    type Error = String;
+
+    fn try_from(raw: RawScriptedResponse) -> Result<Self, String> {
+        match raw.kind {
+            ScriptedKind::Reply => {
+                only_fields(
+                    "kind `reply`",
+                    "`kind`, `thinking`, `text`, `tool_calls` or `stop`",
+                    &[
+                        ("error", raw.error.is_some()),
+                        ("after_events", raw.after_events.is_some()),
+                    ],
+                )?;
+                Ok(ScriptedResponse::Reply {
+                    thinking: raw.thinking,
+                    text: raw.text.unwrap_or_default(),
+                    tool_calls: raw.tool_calls.unwrap_or_default(),
+                    stop: raw.stop.ok_or("missing field `stop`")?,
+                })
+            }
+            ScriptedKind::Error => {
+                only_fields(
+                    "kind `error`",
+                    "`kind`, `error` or `after_events`",
+                    &reply_fields(&raw),
+                )?;
+                Ok(ScriptedResponse::Error {
+                    error: raw.error.ok_or("missing field `error`")?,
+                    after_events: raw.after_events.unwrap_or(0),
+                })
+            }
+            ScriptedKind::Hang => {
+                let mut present = reply_fields(&raw).to_vec();
+                present.push(("error", raw.error.is_some()));
+                only_fields("kind `hang`", "`kind` or `after_events`", &present)?;
+                Ok(ScriptedResponse::Hang {
+                    after_events: raw.after_events.unwrap_or(0),
+                })
+            }
+        }
+    }
+}
+
+fn reply_fields(raw: &RawScriptedResponse) -> [(&'static str, bool); 4] {
+    [
+        ("thinking", raw.thinking.is_some()),
+        ("text", raw.text.is_some()),
+        ("tool_calls", raw.tool_calls.is_some()),
+        ("stop", raw.stop.is_some()),
+    ]
+}
+
+/// One tool call in a scripted reply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    pub name: String,
+    /// The tool input; `{}` when absent, since a tool_use block's input is an object.
+    #[serde(default = "empty_object")]
+    pub input: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptedStop {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptedError {
+    Overloaded,
+    ConnectionReset,
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expectation::Pass => f.write_str("pass"),
+            Expectation::Fail { invariant, step } => {
+                write!(f, "fail: {invariant} at step {step}")
+            }
+        }
+    }
+}

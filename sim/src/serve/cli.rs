@@ -1,0 +1,141 @@
+//! The `turnsim serve` and `turnsim check DIR` entry points: arguments, the server's
+//! configuration from them, and the console line per request.
+//!
+//! Guarantee: a bad argument or an unwritable directory is reported before the server
+//! listens, with the path in the message and the file-error exit code.
+
+use super::*;
+
+/// One line for the console: index, method, target, answer, verdict.
+pub fn log_line(r: &Record) -> String {
+    let verdict = match &r.verdict {
+        None => String::new(),
+        Some(v) if v.is_clean() => format!(" [{} #{}] ok", v.conversation, v.conversation_request),
+        Some(v) => format!(
+            " [{} #{}] VIOLATION {}",
+            v.conversation,
+            v.conversation_request,
+            v.lines().join("; ")
+        ),
+    };
+    let ids = if r.answer.tool_use_ids.is_empty() {
+        String::new()
+    } else {
+        format!(" tools {}", r.answer.tool_use_ids.join(","))
+    };
+    format!(
+        "#{} {} {} -> {} {} ({}){ids}{verdict}",
+        r.index, r.method, r.target, r.answer.status, r.answer.outcome, r.answer.played
+    )
+}
+
+/// `turnsim serve` arguments.
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct ServeArgs {
+    /// Seed of the generator; with it, the seed's provider faults are on (as in
+    /// `turnsim run`). Without it (and without --scenario): seed 0, no faults.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub seed: Option<u64>,
+    /// A turnsim scenario or a serve script (`"format": "turnsim-serve-script"`).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub scenario: Option<PathBuf>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub port: u16,
+    /// Write one JSON file per request (headers, body, answer, verdict) here.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub record: Option<PathBuf>,
+    /// Keep the seed's shape but inject no faults.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub no_faults: bool,
+    /// Where the ledger and the scratch files of generated tool calls go (default: a
+    /// fresh directory under the system's temp dir).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub workdir: Option<PathBuf>,
+    /// Longest sleep in a generated shell command, in milliseconds.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1000))]
+    pub max_sleep_ms: u32,
+}
+
+/// The configuration `turnsim serve` runs with.
+pub fn config_from_args(a: &ServeArgs) -> Result<ServeConfig, String> {
+    let mut script = match &a.scenario {
+        Some(path) => script::load_script(path)?,
+        None => Script::seeded(a.seed.unwrap_or(0), a.seed.is_some()),
+    };
+    if let (Some(seed), Some(_)) = (a.seed, &a.scenario) {
+        script.seed = seed;
+    }
+    if a.no_faults {
+        script.faults = false;
+    }
+    let dir = a.workdir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("turnsim-serve-{}", std::process::id()))
+    });
+    let mut config = ServeConfig::new(script, &dir);
+    config.workspace.max_sleep_ms = a.max_sleep_ms;
+    config.record = a.record.clone();
+    config.echo = true;
+    config.keep_records = false;
+    std::fs::create_dir_all(&config.workspace.scratch)
+        .map_err(|e| format!("{}: {e}", config.workspace.scratch.display()))?;
+    if let Some(dir) = &config.record {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    Ok(config)
+}
+
+/// Runs `turnsim serve`; returns the exit code.
+#[cfg(feature = "serve")]
+pub fn serve_main(a: &ServeArgs) -> i32 {
+    let config = match config_from_args(a) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return crate::exit::Exit::File.code();
+        }
+    };
+    match http::run(config, a.port) {
+        Ok(()) => crate::exit::Exit::Pass.code(),
+        Err(e) => {
+            eprintln!("turnsim serve: 127.0.0.1:{}: {e}", a.port);
+            crate::exit::Exit::File.code()
+        }
+    }
+}
+
+/// Runs `turnsim check DIR`: prints every violation of a recording; exit 1 if any.
+pub fn check_main(dir: &std::path::Path) -> i32 {
+    let checked = match record::check_dir(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return crate::exit::Exit::File.code();
+        }
+    };
+    let mut bad = 0;
+    for v in &checked.verdicts {
+        for line in v.lines() {
+            println!("{line}");
+        }
+        if !v.is_clean() {
+            bad += 1;
+        }
+    }
+    for m in &checked.mismatches {
+        println!("MISMATCH: {m}");
+    }
+    println!(
+        "{} requests judged, {} with violations",
+        checked.verdicts.len(),
+        bad
+    );
+    if bad > 0 {
+        crate::exit::Exit::Correctness.code()
+    } else if !checked.mismatches.is_empty() {
+        crate::exit::Exit::Mismatch.code()
+    } else {
+        crate::exit::Exit::Pass.code()
+    }
+}

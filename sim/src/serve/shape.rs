@@ -1,0 +1,320 @@
+//! Planning a response: the seed's or the script's next step, turned into simulator
+//! events and a way of delivering them.
+//!
+//! Guarantee: a conversation's plan draws only from that conversation's own decider,
+//! so its responses do not depend on how requests of other conversations interleave.
+
+use super::*;
+
+/// How a planned response is to be delivered.
+pub(super) enum Delivery {
+    Complete,
+    Http {
+        status: u16,
+        retry_after: Option<u32>,
+    },
+    Reset,
+    /// `after`: complete wire events before the cut (`None`: all the plan has).
+    Cut {
+        after: Option<u32>,
+        mid_event: bool,
+    },
+    Hang,
+}
+
+pub(super) struct Shaped {
+    pub(super) events: Vec<StreamEvent>,
+    pub(super) delays: Vec<u64>,
+    pub(super) delivery: Delivery,
+    pub(super) played: String,
+}
+
+impl Server {
+    /// Plans the response for a tool-bearing request.
+    pub(super) fn shape(&self, g: &mut Gen, step: Option<Step>, p: &ParsedRequest) -> Shaped {
+        let script = &self.config.script;
+        let mut opts = script.options.clone();
+        if !p.thinking {
+            opts.thinking = Ratio::NEVER;
+        }
+        let turn_requests = turn_requests(p);
+        let ws = &self.config.workspace;
+        let tag = g.tag.clone();
+        let tools = &p.tools;
+        let plan = |g: &mut Gen, scripted: Option<&ScriptedResponse>, faults: bool| {
+            let mut input = |d: &mut Decider, name: &str, id: &str| {
+                tools::make_input(d, tools, name, &wire_id(&tag, id), ws)
+            };
+            let plan = plan_response_with(
+                &mut g.d,
+                &opts,
+                faults,
+                tools,
+                &mut g.ids,
+                scripted,
+                turn_requests,
+                &mut input,
+            );
+            let delays = plan.events.iter().map(|(t, _)| *t).collect::<Vec<_>>();
+            let mut events: Vec<StreamEvent> = plan.events.into_iter().map(|(_, e)| e).collect();
+            retag(&mut events, &tag);
+            if scripted.is_some() {
+                fill_scripted_inputs(&mut events, &mut g.d, tools, ws);
+            }
+            (events, delays, plan.hangs)
+        };
+        match step {
+            None | Some(Step::Generated) => {
+                let played = if step.is_some() {
+                    "generated (script)"
+                } else {
+                    "generated"
+                };
+                let (events, delays, hangs) = plan(g, None, script.faults);
+                let delays = if script.faults {
+                    delays
+                } else {
+                    vec![0; events.len()]
+                };
+                from_plan(
+                    &mut g.d,
+                    opts.rates.cut_mid_event,
+                    events,
+                    delays,
+                    hangs,
+                    true,
+                    played.into(),
+                )
+            }
+            Some(Step::Sim(r)) => {
+                let (events, delays, hangs) = plan(g, Some(&r), false);
+                let zero = vec![0; delays.len()];
+                from_plan(
+                    &mut g.d,
+                    opts.rates.cut_mid_event,
+                    events,
+                    zero,
+                    hangs,
+                    false,
+                    Step::Sim(r).describe(),
+                )
+            }
+            Some(Step::Status {
+                status,
+                retry_after,
+            }) => Shaped {
+                events: Vec::new(),
+                delays: Vec::new(),
+                delivery: Delivery::Http {
+                    status,
+                    retry_after,
+                },
+                played: step_text(&Step::Status {
+                    status,
+                    retry_after,
+                }),
+            },
+            Some(
+                ref s @ Step::Cut {
+                    after_events,
+                    mid_event,
+                    ref reply,
+                },
+            ) => {
+                let (events, _, _) = plan(g, reply.as_ref(), false);
+                let delays = vec![0; events.len()];
+                Shaped {
+                    events,
+                    delays,
+                    delivery: Delivery::Cut {
+                        after: Some(after_events),
+                        mid_event,
+                    },
+                    played: s.describe(),
+                }
+            }
+            Some(
+                ref s @ Step::Slow {
+                    delay_ms,
+                    ref reply,
+                },
+            ) => {
+                let (events, _, _) = plan(g, reply.as_ref(), false);
+                let delays = vec![delay_ms; events.len()];
+                Shaped {
+                    events,
+                    delays,
+                    delivery: Delivery::Complete,
+                    played: s.describe(),
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn step_text(s: &Step) -> String {
+    s.describe()
+}
+
+/// Requests of this turn before this one: assistant messages after the last user
+/// message that is not only tool results (the simulator wraps a turn up after a few).
+pub(super) fn turn_requests(p: &ParsedRequest) -> u32 {
+    let mut n = 0;
+    for (_, m) in p.typed.iter().rev() {
+        match m.role {
+            turnsim_core::Role::Assistant => n += 1,
+            turnsim_core::Role::User => {
+                let only_results = !m.blocks().is_empty()
+                    && m.blocks()
+                        .iter()
+                        .all(|b| matches!(b, turnsim_core::Block::ToolResult { .. }));
+                if !only_results {
+                    break;
+                }
+            }
+        }
+    }
+    n
+}
+
+/// A tool-use id unique across conversations: the conversation's tag and the
+/// generator's counter (`toolu_00003` → `toolu_1a2b3c4d_00003`).
+pub(super) fn wire_id(tag: &str, id: &str) -> String {
+    format!("toolu_{tag}_{}", id.trim_start_matches("toolu_"))
+}
+
+pub(super) fn retag(events: &mut [StreamEvent], tag: &str) {
+    for e in events {
+        if let StreamEvent::BlockStart {
+            block: BlockStart::ToolUse { id, .. },
+            ..
+        } = e
+        {
+            *id = wire_id(tag, id);
+        }
+    }
+}
+
+/// A scripted call whose input is `{}` gets an input built from the client's schema,
+/// so a script can name a tool without spelling out its arguments.
+pub(super) fn fill_scripted_inputs(
+    events: &mut Vec<StreamEvent>,
+    d: &mut Decider,
+    tools: &[turnsim_core::ToolSpec],
+    ws: &Workspace,
+) {
+    let mut out = Vec::with_capacity(events.len());
+    let mut current: Option<(usize, String, String)> = None;
+    for e in events.drain(..) {
+        match &e {
+            StreamEvent::BlockStart {
+                index,
+                block: BlockStart::ToolUse { id, name },
+            } => current = Some((*index, id.clone(), name.clone())),
+            StreamEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } if partial_json == "{}" => {
+                if let Some((i, id, name)) = &current
+                    && i == index
+                    && tools.iter().any(|t| &t.name == name)
+                {
+                    let input = tools::make_input(d, tools, name, id, ws);
+                    out.push(StreamEvent::InputJsonDelta {
+                        index: *index,
+                        partial_json: input.to_string(),
+                    });
+                    continue;
+                }
+            }
+            StreamEvent::BlockStop { .. } => current = None,
+            _ => {}
+        }
+        out.push(e);
+    }
+    *events = out;
+}
+
+/// Reads the simulator's plan into a delivery: an overloaded error before any event
+/// is an HTTP error (seeded: 529, 500 or 429), a connection reset after some events a
+/// cut body, a hang a hang.
+pub(super) fn from_plan(
+    d: &mut Decider,
+    cut_mid_event: Ratio,
+    mut events: Vec<StreamEvent>,
+    mut delays: Vec<u64>,
+    hangs: bool,
+    seeded: bool,
+    played: String,
+) -> Shaped {
+    let last_error = match events.last() {
+        Some(StreamEvent::Error { kind, .. }) => Some(kind.clone()),
+        _ => None,
+    };
+    let delivery = if hangs {
+        Delivery::Hang
+    } else {
+        match last_error.as_deref() {
+            Some("overloaded_error") if events.len() == 1 => {
+                let status = if seeded {
+                    [529, 500, 429][d.weighted(&[2, 1, 1])]
+                } else {
+                    529
+                };
+                let retry_after = (status == 429).then(|| d.range(1, 2));
+                Delivery::Http {
+                    status,
+                    retry_after,
+                }
+            }
+            Some("connection_reset") if events.len() == 1 => Delivery::Reset,
+            Some("connection_reset") => {
+                events.pop();
+                delays.pop();
+                let mid_event = seeded && d.chance(cut_mid_event);
+                Delivery::Cut {
+                    after: None,
+                    mid_event,
+                }
+            }
+            _ => Delivery::Complete,
+        }
+    };
+    Shaped {
+        events,
+        delays,
+        delivery,
+        played,
+    }
+}
+
+/// The answer to a request without tools: one short text block, nothing drawn.
+pub(super) fn plain_reply() -> Shaped {
+    let events = vec![
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::Text,
+        },
+        StreamEvent::TextDelta {
+            index: 0,
+            text: PLAIN_ANSWER.into(),
+        },
+        StreamEvent::BlockStop { index: 0 },
+        StreamEvent::MessageDelta {
+            stop_reason: StopReason::EndTurn,
+            usage: Usage {
+                input_tokens: 0,
+                output_tokens: 3,
+            },
+        },
+        StreamEvent::MessageStop,
+    ];
+    let delays = vec![0; events.len()];
+    Shaped {
+        events,
+        delays,
+        delivery: Delivery::Complete,
+        played: "plain reply (no tools)".into(),
+    }
+}

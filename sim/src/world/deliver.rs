@@ -1,0 +1,153 @@
+//! Deliveries into the engine: live provider events and tool results, stale and
+//! duplicate ones, and the judging of inputs that must change nothing.
+//!
+//! Guarantee: every engine call goes through [`World::call`], so a panic in the engine
+//! becomes the `engine_panic` failure instead of unwinding through the world, and an
+//! input that must be a no-op is checked against the engine's state bytes before and
+//! after.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn is_live(&self, op: OperationId, tools: bool) -> bool {
+        self.outstanding == Some((op, tools))
+    }
+
+    pub(super) fn provider_event(
+        &mut self,
+        op: OperationId,
+        event: StreamEvent,
+        dup: bool,
+    ) -> Step {
+        if !dup && self.is_live(op, false) {
+            self.note(|| format!("provider {op} {}", show_event(&event)));
+            self.deliver(Input::Stream { op, event }, Mode::Live)?;
+            return Ok(());
+        }
+        self.late(
+            Input::Stream { op, event },
+            dup,
+            "a stale or duplicate provider event",
+        )
+    }
+
+    pub(super) fn late(&mut self, input: Input, dup: bool, what: &'static str) -> Step {
+        let kind = if dup {
+            FaultKind::DuplicateDelivery
+        } else {
+            FaultKind::StaleDelivery
+        };
+        // Duplicates were decided when scheduled; stale ones are decided now, and half
+        // of them are held back to land in a later operation.
+        let deliver = self.faults_on && (dup || self.roll(kind));
+        if !deliver {
+            return Ok(());
+        }
+        if !dup && self.d.chance(self.opts.rates.stale_held_back) {
+            let delay = u64::from(self.d.range(1, 8000));
+            self.sched.push_after(delay, Ev::Late { input, what });
+            return Ok(());
+        }
+        self.count_fault(kind);
+        self.deliver(input, Mode::Noop(what))?;
+        Ok(())
+    }
+
+    pub(super) fn tool_done(
+        &mut self,
+        op: OperationId,
+        outcome: turnsim_core::ToolOutcome,
+        dup: bool,
+    ) -> Step {
+        if !dup {
+            self.ledger.finish(op, &outcome.tool_use_id);
+        }
+        let id = outcome.tool_use_id.clone();
+        if dup || !self.is_live(op, true) || self.delivered.contains(&id) {
+            return self.late(
+                Input::ToolResult { op, outcome },
+                dup,
+                "a stale or duplicate tool result",
+            );
+        }
+        self.delivered.insert(id.clone());
+        self.note(|| {
+            format!(
+                "tool result {op} {id} error={} {:?}",
+                outcome.is_error, outcome.content
+            )
+        });
+        let content = outcome.content.clone();
+        let outputs = match self.call(Input::ToolResult { op, outcome })? {
+            Ok(o) => o,
+            Err(e) => {
+                self.note(|| format!("tool result refused: {e}"));
+                return Ok(());
+            }
+        };
+        let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
+        if self.execute(outputs)? && persisted {
+            self.ctx_check(Event::Observed(Observation::ToolResult {
+                tool_use_id: id,
+                content,
+            }))?;
+        }
+        Ok(())
+    }
+
+    /// Calls the engine, turning a panic into the `engine_panic` failure.
+    pub(super) fn call(&mut self, input: Input) -> Result<Result<Vec<Output>, String>, Violation> {
+        self.events += 1;
+        if let Some(calls) = &mut self.calls {
+            calls.push(EngineCall::Handle(input.clone()));
+        }
+        let engine = &mut self.engine;
+        match catch_unwind(AssertUnwindSafe(|| engine.handle(input))) {
+            Ok(r) => Ok(r),
+            Err(panic) => Err(Violation {
+                invariant: Invariant::EnginePanic,
+                step: self.steps,
+                message: format!("the engine panicked: {}", panic_text(&*panic)),
+            }),
+        }
+    }
+
+    /// Delivers one input; returns whether it was accepted and all its outputs carried
+    /// out (no crash in between).
+    pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
+        let before = match mode {
+            Mode::Live => None,
+            Mode::Noop(_) | Mode::MayRefuse(_) => Some(self.engine.state_bytes()),
+        };
+        let result = self.call(input)?;
+        match (mode, result) {
+            (Mode::Noop(what), r) => {
+                let outputs = r.unwrap_or_default();
+                let after = self.engine.state_bytes();
+                self.ctx_check(Event::Noop {
+                    what,
+                    before: before.as_deref().unwrap_or_default(),
+                    after: &after,
+                    outputs: &outputs,
+                })?;
+                Ok(false)
+            }
+            (Mode::MayRefuse(what), Err(refusal)) => {
+                self.note(|| format!("refused: {refusal}"));
+                let after = self.engine.state_bytes();
+                self.ctx_check(Event::Noop {
+                    what,
+                    before: before.as_deref().unwrap_or_default(),
+                    after: &after,
+                    outputs: &[],
+                })?;
+                Ok(false)
+            }
+            (Mode::Live, Err(refusal)) => {
+                self.note(|| format!("refused: {refusal}"));
+                Ok(false)
+            }
+            (Mode::Live | Mode::MayRefuse(_), Ok(outputs)) => self.execute(outputs),
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The simulated world: one engine, a scripted provider, fake tools, a fake disk, a
+//! user and a host, on virtual time, all driven by one decision list.
+//!
+//! Guarantee: a run is a pure function of (engine, options, decision list, script).
+//! Time is a counter in the scheduler, every choice is a draw from the [`Decider`],
+//! and events are processed one at a time in (time, sequence) order, so replaying the
+//! decisions replays the run, step for step and byte for byte. Checkers run after
+//! every step; the first violation stops the run at that step.
+//!
+//! A run has two phases, as in TigerBeetle's VOPR: a safety phase with this seed's
+//! faults on, then a liveness phase with every fault off, in which the open turn must
+//! end and one more prompt must get a valid request and an end.
+
+mod deliver;
+mod faults;
+mod outputs;
+mod phases;
+
+use crate::checkers::{Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation};
+use crate::decide::Decider;
+use crate::disk::FakeDisk;
+use crate::engine::{Engine, EngineFactory};
+use crate::options::{FaultKind, Ratio, SimOptions};
+use crate::provider::{IdGen, MODEL_TAINT, plan_response};
+use crate::scenario::ScriptedResponse;
+use crate::scheduler::Scheduler;
+use crate::tools::{Ledger, plan_execution};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use turnsim_core::request::directive_words;
+use turnsim_core::{CancelCause, Input, OperationId, Output, SessionConfig, StreamEvent, ToolSpec};
+
+/// Virtual milliseconds after which the host gives up on a silent stream.
+pub const WATCHDOG_MS: u64 = 30_000;
+
+/// What the engine was doing when a fault took effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EnginePhase {
+    Idle,
+    Streaming,
+    Tools,
+    Recovering,
+}
+
+impl EnginePhase {
+    pub const ALL: [EnginePhase; 4] = [
+        EnginePhase::Idle,
+        EnginePhase::Streaming,
+        EnginePhase::Tools,
+        EnginePhase::Recovering,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EnginePhase::Idle => "idle",
+            EnginePhase::Streaming => "streaming",
+            EnginePhase::Tools => "tools",
+            EnginePhase::Recovering => "recovering",
+        }
+    }
+
+    /// Whether `kind` can take effect in this phase at all; the coverage report lists
+    /// only possible combinations as missed.
+    pub fn possible(self, kind: FaultKind) -> bool {
+        use EnginePhase::*;
+        use FaultKind::*;
+        match kind {
+            Cancel | StaleDelivery | DuplicateDelivery => self != Recovering,
+            Crash | TornWrite => true,
+            ProviderErrorBefore | ProviderErrorMid | Hang => self == Streaming,
+            ToolError | ToolEmpty | ToolCancel => self == Tools,
+            BusyInput => matches!(self, Streaming | Tools),
+            Compaction | Rewind | PrefixChange => self == Idle,
+        }
+    }
+}
+
+/// How a run failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FailureClass {
+    Correctness,
+    Liveness,
+    Panic,
+    Nondeterminism,
+}
+
+impl FailureClass {
+    pub fn of(invariant: Invariant) -> FailureClass {
+        match invariant {
+            Invariant::Liveness => FailureClass::Liveness,
+            Invariant::EnginePanic => FailureClass::Panic,
+            Invariant::Determinism => FailureClass::Nondeterminism,
+            _ => FailureClass::Correctness,
+        }
+    }
+}
+
+/// Everything a finished run reports.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub seed: u64,
+    pub violation: Option<Violation>,
+    pub steps: u64,
+    /// Engine inputs delivered plus outputs carried out.
+    pub events: u64,
+    pub digest: String,
+    pub step_digests: Vec<u64>,
+    pub decisions: Vec<u32>,
+    pub faults: BTreeMap<FaultKind, u64>,
+    pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    pub checks: BTreeMap<&'static str, u64>,
+    pub trace: Vec<String>,
+    pub tool_executions: usize,
+    /// The last request the engine sent (at the violation, when there is one).
+    pub last_request: Option<turnsim_core::Request>,
+    /// Every engine call, when `RunSpec::record_calls` asked for them.
+    pub calls: Vec<EngineCall>,
+}
+
+/// What drives one run.
+pub struct RunSpec<'a> {
+    pub factory: &'a dyn EngineFactory,
+    pub options: SimOptions,
+    /// Replay these decisions instead of drawing from the seed.
+    pub decisions: Option<Vec<u32>>,
+    pub script: Vec<ScriptedResponse>,
+    /// Keep a readable line per step.
+    pub trace: bool,
+    /// Keep every engine call (for benchmarks that time the engine alone).
+    pub record_calls: bool,
+}
+
+/// One call the world made into the engine, in order.
+#[derive(Clone, Debug)]
+pub enum EngineCall {
+    Handle(Input),
+    Restore(Vec<u8>),
+}
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Prompt,
+    BetweenTurns,
+    Provider {
+        op: OperationId,
+        event: StreamEvent,
+        dup: bool,
+    },
+    ToolDone {
+        op: OperationId,
+        outcome: turnsim_core::ToolOutcome,
+        dup: bool,
+    },
+    Cancel {
+        cause: CancelCause,
+    },
+    Crash,
+    BusyInput,
+    Watchdog {
+        op: OperationId,
+    },
+    /// A stale completion held back and delivered later, into whatever the engine is
+    /// doing by then.
+    Late {
+        input: Input,
+        what: &'static str,
+    },
+}
+
+impl Ev {
+    fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Ev::Cancel { .. } | Ev::Crash | Ev::BusyInput | Ev::Late { .. }
+        )
+    }
+}
+
+/// How a delivery is judged.
+enum Mode<'s> {
+    /// Expected to be handled.
+    Live,
+    /// Must change nothing (stale, duplicate, refused).
+    Noop(&'s str),
+    /// May be refused; if refused it must change nothing.
+    MayRefuse(&'s str),
+}
+
+type Step = Result<(), Violation>;
+
+/// The base configuration every simulated session starts from.
+pub fn sim_config() -> SessionConfig {
+    let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    let tool = |name: &str, description: &str| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema.clone(),
+    };
+    SessionConfig {
+        system: "You are a coding agent in a simulated workspace.".into(),
+        tools: vec![
+            tool("read_file", "Read a file."),
+            tool("write_file", "Write a file."),
+            tool("run_shell", "Run a shell command."),
+            tool("search", "Search the workspace."),
+        ]
+        .into(),
+        session_key: "sim-session".into(),
+        stance: "do what the user asked; report what you changed".into(),
+        max_truncated_resumes: 3,
+    }
+}
+
+struct World<'a> {
+    factory: &'a dyn EngineFactory,
+    opts: SimOptions,
+    d: Decider,
+    sched: Scheduler<Ev>,
+    disk: FakeDisk,
+    engine: Box<dyn Engine>,
+    config: SessionConfig,
+    faults_on: bool,
+    steps: u64,
+    events: u64,
+    hasher: crate::trace::TraceHasher,
+    step_digests: Vec<u64>,
+    trace: Option<Vec<String>>,
+    checks: Checks,
+    ledger: Ledger,
+    ids: IdGen,
+    script: VecDeque<ScriptedResponse>,
+    outstanding: Option<(OperationId, bool)>,
+    delivered: BTreeSet<String>,
+    prompts: Vec<String>,
+    prompts_sent: u32,
+    turn_open: bool,
+    prompt_scheduled: bool,
+    recovering: bool,
+    restart_depth: u32,
+    fixed_texts: Vec<String>,
+    faults: BTreeMap<FaultKind, u64>,
+    coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    config_revision: u32,
+    turn_requests: u32,
+    last_sent: Option<turnsim_core::Request>,
+    calls: Option<Vec<EngineCall>>,
+}
+
+/// Runs one simulation to its end or its first violation.
+pub fn run(spec: RunSpec<'_>) -> RunOutcome {
+    let seed = spec.options.seed;
+    let d = match spec.decisions {
+        Some(list) => Decider::replay(list),
+        None => Decider::from_seed(seed),
+    };
+    let config = sim_config();
+    let engine = spec.factory.create(config.clone());
+    let fixed_texts = engine.fixed_texts();
+    let mut w = World {
+        factory: spec.factory,
+        opts: spec.options,
+        d,
+        sched: Scheduler::new(),
+        disk: FakeDisk::new(),
+        engine,
+        config,
+        faults_on: true,
+        steps: 0,
+        events: 0,
+        hasher: crate::trace::TraceHasher::default(),
+        step_digests: Vec::new(),
+        trace: spec.trace.then(Vec::new),
+        checks: Checks::new(),
+        ledger: Ledger::default(),
+        ids: IdGen::default(),
+        script: spec.script.into(),
+        outstanding: None,
+        delivered: BTreeSet::new(),
+        prompts: Vec::new(),
+        prompts_sent: 0,
+        turn_open: false,
+        prompt_scheduled: false,
+        recovering: false,
+        restart_depth: 0,
+        fixed_texts,
+        faults: BTreeMap::new(),
+        coverage: BTreeSet::new(),
+        config_revision: 0,
+        turn_requests: 0,
+        last_sent: None,
+        calls: spec.record_calls.then(Vec::new),
+    };
+    let violation = w.run_phases().err();
+    let digest = w.hasher.finish();
+    RunOutcome {
+        seed,
+        violation,
+        steps: w.steps,
+        events: w.events,
+        digest,
+        step_digests: w.step_digests,
+        decisions: w.d.into_decisions(),
+        faults: w.faults,
+        coverage: w.coverage,
+        checks: w.checks.counts().clone(),
+        trace: w.trace.unwrap_or_default(),
+        tool_executions: w.ledger.executions(),
+        last_request: w.last_sent,
+        calls: w.calls.unwrap_or_default(),
+    }
+}
+
+impl World<'_> {
+    fn note(&mut self, line: impl FnOnce() -> String) {
+        if let Some(t) = &mut self.trace {
+            t.push(format!(
+                "[step {:>4} t={:>7}ms] {}",
+                self.steps,
+                self.sched.now(),
+                line()
+            ));
+        }
+    }
+
+    fn hash(&mut self, tag: &[u8], bytes: &[u8]) {
+        self.hasher.update(tag);
+        self.hasher.update(&(bytes.len() as u64).to_le_bytes());
+        self.hasher.update(bytes);
+    }
+
+    fn phase(&self) -> EnginePhase {
+        match self.outstanding {
+            _ if self.recovering => EnginePhase::Recovering,
+            Some((_, true)) => EnginePhase::Tools,
+            Some((_, false)) => EnginePhase::Streaming,
+            None => EnginePhase::Idle,
+        }
+    }
+
+    fn ctx_check(&mut self, event: Event<'_>) -> Step {
+        let ctx = Ctx {
+            step: self.steps,
+            history: self.engine.history(),
+            fixed_texts: &self.fixed_texts,
+            prompts: &self.prompts,
+        };
+        self.checks.observe(&ctx, &event)
+    }
+}
+
+/// The message a caught panic carried.
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".into()
+    }
+}
+
+/// One event, abbreviated for traces.
+pub fn show_event(e: &StreamEvent) -> String {
+    let short = |s: &str| crate::checkers::excerpt(s);
+    match e {
+        StreamEvent::MessageStart => "message_start".into(),
+        StreamEvent::BlockStart { index, block } => format!("block_start {index} {block:?}"),
+        StreamEvent::TextDelta { index, text } => format!("text_delta {index} {:?}", short(text)),
+        StreamEvent::ThinkingDelta { index, .. } => format!("thinking_delta {index}"),
+        StreamEvent::SignatureDelta { index, .. } => format!("signature_delta {index}"),
+        StreamEvent::InputJsonDelta {
+            index,
+            partial_json,
+        } => {
+            format!("input_json_delta {index} {:?}", short(partial_json))
+        }
+        StreamEvent::BlockStop { index } => format!("block_stop {index}"),
+        StreamEvent::MessageDelta { stop_reason, .. } => format!("message_delta {stop_reason:?}"),
+        StreamEvent::MessageStop => "message_stop".into(),
+        StreamEvent::Error { kind, .. } => format!("error {kind}"),
+    }
+}

@@ -1,0 +1,217 @@
+//! Carrying out the engine's outputs: persisting to the fake disk, sending requests to
+//! the scripted provider, dispatching tools, aborting, ending turns.
+//!
+//! Guarantee: outputs are carried out in the order the engine gave them, each one hashed
+//! into the trace digest before its effects are scheduled, and a crash can strike only
+//! between two outputs (or tear the persist in flight), as on a real machine.
+
+use super::*;
+
+impl World<'_> {
+    /// Carries out outputs in order; a crash may strike before any of them. Returns
+    /// whether all were carried out.
+    pub(super) fn execute(&mut self, outputs: Vec<Output>) -> Result<bool, Violation> {
+        for out in outputs {
+            self.events += 1;
+            if self.restart_depth < 2 && self.roll_crash_per_output() {
+                self.count_fault(FaultKind::Crash);
+                let torn = match &out {
+                    Output::Persist { bytes }
+                        // Given a crash mid-append, a seed with torn writes tears often.
+                        if !bytes.is_empty() && self.roll_torn_write_after_crash() =>
+                    {
+                        self.count_fault(FaultKind::TornWrite);
+                        let keep = self.d.below(bytes.len() as u32) as usize;
+                        Some(bytes[..keep].to_vec())
+                    }
+                    _ => None,
+                };
+                self.crash(torn)?;
+                return Ok(false);
+            }
+            self.output(out)?;
+        }
+        Ok(true)
+    }
+
+    pub(super) fn output(&mut self, out: Output) -> Step {
+        match out {
+            Output::Persist { bytes } => {
+                self.hash(b"persist", &bytes);
+                self.disk.append(&bytes);
+                self.disk.sync();
+            }
+            Output::TruncateLog { len } => {
+                self.hash(b"truncate", &(len as u64).to_le_bytes());
+                self.note(|| format!("log truncated to {len} bytes"));
+                self.disk.truncate(len);
+            }
+            Output::Send { op, request } => {
+                let seen = self.hash_request(&request);
+                self.note(|| {
+                    format!(
+                        "engine sends {op}: {} messages, breakpoints {:?}",
+                        request.messages.len(),
+                        request
+                            .cache
+                            .breakpoints
+                            .iter()
+                            .map(|b| b.after_message)
+                            .collect::<Vec<_>>()
+                    )
+                });
+                self.outstanding = Some((op, false));
+                self.last_sent = Some(request.clone());
+                self.ctx_check(Event::Request {
+                    op,
+                    request: &request,
+                    seen,
+                })?;
+                let scripted = self.script.pop_front();
+                let plan = plan_response(
+                    &mut self.d,
+                    &self.opts,
+                    self.faults_on,
+                    &request.tools,
+                    &mut self.ids,
+                    scripted.as_ref(),
+                    self.turn_requests,
+                );
+                self.turn_requests += 1;
+                if let Some(kind) = plan.fault {
+                    self.count_fault(kind);
+                }
+                let mut t = self.sched.now();
+                let last = plan.events.len().saturating_sub(1);
+                for (i, (delay, event)) in plan.events.into_iter().enumerate() {
+                    t += delay;
+                    if i == last && !plan.hangs && self.roll(FaultKind::DuplicateDelivery) {
+                        let later = t + 1 + u64::from(self.d.below(500));
+                        self.sched.push_at(
+                            later,
+                            Ev::Provider {
+                                op,
+                                event: event.clone(),
+                                dup: true,
+                            },
+                        );
+                    }
+                    self.sched.push_at(
+                        t,
+                        Ev::Provider {
+                            op,
+                            event,
+                            dup: false,
+                        },
+                    );
+                }
+                if plan.hangs {
+                    self.sched.push_at(t + WATCHDOG_MS, Ev::Watchdog { op });
+                }
+                self.maybe_interrupt(t - self.sched.now());
+            }
+            Output::Dispatch { op, calls } => {
+                self.hash(b"dispatch", op.0.to_le_bytes().as_slice());
+                self.outstanding = Some((op, true));
+                self.delivered.clear();
+                let mut longest = 0;
+                for call in &calls {
+                    let starts = self.ledger.start(&call.id, op, self.sched.now());
+                    self.hash(b"call", call.id.as_bytes());
+                    self.note(|| format!("tool {} ({:?}) starts for {op}", call.id, call.name));
+                    self.ctx_check(Event::Dispatched { op, call, starts })?;
+                    let (latency, outcome, fault) = plan_execution(
+                        &mut self.d,
+                        &self.opts,
+                        self.faults_on,
+                        &call.id,
+                        &call.name,
+                    );
+                    if let Some(kind) = fault {
+                        self.count_fault(kind);
+                    }
+                    longest = longest.max(latency);
+                    if self.roll(FaultKind::DuplicateDelivery) {
+                        let later = latency + 1 + u64::from(self.d.below(500));
+                        self.sched.push_after(
+                            later,
+                            Ev::ToolDone {
+                                op,
+                                outcome: outcome.clone(),
+                                dup: true,
+                            },
+                        );
+                    }
+                    self.sched.push_after(
+                        latency,
+                        Ev::ToolDone {
+                            op,
+                            outcome,
+                            dup: false,
+                        },
+                    );
+                }
+                self.maybe_interrupt(longest);
+            }
+            Output::Abort { op } => {
+                self.hash(b"abort", op.0.to_le_bytes().as_slice());
+                self.note(|| format!("engine aborts {op}"));
+                self.ledger.cancel(op);
+                if self.outstanding.map(|o| o.0) == Some(op) {
+                    self.outstanding = None;
+                }
+            }
+            Output::TurnEnded { outcome } => {
+                let text = serde_json::to_string(&outcome).unwrap_or_default();
+                self.hash(b"turn_ended", text.as_bytes());
+                self.note(|| format!("turn ended: {text}"));
+                self.turn_open = false;
+                self.outstanding = None;
+                self.ctx_check(Event::TurnEnded)?;
+                if self.faults_on && self.prompts_sent < self.opts.turns && !self.prompt_scheduled {
+                    self.sched
+                        .push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
+                    self.prompt_scheduled = true;
+                }
+            }
+            Output::Activity { activity } => {
+                self.hash(b"activity", activity.kind.as_bytes());
+                self.note(|| format!("activity {}", activity.kind));
+            }
+        }
+        Ok(())
+    }
+
+    /// Hashes what is new in a request; returns how many leading messages are the
+    /// previous request's own allocations.
+    pub(super) fn hash_request(&mut self, request: &turnsim_core::Request) -> usize {
+        let unchanged = self
+            .last_sent
+            .as_ref()
+            .is_some_and(|l| l.system == request.system && Arc::ptr_eq(&l.tools, &request.tools));
+        if unchanged {
+            self.hash(b"prefix", b"unchanged");
+        } else {
+            let prefix = request.prefix_json();
+            self.hash(b"prefix", prefix.as_bytes());
+        }
+        let mut seen = None;
+        for (i, m) in request.messages.iter().enumerate() {
+            // The previous request keeps its messages alive, so an address it holds is
+            // never reused: after a restart nothing matches and everything is hashed.
+            let same = self
+                .last_sent
+                .as_ref()
+                .and_then(|l| l.messages.get(i))
+                .is_some_and(|p| Arc::ptr_eq(p, m));
+            if !same {
+                seen.get_or_insert(i);
+                self.hasher.update(b"message");
+                self.hasher.message(m);
+            }
+        }
+        let points = serde_json::to_string(&request.cache.breakpoints).unwrap_or_default();
+        self.hash(b"breakpoints", points.as_bytes());
+        seen.unwrap_or(request.messages.len())
+    }
+}

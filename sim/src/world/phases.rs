@@ -1,0 +1,226 @@
+//! The run and its phases: the safety phase with faults on, the liveness phase with
+//! faults off, and the user's side of each step (prompts, the host's work between turns).
+//!
+//! Guarantee: events are taken from the scheduler one at a time in (time, sequence)
+//! order and every step ends with a checkpoint of the trace digest, so the digest after
+//! step N depends only on the decisions drawn up to step N.
+
+use super::*;
+
+impl World<'_> {
+    pub(super) fn run_phases(&mut self) -> Step {
+        self.sched.push_at(0, Ev::Prompt);
+        self.prompt_scheduled = true;
+        // Safety phase.
+        while self.steps < u64::from(self.opts.safety_step_limit) {
+            if self.prompts_sent >= self.opts.turns && !self.turn_open && !self.prompt_scheduled {
+                break;
+            }
+            let Some((_, ev)) = self.sched.pop() else {
+                break;
+            };
+            self.step(ev)?;
+        }
+        // Liveness phase: faults off; settle, then one more prompt.
+        self.faults_on = false;
+        self.note(|| "LIVENESS PHASE: faults off".into());
+        let limit = self.steps + u64::from(self.opts.liveness_step_limit);
+        let mut final_sent = false;
+        loop {
+            if !self.turn_open && !final_sent {
+                final_sent = true;
+                self.sched.push_after(1, Ev::Prompt);
+                self.prompt_scheduled = true;
+            } else if !self.turn_open && final_sent && !self.prompt_scheduled {
+                break;
+            }
+            if self.steps >= limit {
+                let detail = format!(
+                    "a turn is still open after {} steps of the liveness phase (engine phase: {})",
+                    self.opts.liveness_step_limit,
+                    self.phase().name()
+                );
+                return self.ctx_check(Event::LivenessEnd {
+                    turn_open: true,
+                    detail,
+                });
+            }
+            let Some((_, ev)) = self.sched.pop() else {
+                let detail = format!(
+                    "nothing left to happen but the turn is open (engine phase: {})",
+                    self.phase().name()
+                );
+                return self.ctx_check(Event::LivenessEnd {
+                    turn_open: self.turn_open,
+                    detail,
+                });
+            };
+            if ev.is_fault() || matches!(ev, Ev::BetweenTurns) {
+                continue;
+            }
+            self.step(ev)?;
+        }
+        // Anything still queued is stale; with faults off it is dropped.
+        self.ctx_check(Event::LivenessEnd {
+            turn_open: false,
+            detail: String::new(),
+        })
+    }
+
+    pub(super) fn step(&mut self, ev: Ev) -> Step {
+        self.steps += 1;
+        let events_before = self.events;
+        let now = self.sched.now();
+        self.hasher.update(&self.steps.to_le_bytes());
+        self.hasher.update(&now.to_le_bytes());
+        match ev {
+            Ev::Prompt => self.prompt()?,
+            Ev::BetweenTurns => self.between_turns()?,
+            Ev::Provider { op, event, dup } => self.provider_event(op, event, dup)?,
+            Ev::ToolDone { op, outcome, dup } => self.tool_done(op, outcome, dup)?,
+            Ev::Cancel { cause } => {
+                if self.turn_open {
+                    self.count_fault(FaultKind::Cancel);
+                    self.note(|| format!("user/host cancels ({cause:?})"));
+                    self.deliver(Input::Cancel { cause }, Mode::Live)?;
+                } else {
+                    self.count_fault(FaultKind::Cancel);
+                    self.deliver(Input::Cancel { cause }, Mode::Noop("a cancel while idle"))?;
+                }
+            }
+            Ev::Crash => {
+                self.count_fault(FaultKind::Crash);
+                self.crash(None)?;
+            }
+            Ev::BusyInput => {
+                if self.turn_open {
+                    self.count_fault(FaultKind::BusyInput);
+                    let input = Input::Prompt {
+                        text: "are you done yet?".into(),
+                        now: format!("t+{now}ms"),
+                    };
+                    self.deliver(input, Mode::Noop("input while busy"))?;
+                }
+            }
+            Ev::Late { input, what } => {
+                self.count_fault(FaultKind::StaleDelivery);
+                self.deliver(input, Mode::Noop(what))?;
+            }
+            Ev::Watchdog { op } => {
+                if self.outstanding.map(|o| o.0) == Some(op) {
+                    self.note(|| format!("host watchdog cancels silent {op}"));
+                    self.deliver(
+                        Input::Cancel {
+                            cause: CancelCause::Host,
+                        },
+                        Mode::Live,
+                    )?;
+                }
+            }
+        }
+        // Only a step in which the engine did something can have changed its history.
+        if self.events != events_before {
+            self.ctx_check(Event::Step)?;
+        }
+        self.step_digests.push(self.hasher.checkpoint());
+        Ok(())
+    }
+
+    pub(super) fn prompt(&mut self) -> Step {
+        self.prompt_scheduled = false;
+        if self.turn_open {
+            return Ok(());
+        }
+        let n = self.prompts.len() + 1;
+        let topic = ["the parser", "the cache", "the CLI", "the tests"][self.d.below(4) as usize];
+        let text = format!("prompt {n}: fix {topic}");
+        self.prompts.push(text.clone());
+        self.prompts_sent += 1;
+        let baseline = self.engine.history().len();
+        let now = format!("2026-01-01T00:00:00Z+{}ms", self.sched.now());
+        self.note(|| format!("user prompt {text:?}"));
+        let input = Input::Prompt {
+            text: text.clone(),
+            now,
+        };
+        let outputs = match self.call(input)? {
+            Ok(outputs) => outputs,
+            Err(refusal) => {
+                // Prompts are only sent between turns: a refusal locks the user out.
+                self.note(|| format!("prompt refused: {refusal}"));
+                return self.ctx_check(Event::LivenessEnd {
+                    turn_open: true,
+                    detail: format!("the engine refused a prompt between turns: {refusal}"),
+                });
+            }
+        };
+        self.turn_open = true;
+        self.turn_requests = 0;
+        self.ctx_check(Event::TurnStarted { baseline })?;
+        let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
+        if self.execute(outputs)? && persisted {
+            self.ctx_check(Event::Observed(Observation::Prompt { words: text }))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn between_turns(&mut self) -> Step {
+        if self.turn_open {
+            return Ok(());
+        }
+        if self.roll(FaultKind::Compaction) {
+            self.count_fault(FaultKind::Compaction);
+            let summary = format!(
+                "{MODEL_TAINT} summary of {} messages",
+                self.engine.history().len()
+            );
+            if self.deliver(
+                Input::Compact { summary },
+                Mode::MayRefuse("a refused compaction"),
+            )? {
+                self.ctx_check(Event::Reset(ResetKind::Compaction))?;
+            }
+        }
+        if self.roll(FaultKind::Rewind) {
+            self.count_fault(FaultKind::Rewind);
+            let history = self.engine.history();
+            let directives: Vec<usize> = history
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| directive_words(m).is_some())
+                .map(|(i, _)| i)
+                .collect();
+            let len = history.len() as u32;
+            // Drawn as a value below `den` (not as a chance) because that is the draw
+            // pinned decision lists hold here: any non-zero value picks a directive
+            // when the ratio is the default 3/4.
+            let to_directive = self.opts.rates.rewind_to_directive;
+            let index = if !directives.is_empty()
+                && self.d.below(to_directive.den)
+                    >= to_directive.den.saturating_sub(to_directive.num)
+            {
+                directives[self.d.below(directives.len() as u32) as usize]
+            } else {
+                self.d.below(len + 1) as usize
+            };
+            self.note(|| format!("host rewinds to message {index}"));
+            if self.deliver(Input::Rewind { index }, Mode::MayRefuse("a refused rewind"))? {
+                self.ctx_check(Event::Reset(ResetKind::Rewind))?;
+            }
+        }
+        if self.roll(FaultKind::PrefixChange) {
+            self.count_fault(FaultKind::PrefixChange);
+            self.config_revision += 1;
+            let system = format!("{} (revision {})", self.config.system, self.config_revision);
+            let tools = self.config.tools.to_vec();
+            self.deliver(
+                Input::Configure { system, tools },
+                Mode::MayRefuse("a refused configure"),
+            )?;
+        }
+        self.sched
+            .push_after(u64::from(self.d.range(1, 5000)), Ev::Prompt);
+        self.prompt_scheduled = true;
+        Ok(())
+    }
+}
