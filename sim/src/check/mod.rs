@@ -22,12 +22,9 @@
 
 pub mod anthropic;
 pub mod claude_jsonl;
-pub mod conversation;
 pub mod detect;
 pub mod export;
 pub mod findings;
-pub mod history;
-pub mod markers;
 pub mod openai;
 pub mod prefix;
 pub mod report;
@@ -38,7 +35,8 @@ pub mod vcr;
 
 use detect::{Detected, HEAD, detect};
 use findings::{FileReport, Place};
-use history::{End, HistoryCheck};
+use crate::judge::history::HistoryCheck;
+use crate::judge::pairing::End;
 use report::{Outcome, Unreadable};
 use source::{InputError, Item, Located, utf8};
 use std::fs::File;

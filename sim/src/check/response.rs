@@ -9,7 +9,8 @@
 //! never a violation: they say nothing about the runtime under test.
 
 use super::findings::{Finding, Findings, Place, Severity};
-use super::history::{End, HistoryCheck};
+use crate::judge::history::HistoryCheck;
+use crate::judge::pairing::End;
 use super::source::Located;
 use super::sse::{self, ReplyError};
 use std::sync::Arc;

@@ -408,6 +408,7 @@ impl Server {
             key: &key,
             retry_count,
             parsed: &parsed,
+            headers: &kept_headers(&inc.headers),
         });
         if self.config.reject_invalid
             && let Some(v) = verdict.violations.iter().find(|v| v.api_rejects())
