@@ -157,7 +157,7 @@ mod tests {
         assert!(
             out.kept[0]
                 .detail
-                .starts_with("request 4: prefix changed between turns: `system` differs from request 3 at byte 30 of its JSON"),
+                .starts_with("request 4: prefix changed between turns: `system` differs from request 3 at byte 32 of its JSON"),
             "{}",
             out.kept[0].detail
         );
