@@ -162,23 +162,10 @@ pub fn main_with(args: Vec<String>) -> i32 {
     }
 }
 
-/// `turnsim check`: files go to the transcript checker; a directory is a
-/// `turnsim serve --record` recording, judged request by request.
-fn cmd_check(mut a: crate::check::CheckArgs) -> i32 {
-    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = a.files.drain(..).partition(|p| p.is_dir());
-    let mut code = exit::PASS;
-    for dir in &dirs {
-        let c = match crate::serve::check_main(dir) {
-            exit::IO => crate::check::report::exit::UNREADABLE,
-            c => c,
-        };
-        code = code.max(c);
-    }
-    if !files.is_empty() || dirs.is_empty() {
-        a.files = files;
-        code = code.max(crate::check::run(&a));
-    }
-    code
+/// `turnsim check`: files, folders of files and `turnsim serve --record` folders, all
+/// judged by the one judge (`crate::check` tells them apart).
+fn cmd_check(a: crate::check::CheckArgs) -> i32 {
+    crate::check::run(&a)
 }
 
 #[cfg(feature = "serve")]

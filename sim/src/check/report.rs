@@ -42,6 +42,8 @@ impl Unreadable {
 pub struct Outcome {
     pub files: Vec<FileReport>,
     pub unreadable: Vec<Unreadable>,
+    /// Entries of a folder left out, and why (`path: skipped (…)`).
+    pub skipped: Vec<String>,
 }
 
 impl Outcome {
@@ -88,6 +90,9 @@ pub fn human(outcome: &Outcome) -> String {
     let mut o = String::new();
     for u in &outcome.unreadable {
         let _ = writeln!(o, "{}", u.to_line());
+    }
+    for s in &outcome.skipped {
+        let _ = writeln!(o, "{s}");
     }
     for r in &outcome.files {
         let many_windows = r.stat("windows") > 1;
@@ -152,12 +157,14 @@ pub fn json(outcome: &Outcome) -> String {
     struct Json<'a> {
         files: &'a [FileReport],
         unreadable: &'a [Unreadable],
+        skipped: &'a [String],
         violations: usize,
         exit_code: i32,
     }
     let mut text = serde_json::to_string_pretty(&Json {
         files: &outcome.files,
         unreadable: &outcome.unreadable,
+        skipped: &outcome.skipped,
         violations: outcome.violations(),
         exit_code: outcome.exit_code(),
     })
