@@ -72,12 +72,18 @@ fn json_that_holds_no_messages_is_an_error_naming_what_was_expected() {
     let nothing = "nothing to judge: none of its";
     assert_unreadable(&file("object.json", "{\"a\":1}\n"), nothing);
     assert_unreadable(
-        &file("lines.jsonl", "{\"x\":1}\n{\"y\":[2]}\n{\"type\":\"summary\"}\n"),
+        &file(
+            "lines.jsonl",
+            "{\"x\":1}\n{\"y\":[2]}\n{\"type\":\"summary\"}\n",
+        ),
         nothing,
     );
     let empty = "nothing to judge: the document holds no messages";
     assert_unreadable(&file("array.json", "[]"), empty);
-    assert_unreadable(&file("body.json", "{\"model\":\"m\",\"messages\":[]}"), empty);
+    assert_unreadable(
+        &file("body.json", "{\"model\":\"m\",\"messages\":[]}"),
+        empty,
+    );
 }
 
 #[test]

@@ -23,7 +23,15 @@ const LOOP: &str = r#"[
 ]"#;
 
 /// What is compared across the three paths.
-type Seen = (String, String, String, Option<usize>, Option<usize>, Option<usize>, String);
+type Seen = (
+    String,
+    String,
+    String,
+    Option<usize>,
+    Option<usize>,
+    Option<usize>,
+    String,
+);
 
 fn seen<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Vec<Seen> {
     findings
@@ -75,7 +83,10 @@ fn cassette(records: &[Record]) -> String {
         })
         .collect();
     let doc = json!({"version": 2, "interactions": interactions});
-    format!("---\n{}", serde_norway::to_string(&doc).expect("serializes"))
+    format!(
+        "---\n{}",
+        serde_norway::to_string(&doc).expect("serializes")
+    )
 }
 
 /// The same traffic judged the three ways; returns the live findings after
@@ -84,7 +95,11 @@ fn judged_three_ways(server: &turnsim::serve::http::ServeHandle, rec: &Path) -> 
     let live = live(&server.server.verdicts());
     let records = read_dir(rec).expect("the recording reads");
     let from_recording = check_files(&[rec.to_path_buf()], None);
-    assert!(from_recording.unreadable.is_empty(), "{:?}", from_recording.unreadable);
+    assert!(
+        from_recording.unreadable.is_empty(),
+        "{:?}",
+        from_recording.unreadable
+    );
     let from_recording = seen(&from_recording.files[0].findings.kept);
     let from_cassette = check_reader(
         "traffic.yaml",

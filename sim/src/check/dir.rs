@@ -80,9 +80,10 @@ fn walk(dir: &Path, format: Option<Format>, outcome: &mut Outcome, depth: usize)
             .extension()
             .is_some_and(|x| DOCS.iter().any(|d| x.eq_ignore_ascii_case(d)))
         {
-            outcome
-                .skipped
-                .push(format!("{}: skipped (documentation, not a transcript)", p.display()));
+            outcome.skipped.push(format!(
+                "{}: skipped (documentation, not a transcript)",
+                p.display()
+            ));
         } else {
             match check_file(p, format) {
                 Ok(r) => outcome.files.push(r),

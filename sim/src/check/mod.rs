@@ -36,10 +36,10 @@ pub mod source;
 pub mod sse;
 pub mod vcr;
 
-use detect::{Detected, HEAD, detect};
-use findings::{FileReport, Place};
 use crate::judge::history::HistoryCheck;
 use crate::judge::pairing::End;
+use detect::{Detected, HEAD, detect};
+use findings::{FileReport, Place};
 use report::{Outcome, Unreadable};
 use source::{InputError, Item, Located, utf8};
 use std::fs::File;

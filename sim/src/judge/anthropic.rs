@@ -172,7 +172,6 @@ pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, String> {
     })
 }
 
-
 impl ParsedRequest {
     /// The neutral view of this request: request `id`, sent with `headers` (names
     /// lower-cased).

@@ -102,8 +102,8 @@ pub fn judge_messages(messages: &[Located], end: End, place: &Place) -> Findings
 mod tests {
     use super::*;
     use crate::judge::finding::Findings;
-    use turnsim_core::{Block, Message};
     use std::sync::Arc;
+    use turnsim_core::{Block, Message};
 
     fn user(text: &str) -> Message {
         Message::user_text(text)

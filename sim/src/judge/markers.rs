@@ -225,3 +225,119 @@ impl Markers {
         self.previous = marker.then_some(i);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::tool_in_flight_note_text;
+
+    fn kinds(m: &Message) -> Vec<(Option<usize>, TextKind<'_>)> {
+        classify(m, &Wording::REFERENCE)
+    }
+
+    #[test]
+    fn a_marker_is_the_same_as_string_content_or_as_a_single_text_block() {
+        let text = "[Request interrupted: runtime restarted]";
+        assert_eq!(
+            kinds(&Message::user_text(text)),
+            vec![(None, TextKind::Marker(text))]
+        );
+        assert_eq!(
+            kinds(&Message::user_blocks(vec![Block::text(text)])),
+            vec![(Some(0), TextKind::Marker(text))]
+        );
+    }
+
+    #[test]
+    fn claude_codes_tool_use_form_is_foreign_whole_or_among_other_blocks() {
+        let form = "[Request interrupted by user for tool use]";
+        let whole = Message::user_blocks(vec![Block::text(form)]);
+        assert_eq!(
+            kinds(&whole),
+            vec![(
+                Some(0),
+                TextKind::ForeignMarker {
+                    text: form,
+                    runtime: Some("Claude Code")
+                }
+            )]
+        );
+        let among = Message::user_blocks(vec![
+            Block::tool_result("t1", "partial", true),
+            Block::text(form),
+        ]);
+        assert_eq!(
+            kinds(&among),
+            vec![(
+                Some(1),
+                TextKind::ForeignMarker {
+                    text: form,
+                    runtime: Some("Claude Code")
+                }
+            )]
+        );
+    }
+
+    #[test]
+    fn an_exact_marker_among_other_blocks_is_not_the_engines() {
+        let m = Message::user_blocks(vec![
+            Block::text("look"),
+            Block::text("[Request interrupted: runtime restarted]"),
+        ]);
+        assert_eq!(
+            kinds(&m),
+            vec![(
+                Some(1),
+                TextKind::ForeignMarker {
+                    text: "[Request interrupted: runtime restarted]",
+                    runtime: None
+                }
+            )]
+        );
+    }
+
+    #[test]
+    fn a_near_marker_is_reported_whether_string_or_single_block() {
+        let near = "[Request interrupted: do Y instead]";
+        assert_eq!(
+            kinds(&Message::user_text(near)),
+            vec![(None, TextKind::NearMarker(near))]
+        );
+        assert_eq!(
+            kinds(&Message::user_blocks(vec![Block::text(near)])),
+            vec![(Some(0), TextKind::NearMarker(near))]
+        );
+    }
+
+    #[test]
+    fn exact_notes_pass_and_reworded_or_cancel_shaped_notes_do_not() {
+        let note = tool_in_flight_note_text("Canceled by user", &["bash".to_string()]);
+        assert_eq!(
+            kinds(&Message::user_text(note.clone())),
+            vec![(None, TextKind::Note(note.as_str()))]
+        );
+        let reworded = note.replace("may have", "might have");
+        assert_eq!(
+            kinds(&Message::user_text(reworded.clone())),
+            vec![(None, TextKind::NearNote(reworded.as_str()))]
+        );
+        let cancel = "[Canceled by user while the tool call `x` ran.]";
+        assert_eq!(
+            kinds(&Message::user_text(cancel)),
+            vec![(None, TextKind::NearNote(cancel))]
+        );
+    }
+
+    #[test]
+    fn assistant_text_and_ordinary_user_text_yield_nothing() {
+        let w = Wording::REFERENCE;
+        assert!(
+            classify(
+                &Message::assistant_text("[Request interrupted by user]"),
+                &w
+            )
+            .is_empty()
+        );
+        assert!(classify(&Message::user_text("please continue"), &w).is_empty());
+    }
+}

@@ -196,3 +196,61 @@ impl Judge {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::anthropic::parse_request;
+    use serde_json::json;
+
+    fn request(id: usize, messages: serde_json::Value) -> Request {
+        let body = json!({"model": "m", "tools": [{"name": "ls", "input_schema": {}}], "messages": messages});
+        match parse_request(body.to_string().as_bytes()) {
+            Ok(p) => p.view(id, &BTreeMap::new()),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn rules(j: &Judged) -> Vec<(&str, &str)> {
+        j.findings
+            .iter()
+            .map(|f| (f.check, f.kind.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn a_refused_request_is_not_the_previous_one_an_unanswered_one_is() {
+        let go = json!({"role": "user", "content": "go"});
+        let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]});
+        let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]});
+        let words = json!({"role": "user", "content": "could not"});
+        let mut j = Judge::default();
+        let first = j.judge(&request(0, json!([go])));
+        j.answered(&first.key, Answered::default());
+        let broken = j.judge(&request(1, json!([go, call, words])));
+        assert_eq!(rules(&broken), [("pairing", "missing_tool_result")]);
+        j.answered(
+            &broken.key,
+            Answered {
+                status: Some(400),
+                ..Answered::default()
+            },
+        );
+        let retry = j.judge(&request(2, json!([go, call, result])));
+        assert_eq!(rules(&retry), []);
+        // Unanswered, the retry is the previous one: a rewrite of it is flagged.
+        let rewrite = j.judge(&request(3, json!([go, call, words])));
+        assert_eq!(
+            rules(&rewrite),
+            [
+                ("pairing", "missing_tool_result"),
+                ("append_only", "message_changed")
+            ]
+        );
+        assert_eq!(rewrite.repeated, [true, false]);
+        assert_eq!(
+            (rewrite.label.as_str(), rewrite.conversation_request),
+            ("c1", 3)
+        );
+    }
+}

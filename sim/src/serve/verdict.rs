@@ -40,10 +40,7 @@ pub struct Violation {
 impl Violation {
     /// True when the real API refuses a request with this violation.
     pub fn api_rejects(&self) -> bool {
-        matches!(
-            self.rule.as_str(),
-            "pairing" | "tool_id_unique" | "empty"
-        )
+        matches!(self.rule.as_str(), "pairing" | "tool_id_unique" | "empty")
     }
 }
 
@@ -301,6 +298,15 @@ mod tests {
         let v = judge_one(&mut Judge::default(), 0, body);
         let rules: Vec<&str> = v.violations.iter().map(|v| v.rule.as_str()).collect();
         assert_eq!(rules, ["marker_exact", "note_exact"]);
+    }
+
+    #[test]
+    fn the_servers_outcomes_name_the_status_that_refused_a_request() {
+        assert_eq!(outcome_status("rejected"), Some(400));
+        assert_eq!(outcome_status("status 529, retry-after 2"), Some(529));
+        assert_eq!(outcome_status("status 500"), Some(500));
+        assert_eq!(outcome_status("complete"), None);
+        assert_eq!(outcome_status("cut after 4 events"), None);
     }
 
     #[test]
