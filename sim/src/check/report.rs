@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 pub mod exit {
     pub const CLEAN: i32 = 0;
     pub const VIOLATIONS: i32 = 1;
-    /// Input that is not the format it claims (or could not be opened).
+    /// Input that is not the format it claims, could not be opened, or holds
+    /// nothing to judge (every place `check` decides this code names this constant).
     pub const UNREADABLE: i32 = 2;
 }
 
