@@ -3,8 +3,9 @@
 //!
 //! Guarantee: an input the loaders cannot read is never half-checked silently; it is
 //! an [`InputError`] naming the 1-based line (and what was expected), which the CLI
-//! turns into the exit code of unreadable input ([`super::report::exit::UNREADABLE`]). A message keeps the line of every block it was merged
-//! from, so a finding about one block points at the line that wrote it.
+//! turns into the exit code of unreadable input ([`super::report::exit::UNREADABLE`]).
+//! A message keeps the line of every block it was merged from, so a finding about one
+//! block points at the line that wrote it.
 
 pub use crate::judge::view::Located;
 use std::fmt;
