@@ -40,6 +40,7 @@ pub mod engine;
 pub mod exit;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
+pub mod judge;
 pub mod options;
 pub mod provider;
 pub mod report;

@@ -278,13 +278,18 @@ fn a_changed_earlier_message_breaks_append_only() {
 }
 
 #[test]
-fn a_request_with_fewer_messages_breaks_append_only() {
+fn a_request_with_fewer_messages_that_are_a_prefix_is_a_rewind_not_a_violation() {
     let mut bodies = conversation();
     bodies.push(bodies[1].clone());
     let r = check_text(synthetic(&bodies));
     assert_eq!(
         kinds(&r),
-        vec![("append_only", "fewer_messages".to_string(), Some(3), None)]
+        vec![("append_only", "rewind".to_string(), Some(3), None)]
+    );
+    assert_eq!(r.findings.violations, 0);
+    assert_eq!(
+        r.findings.kept[0].detail,
+        "request 3: rewind: its 3 messages are a prefix of the 5 of request 2"
     );
 }
 
@@ -326,15 +331,23 @@ fn a_rewritten_first_message_is_said_but_not_judged() {
 }
 
 #[test]
-fn the_same_first_message_under_another_system_is_a_prefix_change() {
+fn the_same_first_message_under_another_system_is_a_prefix_change_with_its_cause() {
     let mut bodies = conversation();
     bodies[2]["system"] = Value::from("s2");
     let r = check_text(synthetic(&bodies));
+    assert_eq!(r.findings.violations, 0);
+    assert!(
+        r.findings.kept[0].detail.starts_with(
+            "request 2: prefix changed between turns: `system` differs from request 1 at byte 25 of its JSON"
+        ),
+        "{}",
+        r.findings.kept[0].detail
+    );
     assert_eq!(
         kinds(&r),
         vec![(
             "prefix_changed",
-            "system_or_tools".to_string(),
+            "system_changed".to_string(),
             Some(2),
             None
         )]

@@ -81,6 +81,7 @@ impl Pending {
             } else {
                 self.block_lines
             },
+            index: None,
         }
     }
 

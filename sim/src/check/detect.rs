@@ -22,6 +22,35 @@ pub enum Detected {
     Vcr,
     /// A raw server-sent-event stream.
     Recording,
+    /// A format recognised but not judged yet: what it is.
+    Unsupported(&'static str),
+}
+
+/// A JSON object that is the first entry of a format `check` knows but does not
+/// judge yet.
+fn unsupported(o: &serde_json::Map<String, serde_json::Value>) -> Option<&'static str> {
+    const CODEX: [&str; 5] = [
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+    ];
+    let kind = o.get("type").and_then(serde_json::Value::as_str);
+    if o.contains_key("payload") && kind.is_some_and(|k| CODEX.contains(&k)) {
+        return Some("a Codex CLI rollout (`session_meta` / `response_item` lines)");
+    }
+    if !o.contains_key("messages") && o.contains_key("input") && o.contains_key("model") {
+        return Some("an OpenAI Responses API request (`input` items)");
+    }
+    None
+}
+
+/// What `check` says of a format it recognises but does not judge.
+pub fn unsupported_error(what: &str) -> InputError {
+    InputError::whole(format!(
+        "{what}: this format is not supported yet (turnsim check reads Claude Code session logs, Anthropic Messages and OpenAI chat-completions bodies or message arrays, go-vcr cassettes, SSE recordings and `turnsim serve --record` folders)"
+    ))
 }
 
 /// Detects the format of a file from its first `head.len()` bytes; `complete` says
@@ -60,14 +89,20 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
                 Ok(serde_json::Value::Object(o)) if o.contains_key("messages") => {
                     Detected::JsonDocument
                 }
-                Ok(serde_json::Value::Object(_)) => Detected::ClaudeJsonl,
+                Ok(serde_json::Value::Object(o)) => match unsupported(&o) {
+                    Some(what) => Detected::Unsupported(what),
+                    None => Detected::ClaudeJsonl,
+                },
                 // Not a whole object on the first line: a pretty-printed document
                 // (or a broken first line, which the document parser will name).
                 _ => Detected::JsonDocument,
             },
             None if complete => match serde_json::from_str::<serde_json::Value>(body) {
                 Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => {
-                    Detected::ClaudeJsonl
+                    match unsupported(&o) {
+                        Some(what) => Detected::Unsupported(what),
+                        None => Detected::ClaudeJsonl,
+                    }
                 }
                 _ => Detected::JsonDocument,
             },
@@ -121,6 +156,24 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(detect(text.as_bytes(), true), Ok(want), "{text:?}");
         }
+    }
+
+    #[test]
+    fn codex_rollouts_and_responses_requests_are_named_not_guessed() {
+        let rollout = "{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n{\"type\":\"response_item\",\"payload\":{}}\n";
+        assert_eq!(
+            detect(rollout.as_bytes(), true),
+            Ok(Detected::Unsupported(
+                "a Codex CLI rollout (`session_meta` / `response_item` lines)"
+            ))
+        );
+        let responses = "{\"model\":\"gpt-5\",\"input\":[],\"stream\":true}";
+        assert_eq!(
+            detect(responses.as_bytes(), true),
+            Ok(Detected::Unsupported(
+                "an OpenAI Responses API request (`input` items)"
+            ))
+        );
     }
 
     #[test]

@@ -1,44 +1,45 @@
-//! `turnsim check`: the simulator's invariants, run on real transcripts and recorded
-//! traffic.
+//! `turnsim check`: the judge ([`crate::judge`]) run on real transcripts, recorded
+//! traffic and `turnsim serve --record` folders.
 //!
 //! Guarantees:
-//! - One oracle: what judges a simulated request judges a real one. Pairing,
-//!   ordering and emptiness go through `turnsim_core::validate_history` and the
-//!   simulator's own per-message rules (`checkers::pairing`, `checkers::marker_once`);
-//!   recorded responses go through the engine's own stream handling.
-//! - Never a panic and never a silent half-check on any input: input that is not the
-//!   format it claims is an error naming the file and line (exit 6); nothing reachable
-//!   from input unwraps.
+//! - One oracle: every rule is the judge's, the same code `turnsim serve` judges live
+//!   requests with; this module only reads formats into the judge's neutral view and
+//!   renders findings. Recorded responses go through the engine's own stream handling.
+//! - Never a panic and never a silent pass: input that is not the format it claims,
+//!   a format recognised but not judged yet, and input from which nothing could be
+//!   judged (no messages, no requests, an empty folder) are errors naming the file
+//!   (and line) and what was expected, with the exit code of unreadable input
+//!   ([`report::exit::UNREADABLE`]); nothing reachable from input unwraps.
 //! - Bounded memory on logs: Claude Code JSONL is read line by line and checked as a
-//!   stream (see [`history`]); JSON documents and cassettes are single documents and
-//!   are held whole.
+//!   stream ([`crate::judge::history`]); JSON documents and cassettes are single
+//!   documents and are held whole.
 //! - Deterministic output: see [`report`].
 //!
 //! Layout: [`detect`] picks the format, a loader per format ([`claude_jsonl`],
-//! [`anthropic`], [`openai`], [`vcr`], [`sse`]) yields messages ([`source`]), the
-//! checks ([`history`], [`markers`], [`conversation`], [`response`], [`prefix`])
-//! yield [`findings`], [`report`] renders them, and [`export`] writes a simulated
-//! request for `check` to read.
+//! [`anthropic`], [`openai`], [`vcr`], [`sse`], [`recording`]) yields messages
+//! ([`source`]) or requests for the judge, [`dir`] walks folders, [`response`] and
+//! [`prefix`] are `check`'s own comparisons, [`report`] renders the findings, and
+//! [`export`] writes a simulated request for `check` to read.
 
 pub mod anthropic;
 pub mod claude_jsonl;
-pub mod conversation;
 pub mod detect;
+pub mod dir;
 pub mod export;
 pub mod findings;
-pub mod history;
-pub mod markers;
 pub mod openai;
 pub mod prefix;
+pub mod recording;
 pub mod report;
 pub mod response;
 pub mod source;
 pub mod sse;
 pub mod vcr;
 
+use crate::judge::history::HistoryCheck;
+use crate::judge::pairing::End;
 use detect::{Detected, HEAD, detect};
 use findings::{FileReport, Place};
-use history::{End, HistoryCheck};
 use report::{Outcome, Unreadable};
 use source::{InputError, Item, Located, utf8};
 use std::fs::File;
@@ -61,6 +62,9 @@ pub enum Format {
     OpenAi,
     /// One recorded Messages API response stream (server-sent events).
     Recording,
+    /// A `turnsim serve --record` folder (one JSON file per request).
+    #[value(name = "serve-record")]
+    ServeRecord,
 }
 
 impl Format {
@@ -71,6 +75,7 @@ impl Format {
             Format::Vcr => "vcr",
             Format::OpenAi => "openai",
             Format::Recording => "recording",
+            Format::ServeRecord => "serve-record",
         }
     }
 }
@@ -88,7 +93,9 @@ pub struct CheckArgs {
     /// Check that the second file extends the first, message by message, byte for byte.
     #[cfg_attr(feature = "cli", arg(long))]
     pub prefix: bool,
-    /// Transcripts, request bodies, cassettes or recordings.
+    /// Transcripts, request bodies, cassettes or recordings; a folder is a
+    /// `turnsim serve --record` recording (judged as one) or a folder of transcripts
+    /// (each file checked).
     #[cfg_attr(feature = "cli", arg(required = true, value_name = "FILE"))]
     pub files: Vec<PathBuf>,
 }
@@ -117,10 +124,15 @@ pub fn run(args: &CheckArgs) -> i32 {
     outcome.exit_code()
 }
 
-/// Checks each file on its own.
+/// Checks each file on its own; a folder is a recording or a folder of files
+/// ([`dir`]).
 pub fn check_files(files: &[PathBuf], format: Option<Format>) -> Outcome {
     let mut outcome = Outcome::default();
     for path in files {
+        if path.is_dir() {
+            dir::check_dir(path, format, &mut outcome);
+            continue;
+        }
         match check_file(path, format) {
             Ok(r) => outcome.files.push(r),
             Err(e) => outcome.unreadable.push(unreadable(path, e)),
@@ -129,7 +141,7 @@ pub fn check_files(files: &[PathBuf], format: Option<Format>) -> Outcome {
     outcome
 }
 
-fn unreadable(path: &Path, e: InputError) -> Unreadable {
+pub(crate) fn unreadable(path: &Path, e: InputError) -> Unreadable {
     Unreadable {
         path: path.display().to_string(),
         line: e.line,
@@ -175,6 +187,11 @@ fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, Inpu
         Some(Format::Anthropic | Format::OpenAi) => Detected::JsonDocument,
         Some(Format::Vcr) => Detected::Vcr,
         Some(Format::Recording) => Detected::Recording,
+        Some(Format::ServeRecord) => {
+            return Err(InputError::whole(
+                "--format serve-record names a `turnsim serve --record` folder, not a file",
+            ));
+        }
         None => detect(&head, head.len() < HEAD)?,
     };
     Ok(Opened {
@@ -262,6 +279,12 @@ pub fn check_reader(
             let mut report = FileReport::new(&name, Format::ClaudeJsonl.name());
             let mut log = claude_jsonl::ClaudeJsonl::new(opened.reader);
             check_stream(&mut log, End::TurnOpen, &mut report)?;
+            if report.stat("messages") == 0 {
+                return Err(InputError::whole(format!(
+                    "nothing to judge: none of its {} line(s) is a Claude Code message entry (\"type\": \"user\" or \"assistant\" with a \"message\"); expected a Claude Code session log, a Messages API or OpenAI chat request body or message array, a go-vcr cassette or an SSE recording",
+                    log.stats.lines
+                )));
+            }
             report.stats.insert("lines", log.stats.lines);
             report.stats.insert("entries_skipped", log.stats.skipped);
             report
@@ -273,6 +296,11 @@ pub fn check_reader(
         Detected::JsonDocument => {
             let text = opened.text()?;
             let (messages, format, end, skipped) = json_document(&text, format)?;
+            if messages.is_empty() {
+                return Err(InputError::whole(
+                    "nothing to judge: the document holds no messages (expected a non-empty array of messages or a request body with `messages`)",
+                ));
+            }
             let mut report = FileReport::new(&name, format.name());
             check_stream(
                 messages.into_iter().map(|m| Ok(Item::Message(m))),
@@ -297,6 +325,7 @@ pub fn check_reader(
             report.stats.insert("responses", 1);
             Ok(report)
         }
+        Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
     }
 }
 
@@ -321,6 +350,7 @@ fn messages_of(path: &Path, format: Option<Format>) -> Result<(Stream, Format), 
         Detected::Vcr | Detected::Recording => Err(InputError::whole(
             "--prefix compares message transcripts; a cassette or a recording is not one",
         )),
+        Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
     }
 }
 

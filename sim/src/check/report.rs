@@ -16,7 +16,8 @@ pub mod exit {
     use crate::exit::Exit;
     pub const CLEAN: i32 = Exit::Pass.code();
     pub const VIOLATIONS: i32 = Exit::Correctness.code();
-    /// Input that is not the format it claims (or could not be opened).
+    /// Input that is not the format it claims, could not be opened, or holds
+    /// nothing to judge (every place `check` decides this code names this constant).
     pub const UNREADABLE: i32 = Exit::File.code();
     /// Arguments that do not fit (`--prefix` with other than two files).
     pub const USAGE: i32 = Exit::Usage.code();
@@ -46,6 +47,8 @@ impl Unreadable {
 pub struct Outcome {
     pub files: Vec<FileReport>,
     pub unreadable: Vec<Unreadable>,
+    /// Entries of a folder left out, and why (`path: skipped (…)`).
+    pub skipped: Vec<String>,
 }
 
 impl Outcome {
@@ -90,6 +93,9 @@ fn finding_line(path: &str, many_windows: bool, f: &Finding) -> String {
 /// The human report: each finding with its place, then a summary per file.
 pub fn human(outcome: &Outcome) -> String {
     let mut o = String::new();
+    for s in &outcome.skipped {
+        let _ = writeln!(o, "{s}");
+    }
     for r in &outcome.files {
         let many_windows = r.stat("windows") > 1;
         for f in &r.findings.kept {
@@ -153,12 +159,14 @@ pub fn json(outcome: &Outcome) -> String {
     struct Json<'a> {
         files: &'a [FileReport],
         unreadable: &'a [Unreadable],
+        skipped: &'a [String],
         violations: usize,
         exit_code: i32,
     }
     let mut text = serde_json::to_string_pretty(&Json {
         files: &outcome.files,
         unreadable: &outcome.unreadable,
+        skipped: &outcome.skipped,
         violations: outcome.violations(),
         exit_code: outcome.exit_code(),
     })

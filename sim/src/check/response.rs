@@ -9,9 +9,10 @@
 //! never a violation: they say nothing about the runtime under test.
 
 use super::findings::{Finding, Findings, Place, Severity};
-use super::history::{End, HistoryCheck};
 use super::source::Located;
 use super::sse::{self, ReplyError};
+use crate::judge::history::HistoryCheck;
+use crate::judge::pairing::End;
 use std::sync::Arc;
 use turnsim_core::Message;
 

@@ -3,39 +3,12 @@
 //!
 //! Guarantee: an input the loaders cannot read is never half-checked silently; it is
 //! an [`InputError`] naming the 1-based line (and what was expected), which the CLI
-//! turns into exit code 2. A message keeps the line of every block it was merged
-//! from, so a finding about one block points at the line that wrote it.
+//! turns into the exit code of unreadable input ([`super::report::exit::UNREADABLE`]).
+//! A message keeps the line of every block it was merged from, so a finding about one
+//! block points at the line that wrote it.
 
+pub use crate::judge::view::Located;
 use std::fmt;
-use turnsim_core::SharedMessage;
-
-/// An API message as the provider saw it, with its source lines.
-#[derive(Clone, Debug)]
-pub struct Located {
-    pub message: SharedMessage,
-    /// The line where the message starts.
-    pub line: usize,
-    /// The line of each block, when the blocks came from different lines (a Claude
-    /// Code message split over several entries); empty when they all share `line`.
-    pub block_lines: Vec<usize>,
-}
-
-impl Located {
-    pub fn new(message: SharedMessage, line: usize) -> Located {
-        Located {
-            message,
-            line,
-            block_lines: Vec::new(),
-        }
-    }
-
-    /// The line of block `block` (the message's own line when unknown).
-    pub fn line_of(&self, block: Option<usize>) -> usize {
-        block
-            .and_then(|b| self.block_lines.get(b).copied())
-            .unwrap_or(self.line)
-    }
-}
 
 /// One item of a message stream.
 #[derive(Clone, Debug)]

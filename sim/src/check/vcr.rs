@@ -8,23 +8,27 @@
 //! - Request messages are parsed by the same loaders as a JSON document (Anthropic,
 //!   or OpenAI mapped onto it), once `cache_control` is removed everywhere the API
 //!   accepts it: breakpoints move forward on purpose and are not content.
-//! - Requests are grouped into conversations and held to append-only across them
-//!   (see [`super::conversation`]); each recorded response is judged by the engine
-//!   (see [`super::response`]).
+//! - Every request goes through the judge ([`crate::judge::session`]), the same one
+//!   `turnsim serve` judges live traffic with: grouped into conversations, held to
+//!   append-only and prefix rules across them, and a request the provider refused
+//!   (an error status) is not what the next request is compared with. Each recorded
+//!   response is judged by the engine (see [`super::response`]).
 //! - Interactions that are not Messages (or chat-completions) calls are counted and
 //!   skipped; a Messages call whose body is not JSON is unreadable input (exit 2).
 
-use super::anthropic::{RawMessages, load_raw, looks_openai};
-use super::conversation::{Conversations, Sent};
-use super::findings::{FileReport, Finding, Findings, Place, Severity};
-use super::history::{End, HistoryCheck};
+use super::anthropic::{RawMessages, looks_openai};
+use super::findings::{FileReport, Finding, Place, Severity};
 use super::openai;
 use super::response::judge_response;
 use super::source::{InputError, Located, path_error};
+use crate::judge::anthropic::parse_request;
+use crate::judge::normal::{normal_message, normal_tools};
+use crate::judge::session::{Answered, Judge};
+use crate::judge::view::{Prefix, Request};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use turnsim_core::SharedMessage;
+use std::collections::BTreeMap;
 
 #[derive(Deserialize)]
 struct Cassette {
@@ -47,6 +51,30 @@ struct HttpRequest {
     body: String,
     #[serde(default)]
     url: String,
+    /// Header name to its values, as go-vcr writes them; read leniently (a cassette
+    /// may hold them in another shape), since only `anthropic-beta` is used.
+    #[serde(default)]
+    headers: Option<Value>,
+}
+
+/// The request's headers, names lower-cased, several values joined by commas.
+fn headers_of(req: &HttpRequest) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(Value::Object(map)) = &req.headers {
+        for (name, v) in map {
+            let value = match v {
+                Value::Array(vs) => vs
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                Value::String(s) => s.clone(),
+                _ => continue,
+            };
+            out.insert(name.to_ascii_lowercase(), value);
+        }
+    }
+    out
 }
 
 #[derive(Deserialize)]
@@ -104,7 +132,7 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
         })?
     };
     let lines = interaction_lines(text);
-    let mut conversations = Conversations::default();
+    let mut judge = Judge::default();
     let (mut requests, mut skipped, mut responses) = (0, 0, 0);
     for (pos, interaction) in cassette.interactions.iter().enumerate() {
         let line = lines.get(pos).copied();
@@ -112,10 +140,9 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
             .id
             .and_then(|i| usize::try_from(i).ok())
             .unwrap_or(pos);
-        let at = |message: Option<usize>| Place {
+        let at = Place {
             line,
             request: Some(id),
-            message,
             ..Place::default()
         };
         let unreadable = |why: String| InputError {
@@ -130,43 +157,25 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
             skipped += 1;
             continue;
         }
-        let mut body: Value = serde_json::from_str(&req.body)
+        let body: Value = serde_json::from_str(&req.body)
             .map_err(|e| unreadable(format!("request body is not JSON: {e}")))?;
-        strip_cache_control(&mut body);
-        let Some(raw_messages) = body.get("messages").and_then(Value::as_array) else {
+        if !body.get("messages").is_some_and(Value::is_array) {
             return Err(unreadable("request body has no `messages` array".into()));
-        };
-        requests += 1;
-        let (messages, openai) =
-            request_messages(raw_messages, line.unwrap_or(0)).map_err(|e| unreadable(e.message))?;
-        let sent = Sent {
-            id,
-            prefix: format!(
-                "{}\n{}",
-                body.get("system").unwrap_or(&Value::Null),
-                body.get("tools").unwrap_or(&Value::Null)
-            ),
-            serialized: raw_messages.iter().map(Value::to_string).collect(),
-            messages,
-        };
-        let c = conversations.continued_by(&sent, &at(None), &mut report.findings);
-        let Some(conv) = conversations.get_mut(c) else {
-            continue;
-        };
-
-        // The request alone, as the provider judged it; a finding a later request
-        // repeats (it carries the same prefix) is reported once.
-        let mut found = Findings::default();
-        let mut history = HistoryCheck::new(at(None));
-        for m in &sent.messages {
-            history.push(Located::new(m.clone(), line.unwrap_or(0)), &mut found);
         }
-        history.finish(End::Violation, &mut found);
-        conv.report_once(found, &mut report.findings);
-        conv.append_only(&sent, &at(None), &mut report.findings);
-
-        // The response.
-        let reply = match &interaction.response {
+        requests += 1;
+        let (mut request, openai) =
+            request_of(&body, id, &headers_of(req)).map_err(|e| unreadable(e.message))?;
+        request.line = line;
+        for m in &mut request.messages {
+            m.line = line.unwrap_or(0);
+        }
+        let judged = judge.judge(&request);
+        for mut f in judged.fresh().cloned() {
+            f.place.line = f.place.line.filter(|&l| l > 0);
+            report.findings.push(f);
+        }
+        let response = interaction.response.as_ref();
+        let reply = match response {
             Some(r) if r.code.is_none_or(|c| c == 200) && !r.body.trim().is_empty() => {
                 responses += 1;
                 if openai {
@@ -175,7 +184,7 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
                         Severity::Info,
                         "response",
                         "unsupported",
-                        at(None),
+                        at.clone(),
                         format!(
                             "response to request {id}: an OpenAI chat-completions response is outside the engine's event model; not judged"
                         ),
@@ -187,36 +196,82 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
             }
             _ => None,
         };
-        conv.remember(sent, reply);
+        judge.answered(
+            &judged.key,
+            Answered {
+                status: response.and_then(|r| r.code),
+                outcome: None,
+                reply,
+            },
+        );
+    }
+    if requests == 0 {
+        return Err(InputError::whole(format!(
+            "a go-vcr cassette with no Messages API or chat-completions request among its {} interaction(s): nothing to judge",
+            cassette.interactions.len()
+        )));
     }
     report.stats.insert("requests", requests);
     report.stats.insert("responses", responses);
-    report.stats.insert("conversations", conversations.count());
+    report.stats.insert("conversations", judge.conversations());
     report.stats.insert("interactions_skipped", skipped);
     Ok(())
 }
 
-/// The messages of one request body (already stripped of `cache_control`), parsed by
-/// the same loaders as a JSON document: Anthropic messages, or OpenAI messages mapped
-/// onto them. Also says whether they were OpenAI's.
-fn request_messages(
-    raw_messages: &[Value],
-    line: usize,
-) -> Result<(Vec<SharedMessage>, bool), InputError> {
+/// The neutral view of one request body: an Anthropic body through the judge's own
+/// reader (the one `turnsim serve` uses), OpenAI chat messages through `check`'s
+/// mapping. Also says whether they were OpenAI's.
+fn request_of(
+    body: &Value,
+    id: usize,
+    headers: &BTreeMap<String, String>,
+) -> Result<(Request, bool), InputError> {
+    let raw_messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let boxed: Vec<Box<RawValue>> = raw_messages
         .iter()
         .map(|v| RawValue::from_string(v.to_string()))
         .collect::<Result<_, _>>()
         .map_err(|e| InputError::whole(e.to_string()))?;
     let raw = RawMessages {
-        items: boxed.iter().map(|b| (line, &**b)).collect(),
+        items: boxed.iter().map(|b| (0, &**b)).collect(),
         body: true,
     };
-    let openai = looks_openai(&raw);
-    let located = if openai {
-        openai::load(&raw)?.0
-    } else {
-        load_raw(&raw)?
+    if !looks_openai(&raw) {
+        let parsed = parse_request(body.to_string().as_bytes()).map_err(InputError::whole)?;
+        return Ok((parsed.view(id, headers), false));
+    }
+    let (located, _) = openai::load(&raw)?;
+    let role = |v: &Value| v.get("role").and_then(Value::as_str).map(str::to_owned);
+    let request = Request {
+        id,
+        line: None,
+        prefix: Prefix {
+            system: Value::Null.to_string(),
+            tools: normal_tools(body.get("tools")).to_string(),
+            model: body.get("model").and_then(Value::as_str).map(str::to_owned),
+            betas: Vec::new(),
+        },
+        normal: raw_messages
+            .iter()
+            .map(|m| normal_message(m).to_string())
+            .collect(),
+        opening: raw_messages
+            .iter()
+            .position(|m| !matches!(role(m).as_deref(), Some("system" | "developer"))),
+        messages: located
+            .into_iter()
+            .map(|l: Located| Located::new(l.message, 0))
+            .collect(),
+        has_tools: body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| !t.is_empty()),
+        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        conversation: None,
     };
-    Ok((located.into_iter().map(|l| l.message).collect(), openai))
+    Ok((request, true))
 }

@@ -140,24 +140,8 @@ fn code_of(code: i32) -> Exit {
     Exit::from_code(code).unwrap_or(Exit::File)
 }
 
-/// `turnsim check`: files go to the transcript checker; a directory is a
-/// `turnsim serve --record` recording, judged request by request. The worst code
-/// over all inputs wins.
-fn cmd_check(mut a: crate::check::CheckArgs) -> Exit {
-    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = a.files.drain(..).partition(|p| p.is_dir());
-    let mut code = Exit::Pass;
-    for dir in &dirs {
-        let c = match code_of(crate::serve::check_main(dir)) {
-            // A recording whose stored verdicts differ from this judge's: `check`
-            // judges, it does not replay, so that is a finding (1), not a mismatch.
-            Exit::Mismatch => Exit::Correctness,
-            c => c,
-        };
-        code = code.max(c);
-    }
-    if !files.is_empty() || dirs.is_empty() {
-        a.files = files;
-        code = code.max(code_of(crate::check::run(&a)));
-    }
-    code
+/// `turnsim check`: files, folders of files and `turnsim serve --record` folders, all
+/// judged by the one judge (`crate::check` tells them apart).
+fn cmd_check(a: crate::check::CheckArgs) -> Exit {
+    code_of(crate::check::run(&a))
 }

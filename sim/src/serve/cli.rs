@@ -104,38 +104,3 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
         }
     }
 }
-
-/// Runs `turnsim check DIR`: prints every violation of a recording; exit 1 if any.
-pub fn check_main(dir: &std::path::Path) -> i32 {
-    let checked = match record::check_dir(dir) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return crate::exit::Exit::File.code();
-        }
-    };
-    let mut bad = 0;
-    for v in &checked.verdicts {
-        for line in v.lines() {
-            println!("{line}");
-        }
-        if !v.is_clean() {
-            bad += 1;
-        }
-    }
-    for m in &checked.mismatches {
-        println!("MISMATCH: {m}");
-    }
-    println!(
-        "{} requests judged, {} with violations",
-        checked.verdicts.len(),
-        bad
-    );
-    if bad > 0 {
-        crate::exit::Exit::Correctness.code()
-    } else if !checked.mismatches.is_empty() {
-        crate::exit::Exit::Mismatch.code()
-    } else {
-        crate::exit::Exit::Pass.code()
-    }
-}

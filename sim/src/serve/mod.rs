@@ -36,7 +36,7 @@ use shape::plain_reply;
 
 #[cfg(feature = "serve")]
 pub use cli::serve_main;
-pub use cli::{ServeArgs, check_main, config_from_args, log_line};
+pub use cli::{ServeArgs, config_from_args, log_line};
 pub use reply::{Incoming, Part, Reply, ReplyBody, StreamEnd};
 
 use crate::decide::Decider;
@@ -296,6 +296,7 @@ impl Server {
             key: &key,
             retry_count,
             parsed: &parsed,
+            headers: &kept_headers(&inc.headers),
         });
         if self.config.reject_invalid
             && let Some(v) = verdict.violations.iter().find(|v| v.api_rejects())

@@ -147,7 +147,9 @@ pub struct Checked {
     pub mismatches: Vec<String>,
 }
 
-/// Judges a recording again, in request order.
+/// Judges a recording again, in request order, exactly as the live server did: the
+/// same parser, the same conversation key, the same judge, told each answer as the
+/// server told it.
 pub fn check_records(records: &[Record]) -> Checked {
     let mut judge = Judge::default();
     let mut verdicts = Vec::new();
@@ -180,6 +182,7 @@ pub fn check_records(records: &[Record]) -> Checked {
             key: &key,
             retry_count,
             parsed: &parsed,
+            headers: &r.headers,
         });
         judge.set_outcome(&key, &r.answer.outcome);
         if let Some(recorded) = &r.verdict

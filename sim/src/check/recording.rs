@@ -1,0 +1,65 @@
+//! A `turnsim serve --record` folder judged again, as one input.
+//!
+//! Guarantee: the recording is judged by the judge the live server used, fed the
+//! same way ([`crate::serve::record::check_records`]: request order, the same
+//! conversation key, each answer told as the server told it), so the findings are
+//! the live verdicts' findings. A folder holding no judgeable request is an error,
+//! never "0 requests judged, clean". A recorded verdict that differs from the one
+//! judged again is information (the judge changed since the recording was made),
+//! not a violation of the client.
+
+use super::findings::{FileReport, Finding, Place, Severity};
+use super::source::InputError;
+use crate::serve::record::{check_records, read_dir};
+use std::path::Path;
+
+/// True when `path` (a JSON file) is a serve record.
+pub fn is_record(path: &Path) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        format: Option<String>,
+    }
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Probe>(&b).ok())
+        .and_then(|p| p.format)
+        .is_some_and(|f| f == crate::serve::record::RECORD_FORMAT)
+}
+
+/// Judges the recording in `dir`.
+pub fn check(dir: &Path) -> Result<FileReport, InputError> {
+    let records = read_dir(dir).map_err(InputError::whole)?;
+    let checked = check_records(&records);
+    if checked.verdicts.is_empty() {
+        return Err(InputError::whole(format!(
+            "a `turnsim serve --record` folder with no judgeable POST /v1/messages request among its {} record(s): nothing to judge",
+            records.len()
+        )));
+    }
+    let mut report = FileReport::new(&dir.display().to_string(), "serve-record");
+    for v in &checked.verdicts {
+        for (f, repeated) in v.findings.iter().zip(&v.repeated) {
+            if !repeated {
+                report.findings.push(f.clone());
+            }
+        }
+    }
+    for m in &checked.mismatches {
+        report.findings.push(Finding::new(
+            Severity::Info,
+            "recording",
+            "verdict_changed",
+            Place::default(),
+            m.clone(),
+        ));
+    }
+    let conversations: std::collections::BTreeSet<&str> = checked
+        .verdicts
+        .iter()
+        .map(|v| v.conversation.as_str())
+        .collect();
+    report.stats.insert("records", records.len());
+    report.stats.insert("requests", checked.verdicts.len());
+    report.stats.insert("conversations", conversations.len());
+    Ok(report)
+}

@@ -1,0 +1,141 @@
+//! Rules `append_only` and `response_kept`: a conversation's message history only
+//! grows (spec §8), and the reply the provider streamed is sent back as streamed.
+//!
+//! Guarantees:
+//! - Compared in normal form ([`super::normal`]): a moved `cache_control` or string
+//!   content written as one text block is not a change; anything else is, byte for
+//!   byte, and the finding shows where the two first differ.
+//! - The history is judged on its own: a changed system prompt, tool list, model or
+//!   beta flag is a prefix change ([`super::prefix_change`]), never an `append_only`
+//!   finding.
+//! - The previous request is the last one the provider accepted (see
+//!   [`super::session`]): a rejected request never became part of the conversation,
+//!   so the client's corrected retry is compared with what came before it.
+//! - A shorter request whose messages are a prefix of the previous one is a rewind
+//!   (information: a client may go back, e.g. when the user edits a prompt), and the
+//!   same messages again are a retry (information).
+
+use super::finding::{Finding, Findings, Place, Severity, difference};
+use super::view::{Prefix, Request};
+use crate::checkers::excerpt;
+use turnsim_core::{Message, Role};
+
+/// What a conversation remembers of the last request the provider accepted.
+#[derive(Clone, Debug)]
+pub struct Previous {
+    pub request: usize,
+    pub prefix: Prefix,
+    /// Its messages, in normal form.
+    pub normal: Vec<String>,
+    pub stream: bool,
+    /// The reply it got, when known and valid.
+    pub reply: Option<Message>,
+    /// How it was answered (`complete`, `cut after 4 events`…), when known.
+    pub outcome: Option<String>,
+}
+
+impl Previous {
+    pub fn of(request: &Request) -> Previous {
+        Previous {
+            request: request.id,
+            prefix: request.prefix.clone(),
+            normal: request.normal.clone(),
+            stream: request.stream,
+            reply: None,
+            outcome: None,
+        }
+    }
+}
+
+/// Judges `cur` against the previous request of its conversation.
+pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) {
+    let (id, p) = (cur.id, prev.request);
+    let at = |message: Option<usize>| Place {
+        message,
+        ..place.clone()
+    };
+    let changed = prev
+        .normal
+        .iter()
+        .zip(&cur.normal)
+        .position(|(was, now)| was != now);
+    if let Some(i) = changed {
+        let (was, now) = difference(&prev.normal[i], &cur.normal[i]);
+        out.push(
+            Finding::new(
+                Severity::Violation,
+                "append_only",
+                "message_changed",
+                at(Some(i)),
+                format!(
+                    "request {id}: message {i} differs from request {p} (cache_control aside): was …{}",
+                    excerpt(&was)
+                ),
+            )
+            .with_excerpt(&now),
+        );
+        return;
+    }
+    let (n, m) = (cur.normal.len(), prev.normal.len());
+    if n < m {
+        out.push(Finding::new(
+            Severity::Info,
+            "append_only",
+            "rewind",
+            at(None),
+            format!(
+                "request {id}: rewind: its {n} messages are a prefix of the {m} of request {p}"
+            ),
+        ));
+        return;
+    }
+    if n == m {
+        let mut detail = format!("request {id}: same messages as request {p}");
+        if prev.stream && !cur.stream {
+            detail.push_str(", now without streaming");
+            if let Some(o) = &prev.outcome {
+                detail.push_str(&format!(" (after: {o})"));
+            }
+        }
+        out.push(Finding::new(
+            Severity::Info,
+            "append_only",
+            "same_messages",
+            at(None),
+            detail,
+        ));
+        return;
+    }
+    let carried = cur.messages.iter().find(|l| l.index == Some(m));
+    if let (Some(reply), Some(carried)) = (&prev.reply, carried)
+        && carried.message.role == Role::Assistant
+        && *carried.message != *reply
+    {
+        let (streamed, now) = difference(&reply.to_json(), &carried.message.to_json());
+        out.push(
+            Finding::new(
+                Severity::Violation,
+                "response_kept",
+                "reply_changed",
+                at(Some(m)),
+                format!(
+                    "request {id}: message {m} is not the reply streamed to request {p}: streamed …{}",
+                    excerpt(&streamed)
+                ),
+            )
+            .with_excerpt(&now),
+        );
+    }
+}
+
+/// True when the first message `cur` adds to `prev` is the model's tool calls: the
+/// tool loop of a turn goes on, so the prefix must not change.
+pub fn continues_loop(prev: &Previous, cur: &Request) -> bool {
+    let m = prev.normal.len();
+    cur.normal.len() > m
+        && cur
+            .messages
+            .iter()
+            .find(|l| l.index == Some(m))
+            .is_some_and(|l| l.message.role == Role::Assistant && l.message.has_tool_use())
+}

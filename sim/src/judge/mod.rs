@@ -1,0 +1,39 @@
+//! The one judge: every rule that judges a request or a message history lives here
+//! once, one file per rule, and every verdict turnsim gives on real traffic comes
+//! from it: `turnsim check` (transcripts, cassettes, `serve --record` recordings) and
+//! `turnsim serve`'s live verdicts (so `drive`'s too).
+//!
+//! Guarantees:
+//! - One rule, one place: pairing ([`pairing`]), empty content ([`empty`]), tool-id
+//!   uniqueness ([`tool_ids`]), markers ([`markers`]), notes ([`notes`]), model text
+//!   in user messages ([`taint`]), append-only history and kept replies
+//!   ([`append_only`]), prefix changes with their cause ([`prefix_change`]). Two
+//!   callers cannot disagree because there is nothing to disagree with.
+//! - Rules read a protocol-neutral view ([`view`]): messages with roles and blocks,
+//!   tool calls and results by id, and the prefix (system, tools, model, beta flags)
+//!   apart from the history. A wire format is a reader that builds the view
+//!   ([`anthropic`] for Messages API bodies; `check`'s loaders for logs and OpenAI
+//!   chat), so a new format adds a reader, not a rule.
+//! - Every finding ([`finding`]) names its rule, a severity (violation or
+//!   information), where it is (request, line, message and block as sent) and an
+//!   excerpt; output is a function of the input alone (no clock, no hash-map order).
+//!
+//! The per-message rules are plain functions and small state structs over
+//! [`view::Located`] messages, so the simulator's checkers can call them on a
+//! simulated request as they stand; [`history::HistoryCheck`] runs them all over one
+//! history and [`session::Judge`] runs them over a sequence of requests.
+
+pub mod anthropic;
+pub mod append_only;
+pub mod empty;
+pub mod finding;
+pub mod history;
+pub mod markers;
+pub mod normal;
+pub mod notes;
+pub mod pairing;
+pub mod prefix_change;
+pub mod session;
+pub mod taint;
+pub mod tool_ids;
+pub mod view;
