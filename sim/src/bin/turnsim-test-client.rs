@@ -4,25 +4,35 @@
 //!
 //! Guarantee: in its clean mode it keeps the promises `drive` checks, so a failure
 //! against it is a harness bug: the history file is rewritten (atomically) after every
-//! step; on SIGINT or SIGTERM the running tool's process group is killed and the
-//! interrupted call gets an error `tool_result` that says so; a tool never outlives
-//! the client (it runs in its own process group with `PR_SET_PDEATHSIG`); on resume a
+//! step; on SIGINT, SIGTERM or SIGHUP the running tool's process group is killed and
+//! the interrupted call gets an error `tool_result` that says so; a tool's shell
+//! dies with the client even on SIGKILL (its own process group, `PR_SET_PDEATHSIG`;
+//! what that shell started may outlive a SIGKILL, which drive reports as
+//! informational); on resume a
 //! call left without a result gets an error result, and is never run again. Two
-//! planted faults break exactly one promise each:
-//! `--forget-result-after-sigint` drops the interrupted call's result, and
-//! `--rerun-after-restart` runs the last tool call again on resume.
+//! planted faults reproduce one behaviour each:
+//! `--forget-result-after-sigint` drops the interrupted call's result;
+//! `--rerun-after-restart` runs the last tool call again on resume;
+//! `--orphan-setsid` runs tools in a session of their own (`setsid`, no death
+//! signal), leaves them running when interrupted, and starts a helper process in
+//! another session that it never ends; `--ignore-sigint` ignores SIGINT and keeps
+//! working; `--drop-started-call` removes the interrupted call from the history
+//! instead of recording its end; `--exit-before-signal` exits 1 (without running
+//! it) as soon as the model asks for its first tool, unless resuming.
 //!
 //! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
-//! [--forget-result-after-sigint] [--rerun-after-restart] PROMPT`. Exit 0 when the
-//! model ends its turn, 130 after an interruption, 1 on an error.
+//! [FAULT FLAGS] PROMPT`. Exit 0 when the model ends its turn, 128 + the signal's
+//! number after an interruption (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 1 on an
+//! error.
 //!
 //! Built only with the `test-client` feature (which `cargo test` switches on), so
 //! `cargo install --path sim` does not install it.
 //!
 //! Where `unsafe` lives and why: three libc calls std has no safe form of, each with
-//! a SAFETY comment at its site: `signal` (install the SIGINT/SIGTERM handler, which
-//! only stores to an atomic), `prctl(PR_SET_PDEATHSIG)` in `pre_exec` (a tool dies
-//! with the client), and `killpg` (end the running tool's own process group).
+//! a SAFETY comment at its site: `signal` (install the SIGINT/SIGTERM/SIGHUP
+//! handler, which only stores to an atomic, or ignore SIGINT),
+//! `prctl(PR_SET_PDEATHSIG)` or `setsid` in `pre_exec` (a tool dies with the
+//! client, or escapes it), and `killpg` (end the running tool's own process group).
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -30,13 +40,20 @@ use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
     INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// The conventional exit code after the signal that interrupted the client.
+fn interrupted_code() -> ExitCode {
+    ExitCode::from(u8::try_from(128 + SIGNAL.load(Ordering::SeqCst)).unwrap_or(130))
 }
 
 fn interrupted() -> bool {
@@ -50,6 +67,10 @@ struct Args {
     resume: bool,
     forget: bool,
     rerun: bool,
+    orphan: bool,
+    ignore_sigint: bool,
+    drop_call: bool,
+    exit_early: bool,
     prompt: String,
 }
 
@@ -63,12 +84,16 @@ fn parse_args() -> Result<Args, String> {
             "--resume" => a.resume = true,
             "--forget-result-after-sigint" => a.forget = true,
             "--rerun-after-restart" => a.rerun = true,
+            "--orphan-setsid" => a.orphan = true,
+            "--ignore-sigint" => a.ignore_sigint = true,
+            "--drop-started-call" => a.drop_call = true,
+            "--exit-before-signal" => a.exit_early = true,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => a.prompt = s.to_owned(),
         }
     }
     if a.base_url.is_empty() || a.history.as_os_str().is_empty() || a.prompt.is_empty() {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] PROMPT".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] PROMPT".into());
     }
     Ok(a)
 }
@@ -131,20 +156,31 @@ enum Ran {
     Interrupted,
 }
 
-/// Runs `sh -c command` in a process group of its own that dies with this process.
-fn run_tool(command: &str) -> Ran {
+/// Runs `sh -c command` in a process group of its own that dies with this process;
+/// with `escape`, in a session of its own that outlives it.
+fn run_tool(command: &str, escape: bool) -> Ran {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", command])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0);
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
+        .stderr(Stdio::null());
+    if escape {
+        // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    } else {
+        cmd.process_group(0);
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -168,6 +204,7 @@ fn run_tool(command: &str) -> Ran {
                     !st.success(),
                 );
             }
+            Ok(None) if interrupted() && escape => return Ran::Interrupted,
             Ok(None) if interrupted() => {
                 if pgid > 1 {
                     // SAFETY: the tool's own process group, started above.
@@ -182,6 +219,23 @@ fn run_tool(command: &str) -> Ran {
             Err(e) => return Ran::Done(format!("wait: {e}"), true),
         }
     }
+}
+
+/// Starts `sh -c command` in a session of its own and does not wait for it.
+fn run_detached(command: &str) -> std::io::Result<std::process::Child> {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn()
 }
 
 /// One HTTP/1.1 exchange; `Err` for anything a retry may fix.
@@ -291,10 +345,21 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // SAFETY: the handler only stores to an atomic.
+    // SAFETY: the handler only stores to an atomic; SIG_IGN is a constant.
     unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        let sigint = if args.ignore_sigint {
+            libc::SIG_IGN
+        } else {
+            on_signal as *const () as libc::sighandler_t
+        };
+        libc::signal(libc::SIGINT, sigint);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+    }
+    if args.orphan && !args.resume {
+        // A helper in a session of its own, never ended: what a clean-up by
+        // process group cannot find.
+        let _ = run_detached("sleep 600");
     }
     let mut h = if args.resume {
         load(&args.history)
@@ -316,7 +381,7 @@ fn main() -> ExitCode {
     if args.rerun
         && let Some((id, cmd)) = last_calls.last()
     {
-        let ran = run_tool(cmd);
+        let ran = run_tool(cmd, args.orphan);
         if h.pending
             && let Ran::Done(out, err) = ran
         {
@@ -355,13 +420,17 @@ fn main() -> ExitCode {
     save(&args.history, &h);
     for _ in 0..12 {
         if interrupted() {
-            return ExitCode::from(130);
+            return interrupted_code();
         }
         let reply = match ask(&args.base_url, &h.messages) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("turnsim-test-client: {e}");
-                return ExitCode::from(if interrupted() { 130 } else { 1 });
+                return if interrupted() {
+                    interrupted_code()
+                } else {
+                    ExitCode::from(1)
+                };
             }
         };
         let content = reply.get("content").cloned().unwrap_or(json!([]));
@@ -378,6 +447,10 @@ fn main() -> ExitCode {
             println!("{}", json!({"stop_reason": stop}));
             return ExitCode::SUCCESS;
         }
+        if args.exit_early && !args.resume {
+            eprintln!("turnsim-test-client: exiting before the first tool (--exit-before-signal)");
+            return ExitCode::from(1);
+        }
         h.pending = true;
         save(&args.history, &h);
         let mut results = Vec::new();
@@ -390,7 +463,7 @@ fn main() -> ExitCode {
                 }
                 continue;
             }
-            match run_tool(cmd) {
+            match run_tool(cmd, args.orphan) {
                 Ran::Done(out, err) => results.push(result(id, &out, err)),
                 Ran::Interrupted => {
                     cut = true;
@@ -400,14 +473,25 @@ fn main() -> ExitCode {
                 }
             }
         }
-        if !results.is_empty() {
+        if cut && args.drop_call {
+            // The planted fault: the interrupted call disappears from the history;
+            // the turn's text stays, so every request is still valid and append-only.
+            if let Some(Value::Array(blocks)) =
+                h.messages.last_mut().and_then(|m| m.get_mut("content"))
+            {
+                blocks.retain(|b| b.get("type").and_then(Value::as_str) != Some("tool_use"));
+                if blocks.is_empty() {
+                    h.messages.pop();
+                }
+            }
+        } else if !results.is_empty() {
             h.messages.push(user_message(results, None));
         }
         h.pending = false;
         save(&args.history, &h);
         if cut {
             eprintln!("turnsim-test-client: interrupted");
-            return ExitCode::from(130);
+            return interrupted_code();
         }
     }
     ExitCode::from(1)

@@ -5,22 +5,31 @@
 //!
 //! Guarantee: drive is plain `std::process`, `/proc` and the server it starts in
 //! process (tokio stays inside [`crate::serve`]); every run has a deadline and
-//! ends with the client's process group and every tool process the ledger named
-//! killed by id and checked gone. The schedule is seeded and saved with the client
-//! profile in a run file, so a run can be repeated with `--replay`; the client is
-//! not deterministic, so a failing schedule is rerun and its failure rate printed.
+//! ends with every process of the run killed by id and checked gone. The schedule
+//! is seeded and saved with the client profile in a run file, so a run can be
+//! repeated with `--replay`; the client is not deterministic, so a failing schedule
+//! is rerun, every rerun judged by every checker, and its failure rate printed.
+//! Parallel runs (`--jobs`) share nothing: each has its own server port, HOME,
+//! working directory, ledger and process marker.
 
+pub mod history;
+pub mod invoke;
 pub mod observe;
 pub mod procs;
 pub mod profiles;
 pub mod report;
+pub mod repro;
 pub mod run;
+pub mod summary;
+pub mod tool;
 
 use crate::exit::Exit;
-use report::{Reruns, RunReport};
+use report::{Outcome, Reruns, RunReport};
 use run::{RunFile, Schedule, run_schedule};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// `turnsim drive` arguments.
@@ -29,6 +38,19 @@ pub struct DriveArgs {
     /// Seed of the first run; run i uses seed S+i.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// A range of seeds, `A..B` (B excluded) or `A..=B`, instead of --seed/--runs.
+    #[arg(long, conflicts_with_all = ["seed", "runs"])]
+    pub seeds: Option<String>,
+    /// Runs at a time (each with its own port, HOME and processes).
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// Print the summary as JSON on stdout (run reports go to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// How long each scripted tool call runs, in milliseconds (long enough to
+    /// outlive a client that exits, so an orphan's effect shows).
+    #[arg(long, default_value_t = tool::DEFAULT_TOOL_MS)]
+    pub tool_ms: u32,
     /// How many runs.
     #[arg(long, default_value_t = 1)]
     pub runs: u64,
@@ -50,7 +72,7 @@ pub struct DriveArgs {
     #[arg(long, default_value_t = 3)]
     pub rerun: u32,
     /// Run this run file again (written as run.json in every run's directory).
-    #[arg(long, conflicts_with_all = ["client", "seed", "runs"])]
+    #[arg(long, conflicts_with_all = ["client", "seed", "runs", "seeds"])]
     pub replay: Option<PathBuf>,
     /// For `--client custom`: the command, with {base_url} and {prompt}; for
     /// `test-client`: extra flags (the planted faults).
@@ -102,46 +124,76 @@ pub fn client_version(profile: &profiles::Profile) -> String {
 
 use std::os::unix::process::CommandExt;
 
-/// Runs one run file in `dir`, reruns it `rerun` times when it fails, writes
-/// `report.json` and returns the report.
+/// Runs one run file in `dir`, reruns it `rerun` times when any checker fails (each
+/// rerun judged by every checker, with its own report.json), writes `report.json`,
+/// and returns the report.
 pub fn drive_one(
     file: &RunFile,
     dir: &Path,
     version: &str,
     rerun: u32,
 ) -> Result<RunReport, String> {
-    let facts = run_schedule(file, dir)?;
-    let observations = observe::observe(&facts);
-    let mut rep = RunReport::new(dir, &file.profile.name, version, &facts, observations);
-    let failing = rep.failing();
-    if !failing.is_empty() && rerun > 0 {
+    let judge = |d: &Path| -> Result<RunReport, String> {
+        let facts = run_schedule(file, d)?;
+        let observations = observe::observe(&facts);
+        let rep = RunReport::new(d, &file.profile.name, version, &facts, observations);
+        rep.save()?;
+        Ok(rep)
+    };
+    let mut rep = judge(dir)?;
+    if rep.outcome == Outcome::Fail && rerun > 0 {
+        let mut per: Vec<(String, u32)> = rep.failing().into_iter().map(|n| (n, 0)).collect();
         let mut failed = 0;
-        let mut per: Vec<(String, u32)> = failing.iter().map(|n| (n.clone(), 0)).collect();
+        let mut dirs = Vec::new();
         for k in 1..=rerun {
-            let again = run_schedule(file, &dir.join(format!("rerun-{k}")))?;
-            let obs = observe::observe(&again);
-            let mut any = false;
-            for (name, n) in &mut per {
-                if obs
-                    .iter()
-                    .any(|o| &o.name == name && o.status == observe::Status::Fail)
-                {
-                    *n += 1;
-                    any = true;
+            let d = dir.join(format!("rerun-{k}"));
+            let again = judge(&d)?;
+            dirs.push(d);
+            let failing = again.failing();
+            failed += u32::from(!failing.is_empty());
+            for name in failing {
+                match per.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => per.push((name, 1)),
                 }
             }
-            failed += u32::from(any);
         }
         rep.reruns = Some(Reruns {
             runs: rerun,
             failed,
             per_checker: per,
+            dirs,
         });
+    }
+    if rep.outcome == Outcome::Fail {
+        repro::write(file, &rep)?;
     }
     rep.save()?;
     Ok(rep)
 }
 
+/// `A..B` (B excluded) or `A..=B`.
+pub fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
+    let bad = || format!("--seeds {s:?}: expected A..B or A..=B (e.g. 0..10)");
+    let (a, b, inclusive) = if let Some((a, b)) = s.split_once("..=") {
+        (a, b, true)
+    } else if let Some((a, b)) = s.split_once("..") {
+        (a, b, false)
+    } else {
+        return Err(bad());
+    };
+    let a: u64 = a.trim().parse().map_err(|_| bad())?;
+    let b: u64 = b.trim().parse().map_err(|_| bad())?;
+    let end = if inclusive {
+        b.checked_add(1).ok_or_else(bad)?
+    } else {
+        b
+    };
+    if end <= a {
+        return Err(format!("--seeds {s:?}: the range is empty"));
+    }
+    Ok(a..end)
+}
 /// Where `program` would be found: itself when it names a path, else the first
 /// `PATH` entry that holds it.
 fn find_program(program: &str) -> Option<PathBuf> {
@@ -153,6 +205,51 @@ fn find_program(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
+}
+
+/// Runs every file, `jobs` at a time; reports in file order. Stops starting new
+/// runs after an environment error.
+fn run_all(
+    files: &[(RunFile, PathBuf)],
+    version: &str,
+    a: &DriveArgs,
+) -> Result<Vec<RunReport>, String> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let done: Mutex<Vec<(usize, Result<RunReport, String>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..a.jobs.clamp(1, 64) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= files.len() || stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let (file, dir) = &files[i];
+                    let r = drive_one(file, dir, version, a.rerun);
+                    match &r {
+                        Ok(rep) => {
+                            if rep.outcome == Outcome::Environment {
+                                stop.store(true, Ordering::SeqCst);
+                            }
+                            if a.json {
+                                eprint!("{}", rep.text());
+                            } else {
+                                print!("{}", rep.text());
+                            }
+                        }
+                        Err(_) => stop.store(true, Ordering::SeqCst),
+                    }
+                    if let Ok(mut d) = done.lock() {
+                        d.push((i, r));
+                    }
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().map_err(|_| "a run panicked".to_owned())?;
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// `turnsim drive`; returns the exit code.
@@ -181,9 +278,25 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
                 return Exit::Usage;
             }
         };
-        for i in 0..a.runs {
-            let seed = a.seed.wrapping_add(i);
-            let schedule = Schedule::from_seed(seed, &profile);
+        let seeds = match &a.seeds {
+            Some(s) => match parse_seeds(s) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("turnsim drive: {e}");
+                    return Exit::Usage;
+                }
+            },
+            None => a.seed..a.seed.saturating_add(a.runs),
+        };
+        if a.tool_ms < 100 {
+            eprintln!(
+                "turnsim drive: --tool-ms {} is too short for a signal to land in a tool (at least 100)",
+                a.tool_ms
+            );
+            return Exit::Usage;
+        }
+        for seed in seeds {
+            let schedule = Schedule::from_seed(seed, &profile, a.tool_ms);
             let dir = out.join(format!("run-{seed}"));
             files.push((RunFile::new(profile.clone(), schedule, a.timeout), dir));
         }
@@ -196,55 +309,58 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         // A custom command may start with a placeholder; it is checked when it runs.
         if !program.contains('{') && find_program(program).is_none() {
             eprintln!(
-                "turnsim drive: client {}: {program:?} is not installed or not on PATH",
+                "turnsim drive: environment: client {}: {program:?} is not installed or not on PATH",
                 first.0.profile.name
             );
             return Exit::Environment;
         }
     }
     let version = client_version(&first.0.profile);
-    println!(
-        "turnsim drive: {} ({version}), {} run(s), writing to {}",
+    let header = format!(
+        "turnsim drive: {} ({version}), {} run(s), {} at a time, writing to {}\n{}",
         first.0.profile.name,
         files.len(),
-        out.display()
+        a.jobs.max(1),
+        out.display(),
+        report::NONDETERMINISM
     );
-    println!("{}", report::NONDETERMINISM);
-    let mut failed = 0;
-    let mut tally: Vec<(String, u32)> = Vec::new();
-    for (file, dir) in &files {
-        match drive_one(file, dir, &version, a.rerun) {
-            Ok(rep) => {
-                print!("{}", rep.text());
-                let failing = rep.failing();
-                if !failing.is_empty() {
-                    failed += 1;
-                }
-                for name in failing {
-                    match tally.iter_mut().find(|(n, _)| *n == name) {
-                        Some((_, c)) => *c += 1,
-                        None => tally.push((name, 1)),
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("turnsim drive: {}: {e}", dir.display());
-                return Exit::File;
-            }
+    if a.json {
+        eprintln!("{header}");
+    } else {
+        println!("{header}");
+    }
+    let reports = match run_all(&files, &version, a) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("turnsim drive: {e}");
+            return Exit::File;
+        }
+    };
+    let sum = summary::summarize(&reports);
+    let md = summary::markdown(&sum);
+    let json = serde_json::to_string_pretty(&sum).unwrap_or_default();
+    let _ = std::fs::create_dir_all(&out);
+    for (name, text) in [("summary.md", &md), ("summary.json", &json)] {
+        let path = out.join(name);
+        if let Err(e) = crate::scenario::write_atomic(&path, text.as_bytes()) {
+            eprintln!("turnsim drive: {}: {e}", path.display());
+            return Exit::File;
         }
     }
-    let by: Vec<String> = tally.iter().map(|(n, c)| format!("{n} {c}")).collect();
-    println!(
-        "{} of {} run(s) failed{}",
-        failed,
-        files.len(),
-        if by.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", by.join(", "))
-        }
-    );
-    if failed > 0 {
+    if a.json {
+        println!("{json}");
+    } else {
+        print!("{md}");
+        println!("summary: {}", out.join("summary.md").display());
+    }
+    if let Some(env) = reports.iter().find(|r| r.outcome == Outcome::Environment) {
+        eprintln!(
+            "turnsim drive: environment error, not a client finding: {}",
+            env.reason.as_deref().unwrap_or("the client could not run")
+        );
+        return Exit::Environment;
+    }
+    if sum.failed_runs > 0 {
         Exit::Correctness
     } else {
         Exit::Pass

@@ -1,34 +1,41 @@
 //! The observations: small named checkers over what a driven run left behind.
 //!
 //! Guarantee: a checker reads only the run's [`Facts`] (the server's records and
-//! verdicts, the ledger the tool commands wrote, how each invocation ended), never
-//! the client's own account of what it did, so a client is judged black-box by what
-//! it sent and what its tools did. Each checker passes, fails with details, or says
-//! why it does not apply to this run; none panics on anything a client sent.
+//! verdicts, the ledger the tool commands wrote, how each invocation ended and what
+//! outlived it), never the client's own account of what it did, so a client is
+//! judged black-box by what it sent and what its tools did. Histories are judged by
+//! structure ([`super::history`]), never by words. Each checker passes, fails with
+//! its evidence (times since the run started, pids, sessions, exit codes), is
+//! informational (what nothing could have prevented: a tool orphaned by SIGKILL),
+//! or says why it does not apply; none panics on anything a client sent.
 
-use super::profiles::Interrupt;
-use super::run::{Facts, running_ids};
-use crate::serve::tools::LedgerLine;
+use super::history::{ledger_id, resumed_request, tool_results, tool_use_ids, user_texts};
+use super::invoke::{Invocation, Orphan};
+use super::report::explain_exit;
+use super::run::Facts;
+use super::tool::{self, Kind};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Every checker's name, in report order.
-pub const CHECKERS: [&str; 7] = [
+pub const CHECKERS: [&str; 8] = [
     "verdicts_clean",
     "no_hang",
     "at_most_once",
     "no_effect_after_cancel",
     "orphaned_tool",
+    "stray_process",
     "no_lost_observation",
-    "interruption_visible",
+    "started_call_represented",
 ];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pass,
     Fail,
+    /// Seen and reported, not a client bug (with the reason in the details).
+    Info,
     NotApplicable,
 }
 
@@ -52,26 +59,21 @@ fn obs(name: &str, fails: Vec<String>) -> Observation {
     }
 }
 
+/// Fails become informational, with `why` first.
+fn informational(mut o: Observation, why: &str) -> Observation {
+    if o.status == Status::Fail {
+        o.status = Status::Info;
+        o.details.insert(0, why.to_owned());
+    }
+    o
+}
+
 fn not_applicable(name: &str, why: &str) -> Observation {
     Observation {
         name: name.into(),
         status: Status::NotApplicable,
         details: vec![why.into()],
     }
-}
-
-fn parse(lines: &[String]) -> Vec<LedgerLine> {
-    lines
-        .iter()
-        .filter_map(|l| {
-            if let Some(id) = l.strip_prefix("start ") {
-                Some(LedgerLine::Start(id.to_owned()))
-            } else {
-                l.strip_prefix("finish ")
-                    .map(|id| LedgerLine::Finish(id.to_owned()))
-            }
-        })
-        .collect()
 }
 
 /// Runs every checker.
@@ -82,8 +84,9 @@ pub fn observe(f: &Facts) -> Vec<Observation> {
         at_most_once(f),
         no_effect_after_cancel(f),
         orphaned_tool(f),
+        stray_process(f),
         no_lost_observation(f),
-        interruption_visible(f),
+        started_call_represented(f),
     ]
 }
 
@@ -104,12 +107,9 @@ pub fn no_hang(f: &Facts) -> Observation {
     for (label, inv) in [("first", &f.first), ("resumed", &f.resumed)] {
         if inv.timed_out {
             fails.push(format!(
-                "the {label} invocation did not end within {} ms; killed",
-                inv.millis
+                "the {label} invocation started at +{} ms did not end by +{} ms; killed",
+                inv.start_ms, inv.end_ms
             ));
-        }
-        if let Some(e) = &inv.spawn_error {
-            fails.push(format!("the {label} invocation could not start: {e}"));
         }
     }
     obs("no_hang", fails)
@@ -117,131 +117,185 @@ pub fn no_hang(f: &Facts) -> Observation {
 
 /// No tool-use id started twice.
 pub fn at_most_once(f: &Facts) -> Observation {
-    let mut starts: BTreeMap<&str, usize> = BTreeMap::new();
-    for l in &f.ledger {
-        if let Some(id) = l.strip_prefix("start ") {
-            *starts.entry(id).or_default() += 1;
-        }
+    let mut starts: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+    for e in f.events.iter().filter(|e| e.kind == Kind::Start) {
+        starts
+            .entry(&e.id)
+            .or_default()
+            .push(i64::try_from(e.boot_ms).unwrap_or(i64::MAX));
     }
     let fails = starts
         .into_iter()
-        .filter(|(_, n)| *n > 1)
-        .map(|(id, n)| format!("tool call {id} started {n} times"))
+        .filter(|(_, t)| t.len() > 1)
+        .map(|(id, t)| {
+            let at: Vec<String> = t.iter().map(|t| format!("+{t} ms")).collect();
+            format!(
+                "tool call {id} started {} times, at {}",
+                t.len(),
+                at.join(", ")
+            )
+        })
         .collect();
     obs("at_most_once", fails)
 }
 
-/// No tool started between the signal and the end of the first invocation.
+/// After SIGINT, SIGTERM or SIGHUP the first invocation started no tool and sent
+/// no request: a cancelled client stops working.
 pub fn no_effect_after_cancel(f: &Facts) -> Observation {
+    let name = "no_effect_after_cancel";
     let Some(sent) = &f.sent else {
-        return not_applicable("no_effect_after_cancel", "no signal was sent");
+        return not_applicable(name, "no signal was sent");
     };
+    if !sent.interrupt.catchable() {
+        return not_applicable(name, "SIGKILL ends the client at once");
+    }
+    let sig = sent.interrupt.name();
+    let mut fails = Vec::new();
     let end = f.ledger_first.min(f.ledger.len());
     let from = sent.ledger_lines.min(end);
-    let fails = f.ledger[from..end]
-        .iter()
-        .filter_map(|l| l.strip_prefix("start "))
-        .map(|id| format!("tool call {id} started after {}", sent.interrupt.name()))
-        .collect();
-    obs("no_effect_after_cancel", fails)
-}
-
-/// No tool still running after its client exited.
-pub fn orphaned_tool(f: &Facts) -> Observation {
-    let mut fails = Vec::new();
-    for (label, inv) in [("first", &f.first), ("resumed", &f.resumed)] {
-        for o in &inv.orphans {
+    for e in tool::events(&f.ledger[from..end]) {
+        if e.kind == Kind::Start {
+            let at = f
+                .events
+                .iter()
+                .find(|x| x.id == e.id && x.kind == Kind::Start);
             fails.push(format!(
-                "tool {o} still running after the {label} invocation exited"
+                "tool call {} started at +{} ms, after {sig} at +{} ms",
+                e.id,
+                at.map_or(0, |x| x.boot_ms),
+                sent.at_ms
             ));
         }
-        for o in &inv.leftovers {
-            fails.push(format!("{o} survived the harness's clean-up"));
-        }
     }
-    obs("orphaned_tool", fails)
-}
-
-/// The first tool-bearing request of the resumed invocation.
-fn resumed_request(f: &Facts) -> Option<&Value> {
-    f.records
+    for r in f
+        .records
         .iter()
-        .filter(|r| r.index >= f.resume_request && r.method == "POST")
-        .filter(|r| r.target.split('?').next() == Some("/v1/messages"))
-        .map(|r| &r.body)
-        .find(|b| {
-            b.get("tools")
-                .and_then(Value::as_array)
-                .is_some_and(|t| !t.is_empty())
-        })
-}
-
-fn blocks(m: &Value) -> Vec<&Value> {
-    match m.get("content") {
-        Some(Value::Array(b)) => b.iter().collect(),
-        Some(c @ Value::String(_)) => vec![c],
-        _ => Vec::new(),
-    }
-}
-
-fn text_of(b: &Value) -> String {
-    match b {
-        Value::String(s) => s.clone(),
-        Value::Object(_) => match b.get("type").and_then(Value::as_str) {
-            Some("text") => b
-                .get("text")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            Some("tool_result") => match b.get("content") {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Array(parts)) => {
-                    parts.iter().map(text_of).collect::<Vec<_>>().join(" ")
-                }
-                _ => String::new(),
-            },
-            _ => String::new(),
-        },
-        _ => String::new(),
-    }
-}
-
-fn user_texts(body: &Value) -> Vec<String> {
-    body.get("messages")
-        .and_then(Value::as_array)
-        .map(|ms| {
-            ms.iter()
-                .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-                .flat_map(blocks)
-                .filter(|b| b.get("type").and_then(Value::as_str) != Some("tool_result"))
-                .map(text_of)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn tool_results(body: &Value) -> BTreeMap<String, (bool, String)> {
-    let mut out = BTreeMap::new();
-    for m in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+        .filter(|r| r.index >= sent.requests_before && r.index < f.resume_request)
     {
-        for b in blocks(m) {
-            if b.get("type").and_then(Value::as_str) == Some("tool_result")
-                && let Some(id) = b.get("tool_use_id").and_then(Value::as_str)
-            {
-                let is_error = b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-                out.insert(id.to_owned(), (is_error, text_of(b)));
-            }
-        }
+        fails.push(format!(
+            "request #{} ({} {}) sent after {sig} at +{} ms, before the client exited at +{} ms",
+            r.index, r.method, r.target, sent.at_ms, f.first.end_ms
+        ));
     }
-    out
+    obs(name, fails)
 }
 
-/// The ledger lines that count as written before the interruption (or before the
-/// first invocation ended, without one).
+fn orphan_evidence(f: &Facts, label: &str, inv: &Invocation, o: &Orphan) -> String {
+    let signal = match (&f.sent, label) {
+        (Some(s), "first") => format!("{} sent at +{} ms; ", s.interrupt.name(), s.at_ms),
+        _ => String::new(),
+    };
+    let started = o
+        .start_ms
+        .map_or("started at an unknown time".to_owned(), |t| {
+            format!("started at +{t} ms")
+        });
+    let effect = match o.effect_ms {
+        Some(t) if t > inv.end_ms => format!(
+            "wrote its effect at +{t} ms, {} ms after the client exited",
+            t - inv.end_ms
+        ),
+        Some(t) => format!("wrote its effect at +{t} ms, before the client exited"),
+        None if o.killed_by_harness => {
+            "had not written its effect when the harness killed it".to_owned()
+        }
+        None => "ended without writing its effect".to_owned(),
+    };
+    format!(
+        "{signal}the {label} invocation exited at +{} ms ({}); tool {} (pid {}, pgid {}, sid {}, `{}`) {started}, was still running {} ms after that, and {effect}",
+        inv.end_ms,
+        explain_exit(inv.exit_code, inv.killed_by),
+        o.id,
+        o.pid,
+        o.pgid,
+        o.sid,
+        o.command,
+        super::invoke::ORPHAN_GRACE_MS
+    )
+}
+
+fn sigkilled(f: &Facts) -> bool {
+    f.sent.as_ref().is_some_and(|s| !s.interrupt.catchable())
+}
+
+const AFTER_KILL: &str = "informational: after SIGKILL nothing in the client can end its children";
+
+/// No tool still running after its client exited (informational after SIGKILL).
+pub fn orphaned_tool(f: &Facts) -> Observation {
+    let name = "orphaned_tool";
+    let first: Vec<String> = f
+        .first
+        .orphans
+        .iter()
+        .map(|o| orphan_evidence(f, "first", &f.first, o))
+        .collect();
+    let first = obs(name, first);
+    let first = if sigkilled(f) {
+        informational(first, AFTER_KILL)
+    } else {
+        first
+    };
+    let mut resumed: Vec<String> = f
+        .resumed
+        .orphans
+        .iter()
+        .map(|o| orphan_evidence(f, "resumed", &f.resumed, o))
+        .collect();
+    for inv in [&f.first, &f.resumed] {
+        resumed.extend(
+            inv.leftovers
+                .iter()
+                .map(|l| format!("{l} survived the harness's clean-up")),
+        );
+    }
+    merge(name, first, resumed)
+}
+
+/// `first` (maybe informational) joined with failures that are never informational.
+fn merge(name: &str, first: Observation, fails: Vec<String>) -> Observation {
+    if fails.is_empty() {
+        return first;
+    }
+    let mut details = fails;
+    details.extend(first.details);
+    Observation {
+        name: name.into(),
+        status: Status::Fail,
+        details,
+    }
+}
+
+/// No process of the run other than a tool (found by the run's marker in its
+/// environment, in any group or session) alive after its client exited.
+pub fn stray_process(f: &Facts) -> Observation {
+    let name = "stray_process";
+    let describe = |label: &str, inv: &Invocation| -> Vec<String> {
+        inv.strays
+            .iter()
+            .map(|s| {
+                format!(
+                    "pid {} (pgid {}, sid {}, `{}`) was alive {} ms after the {label} invocation exited at +{} ms",
+                    s.pid,
+                    s.pgid,
+                    s.sid,
+                    s.command,
+                    super::invoke::ORPHAN_GRACE_MS,
+                    inv.end_ms
+                )
+            })
+            .collect()
+    };
+    let first = obs(name, describe("first", &f.first));
+    let first = if sigkilled(f) {
+        informational(first, AFTER_KILL)
+    } else {
+        first
+    };
+    merge(name, first, describe("resumed", &f.resumed))
+}
+
+/// The ledger lines written before the interruption (or before the first
+/// invocation ended, without one).
 fn before_cut(f: &Facts) -> &[String] {
     let end = f
         .sent
@@ -251,7 +305,7 @@ fn before_cut(f: &Facts) -> &[String] {
     &f.ledger[..end]
 }
 
-/// The resumed request keeps the user's prompt and every completed tool result.
+/// The resumed request keeps the user's prompts and every completed tool result.
 pub fn no_lost_observation(f: &Facts) -> Observation {
     let name = "no_lost_observation";
     if f.resumed.spawn_error.is_some() {
@@ -270,48 +324,42 @@ pub fn no_lost_observation(f: &Facts) -> Observation {
             fails.push(format!("the resumed request lost the prompt {marker}"));
         }
     }
-    let results = tool_results(body);
-    for l in parse(before_cut(f)) {
-        if let LedgerLine::Finish(id) = l
-            && !results.contains_key(&id)
-        {
+    let results: Vec<String> = tool_results(body).keys().map(|k| ledger_id(k)).collect();
+    for e in tool::events(before_cut(f)) {
+        if e.kind == Kind::Finish && !results.contains(&e.id) {
             fails.push(format!(
-                "tool call {id} finished before the interruption, but the resumed request has no result for it"
+                "tool call {} finished before the interruption, but the resumed request has no result for it",
+                e.id
             ));
         }
     }
     obs(name, fails)
 }
 
-const MARKER_WORDS: [&str; 6] = [
-    "interrupt",
-    "cancel",
-    "abort",
-    "kill",
-    "stopped",
-    "terminat",
-];
-
-fn has_marker_word(s: &str) -> bool {
-    let s = s.to_ascii_lowercase();
-    MARKER_WORDS.iter().any(|w| s.contains(w))
-}
-
-/// After a SIGINT during a tool, the model can see the turn was interrupted.
-pub fn interruption_visible(f: &Facts) -> Observation {
-    let name = "interruption_visible";
-    let Some(sent) = f.sent.as_ref().filter(|s| s.interrupt == Interrupt::Sigint) else {
-        return not_applicable(name, "no SIGINT was sent");
+/// After a signal, every call the first invocation started and had not finished
+/// when the signal came is in the resumed history: its `tool_use` block and a
+/// `tool_result` for its id (an error result is the interruption record).
+pub fn started_call_represented(f: &Facts) -> Observation {
+    let name = "started_call_represented";
+    let Some(sent) = &f.sent else {
+        return not_applicable(name, "no signal was sent");
     };
-    let first_lines = &f.ledger[..f.ledger_first.min(f.ledger.len())];
-    let still_running = running_ids(&parse(first_lines));
-    let interrupted: Vec<&String> = sent
-        .running
-        .iter()
-        .filter(|id| still_running.contains(id))
+    let first = tool::events(&f.ledger[..f.ledger_first.min(f.ledger.len())]);
+    let done: Vec<String> = tool::events(before_cut(f))
+        .into_iter()
+        .filter(|e| e.kind == Kind::Finish)
+        .map(|e| e.id)
         .collect();
-    if interrupted.is_empty() {
-        return not_applicable(name, "no tool was cut off by the SIGINT");
+    let cut: Vec<String> = first
+        .iter()
+        .filter(|e| e.kind == Kind::Start && !done.contains(&e.id))
+        .map(|e| e.id.clone())
+        .collect();
+    if cut.is_empty() {
+        return not_applicable(
+            name,
+            "no call was running when the signal came or started after it",
+        );
     }
     let Some(body) = resumed_request(f) else {
         return obs(
@@ -319,19 +367,41 @@ pub fn interruption_visible(f: &Facts) -> Observation {
             vec!["the resumed client sent no tool-bearing request".into()],
         );
     };
-    let results = tool_results(body);
-    let texts = user_texts(body);
+    let uses: Vec<String> = tool_use_ids(body).iter().map(|i| ledger_id(i)).collect();
+    let results: BTreeMap<String, bool> = tool_results(body)
+        .into_iter()
+        .map(|(k, v)| (ledger_id(&k), v))
+        .collect();
+    let sig = sent.interrupt.name();
     let mut fails = Vec::new();
-    for id in interrupted {
-        let in_result = results
-            .get(id)
-            .is_some_and(|(is_error, text)| *is_error || has_marker_word(text));
-        let in_text = texts.iter().any(|t| has_marker_word(t));
-        if !in_result && !in_text {
+    for id in cut {
+        let started = f
+            .events
+            .iter()
+            .find(|e| e.id == id && e.kind == Kind::Start)
+            .map_or(0, |e| e.boot_ms);
+        let has_use = uses.contains(&id);
+        let has_result = results.contains_key(&id);
+        if !has_use || !has_result {
+            let missing = match (has_use, has_result) {
+                (false, false) => "neither its tool_use nor a tool_result",
+                (true, false) => "its tool_use but no tool_result",
+                _ => "a tool_result but not its tool_use",
+            };
             fails.push(format!(
-                "tool call {id} was cut off by SIGINT, and the resumed request shows no interruption (no error result for it, no marker text)"
+                "tool call {id} started at +{started} ms and was running at {sig} (+{} ms); the resumed request (the client exited {}) holds {missing}",
+                sent.at_ms,
+                explain_exit(f.first.exit_code, f.first.killed_by)
             ));
         }
     }
-    obs(name, fails)
+    let o = obs(name, fails);
+    if sigkilled(f) {
+        informational(
+            o,
+            "informational: after SIGKILL the client had no chance to record the call's end",
+        )
+    } else {
+        o
+    }
 }

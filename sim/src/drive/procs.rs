@@ -1,6 +1,9 @@
 //! Processes the harness started, found and ended by id only.
 //!
-//! Guarantee: nothing here signals a process it cannot tie to a run. A client runs
+//! Guarantee: nothing here signals a process it cannot tie to a run. Every process
+//! of a run carries the run's marker in its environment (`TURNSIM_DRIVE_RUN=ID`,
+//! inherited from the client), which is how a descendant that left the client's
+//! process group or session (`setsid`) is still found and cleaned up. A client runs
 //! in a process group of its own, so its group id is its pid; a tool process is
 //! known from the ledger's `pid ID PID` line and only tracked once `/proc/PID/cmdline`
 //! names this run's ledger path, and it is then identified by pid *and* start time
@@ -8,8 +11,8 @@
 //! harness's own process group is never signalled. Linux only (`/proc`).
 //!
 //! Why `unsafe` here, and only here in `drive`: signalling a process or a group by id
-//! (`kill`, `killpg`) and reading the harness's own group (`getpgrp`) have no safe
-//! form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
+//! (`kill`, `killpg`), reading the harness's own group (`getpgrp`) and the boot
+//! clock (`clock_gettime(CLOCK_BOOTTIME)`) have no safe form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
 //! Each call takes plain integers and no pointer; the checks before each call (a
 //! positive pid, a group that is not ours, the same start time) are what keep it
 //! from hitting another process.
@@ -22,11 +25,32 @@ use std::path::Path;
 pub struct Proc {
     pub pid: i32,
     pub pgid: i32,
+    pub sid: i32,
     pub start: u64,
 }
 
-/// `(ppid, pgid, starttime)` of a live process, from `/proc/PID/stat`.
-fn stat(pid: i32) -> Option<(i32, i32, u64, char)> {
+/// The environment variable that marks every process of one run.
+pub const RUN_MARKER: &str = "TURNSIM_DRIVE_RUN";
+
+/// `CLOCK_BOOTTIME` in milliseconds: the clock the tool script reads from
+/// `/proc/uptime`, so the harness's events and the tools' lines share one axis.
+pub fn boot_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own; CLOCK_BOOTTIME always exists on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &raw mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
+    secs * 1000 + nanos / 1_000_000
+}
+
+/// `(ppid, pgid, starttime, state, sid)` of a live process, from `/proc/PID/stat`.
+fn stat(pid: i32) -> Option<(i32, i32, u64, char, i32)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces: split after the last ')'.
     let rest = &text[text.rfind(')')? + 1..];
@@ -35,14 +59,58 @@ fn stat(pid: i32) -> Option<(i32, i32, u64, char)> {
     let state = fields.first()?.chars().next()?;
     let ppid = fields.get(1)?.parse().ok()?;
     let pgid = fields.get(2)?.parse().ok()?;
+    let sid = fields.get(3)?.parse().ok()?;
     let start = fields.get(19)?.parse().ok()?;
-    Some((ppid, pgid, start, state))
+    Some((ppid, pgid, start, state, sid))
 }
 
 /// The process `pid` as it is now, if alive (a zombie counts as gone).
 pub fn lookup(pid: i32) -> Option<Proc> {
-    let (_, pgid, start, state) = stat(pid)?;
-    (state != 'Z').then_some(Proc { pid, pgid, start })
+    let (_, pgid, start, state, sid) = stat(pid)?;
+    (state != 'Z').then_some(Proc {
+        pid,
+        pgid,
+        sid,
+        start,
+    })
+}
+
+/// The command line of `pid`, arguments joined by spaces (empty when gone).
+pub fn cmdline(pid: i32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .split('\0')
+                .filter(|a| !a.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
+fn all_pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every live process whose environment holds `TURNSIM_DRIVE_RUN=marker`.
+pub fn marked(marker: &str) -> Vec<Proc> {
+    let needle = format!("{RUN_MARKER}={marker}");
+    let own = i32::try_from(std::process::id()).unwrap_or(0);
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != own)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|b| b.split(|&c| c == 0).any(|var| var == needle.as_bytes()))
+        })
+        .filter_map(lookup)
+        .collect()
 }
 
 /// True while the same process (pid and start time) is alive.
@@ -59,11 +127,8 @@ pub fn cmdline_contains(pid: i32, needle: &str) -> bool {
 
 /// Every live process whose process group is `pgid`.
 pub fn group_members(pgid: i32) -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    all_pids()
+        .into_iter()
         .filter_map(lookup)
         .filter(|p| p.pgid == pgid)
         .collect()
@@ -71,11 +136,8 @@ pub fn group_members(pgid: i32) -> Vec<Proc> {
 
 /// Live descendants of `pid` (children, grandchildren…).
 pub fn descendants(pid: i32) -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let all: Vec<(i32, i32)> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    let all: Vec<(i32, i32)> = all_pids()
+        .into_iter()
         .filter_map(|p| stat(p).map(|(ppid, ..)| (p, ppid)))
         .collect();
     let mut out = Vec::new();
@@ -182,11 +244,48 @@ impl Tracker {
     }
 }
 
-/// Kills a client's process group and every tracked tool, then waits (up to
-/// `patience`) until none of them is alive. Returns what survived.
-pub fn clean_up(client_pgid: i32, tracker: &Tracker, patience: std::time::Duration) -> Vec<String> {
+/// A process the clean-up had to end, as it was before the kill.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Killed {
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub command: String,
+    /// The tool call it belongs to, when the ledger named it (or its ancestor).
+    pub tool: Option<String>,
+}
+
+/// Kills a client's process group, every tracked tool and every process carrying
+/// the run's `marker`, then waits (up to `patience`) until none is alive. Returns
+/// what it found alive and killed, and what survived.
+pub fn clean_up(
+    client_pgid: i32,
+    tracker: &Tracker,
+    marker: &str,
+    patience: std::time::Duration,
+) -> (Vec<Killed>, Vec<String>) {
     let deadline = std::time::Instant::now() + patience;
+    let mut killed: Vec<Killed> = Vec::new();
     loop {
+        let mut found: Vec<Proc> = group_members(client_pgid);
+        found.extend(tracker.alive().iter().map(|(_, p)| *p));
+        found.extend(marked(marker));
+        for p in &found {
+            if !killed.iter().any(|k| k.pid == p.pid) {
+                killed.push(Killed {
+                    pid: p.pid,
+                    pgid: p.pgid,
+                    sid: p.sid,
+                    command: cmdline(p.pid),
+                    tool: tracker
+                        .tools
+                        .iter()
+                        .find(|(_, t)| t.pid == p.pid)
+                        .map(|(id, _)| id.clone()),
+                });
+            }
+            signal(p, libc::SIGKILL);
+        }
         signal_group(client_pgid, libc::SIGKILL);
         tracker.kill_all();
         let mut left: Vec<String> = group_members(client_pgid)
@@ -199,8 +298,15 @@ pub fn clean_up(client_pgid: i32, tracker: &Tracker, patience: std::time::Durati
                 .iter()
                 .map(|(id, p)| format!("pid {} (tool {id})", p.pid)),
         );
+        left.extend(
+            marked(marker)
+                .iter()
+                .map(|p| format!("pid {} (marked {marker})", p.pid)),
+        );
+        left.sort();
+        left.dedup();
         if left.is_empty() || std::time::Instant::now() >= deadline {
-            return left;
+            return (killed, left);
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

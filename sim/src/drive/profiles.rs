@@ -39,6 +39,8 @@ pub enum Interrupt {
     Sigint,
     /// `kill PID`: SIGTERM to the client process.
     Sigterm,
+    /// A closed terminal: SIGHUP to the client's whole process group.
+    Sighup,
     /// `kill -9 PID`: SIGKILL to the client process.
     Sigkill,
 }
@@ -48,8 +50,24 @@ impl Interrupt {
         match self {
             Interrupt::Sigint => "SIGINT",
             Interrupt::Sigterm => "SIGTERM",
+            Interrupt::Sighup => "SIGHUP",
             Interrupt::Sigkill => "SIGKILL",
         }
+    }
+
+    /// The signal's number.
+    pub fn number(self) -> i32 {
+        match self {
+            Interrupt::Sigint => libc::SIGINT,
+            Interrupt::Sigterm => libc::SIGTERM,
+            Interrupt::Sighup => libc::SIGHUP,
+            Interrupt::Sigkill => libc::SIGKILL,
+        }
+    }
+
+    /// A client can clean up after this one (every signal but SIGKILL).
+    pub fn catchable(self) -> bool {
+        self != Interrupt::Sigkill
     }
 }
 
@@ -94,7 +112,12 @@ fn env(v: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-const ALL_SIGNALS: [Interrupt; 3] = [Interrupt::Sigint, Interrupt::Sigterm, Interrupt::Sigkill];
+const ALL_SIGNALS: [Interrupt; 4] = [
+    Interrupt::Sigint,
+    Interrupt::Sigterm,
+    Interrupt::Sighup,
+    Interrupt::Sigkill,
+];
 
 /// The repository root this binary was built from (for `scripts/`).
 pub fn repo_dir() -> PathBuf {

@@ -1,27 +1,58 @@
 //! Reports of driven runs: what was injected, what each checker said, how the client
 //! ended, and how to run it again.
 //!
-//! Guarantee: every report says that the client is not deterministic (the schedule
-//! is; the client's timing, retries and choices are not), names the run file that
-//! `turnsim drive --replay` takes, and for a failing run states how many of its reruns
-//! failed again, so a finding comes with its measured flake rate instead of a claim
-//! that it reproduces.
+//! Guarantee: a run's outcome is never better than what it tested. A run whose
+//! scheduled signal was never sent is NOT EXERCISED (with the reason), not PASS; a
+//! run whose client could not start or whose install is broken is an ENVIRONMENT
+//! error, not a client failure; findings nothing could have prevented (SIGKILL) are
+//! INFO. Every report says that the client is not deterministic, names the run file
+//! `turnsim drive --replay` takes, gives every event a time (milliseconds since the
+//! run started) and every exit code its meaning, and for a failing run states how
+//! many of its reruns failed any checker, so a finding comes with its measured rate.
 
+use super::invoke::{Invocation, Sent};
 use super::observe::{Observation, Status};
-use super::run::{Facts, Invocation, Sent};
+use super::run::{Facts, Schedule};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub const NONDETERMINISM: &str = "The client is not deterministic: the schedule (faults, signal, timing) is a function of the seed, but the client's own timing, retries and choices are not. A failing schedule is rerun to measure how often it fails.";
 
-/// How the reruns of a failing schedule went.
+/// A run's outcome, worst first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The client could not be run (not installed, broken install).
+    Environment,
+    Fail,
+    /// The scheduled signal was never sent: the run did not test it.
+    NotExercised,
+    /// Only informational findings.
+    Info,
+    Pass,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Environment => "ENVIRONMENT",
+            Outcome::Fail => "FAIL",
+            Outcome::NotExercised => "NOT EXERCISED",
+            Outcome::Info => "INFO",
+            Outcome::Pass => "PASS",
+        }
+    }
+}
+
+/// How the reruns of a failing schedule went; each rerun has its own report.json.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reruns {
     pub runs: u32,
-    /// Reruns in which at least one of the originally failing checkers failed again.
+    /// Reruns in which any checker failed.
     pub failed: u32,
-    /// Per originally failing checker: how many reruns it failed in.
+    /// Per checker that failed in the run or any rerun: in how many reruns it failed.
     pub per_checker: Vec<(String, u32)>,
+    pub dirs: Vec<PathBuf>,
 }
 
 /// One run's report.
@@ -30,7 +61,13 @@ pub struct RunReport {
     pub dir: PathBuf,
     pub client: String,
     pub version: String,
+    pub seed: u64,
     pub schedule: String,
+    pub scheduled: Schedule,
+    pub outcome: Outcome,
+    /// Why the outcome is NOT EXERCISED or ENVIRONMENT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub signal_sent: Option<Sent>,
     pub first: Invocation,
     pub resumed: Invocation,
@@ -42,6 +79,61 @@ pub struct RunReport {
     pub note: String,
 }
 
+/// The signal class of a run: the signal sent, or `none`.
+pub fn class(r: &RunReport) -> String {
+    match (&r.signal_sent, r.scheduled.interrupt) {
+        (Some(s), _) => s.interrupt.name().to_owned(),
+        (None, Some(i)) => format!("{} (not sent)", i.name()),
+        (None, None) => "none".to_owned(),
+    }
+}
+
+/// A client could not be run at all: not an observation about the client.
+fn environment_problem(f: &Facts) -> Option<String> {
+    for (label, inv) in [("first", &f.first), ("resumed", &f.resumed)] {
+        if let Some(e) = &inv.spawn_error {
+            return Some(format!("the {label} command could not start: {e}"));
+        }
+        if let Some(c @ (126 | 127)) = inv.exit_code {
+            return Some(format!(
+                "the {label} command exited {c} ({}): the client or something it runs is not installed or not executable; see {label}.stderr",
+                explain_exit(Some(c), None)
+            ));
+        }
+    }
+    None
+}
+
+/// Why a scheduled signal was not sent.
+fn not_sent_reason(f: &Facts) -> Option<String> {
+    let kind = f.schedule.interrupt?;
+    if f.sent.is_some() {
+        return None;
+    }
+    let starts = super::tool::events(&f.ledger[..f.ledger_first.min(f.ledger.len())])
+        .iter()
+        .filter(|e| e.kind == super::tool::Kind::Start)
+        .count();
+    let s = &f.schedule;
+    let when = if starts > s.interrupt_at_tool as usize {
+        format!(
+            "{} ms after tool #{} started",
+            s.interrupt_delay_ms, s.interrupt_at_tool
+        )
+    } else {
+        format!(
+            "after tool #{} started ({starts} tool call(s) started)",
+            s.interrupt_at_tool
+        )
+    };
+    Some(format!(
+        "{} was scheduled {when}, but the client exited first, at +{} ms ({})",
+        kind.name(),
+        f.first.end_ms,
+        explain_exit(f.first.exit_code, f.first.killed_by)
+    ))
+}
+
 impl RunReport {
     pub fn new(
         dir: &Path,
@@ -50,11 +142,36 @@ impl RunReport {
         facts: &Facts,
         observations: Vec<Observation>,
     ) -> RunReport {
+        let env = environment_problem(facts);
+        let not_sent = not_sent_reason(facts);
+        let worst = observations
+            .iter()
+            .map(|o| o.status)
+            .min_by_key(|s| match s {
+                Status::Fail => 0,
+                Status::Info => 1,
+                _ => 2,
+            });
+        let (outcome, reason) = if env.is_some() {
+            (Outcome::Environment, env)
+        } else if worst == Some(Status::Fail) {
+            (Outcome::Fail, not_sent)
+        } else if not_sent.is_some() {
+            (Outcome::NotExercised, not_sent)
+        } else if worst == Some(Status::Info) {
+            (Outcome::Info, None)
+        } else {
+            (Outcome::Pass, None)
+        };
         RunReport {
             dir: dir.to_path_buf(),
             client: client.into(),
             version: version.into(),
+            seed: facts.schedule.seed,
             schedule: facts.schedule.describe(),
+            scheduled: facts.schedule.clone(),
+            outcome,
+            reason,
             signal_sent: facts.sent.clone(),
             first: facts.first.clone(),
             resumed: facts.resumed.clone(),
@@ -82,53 +199,71 @@ impl RunReport {
             .map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// The report as text.
+    /// The report as text; times are milliseconds since the run started.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        let verdict = if self.failing().is_empty() {
-            "PASS"
-        } else {
-            "FAIL"
-        };
-        out.push_str(&format!(
-            "{verdict} {} ({}) {}\n",
-            self.client, self.version, self.schedule
-        ));
-        match &self.signal_sent {
-            Some(s) => out.push_str(&format!(
-                "  signal: {} sent while {} ran\n",
-                s.interrupt.name(),
-                if s.running.is_empty() {
-                    "no tool".to_owned()
-                } else {
-                    s.running.join(", ")
-                }
-            )),
-            None => out.push_str("  signal: none sent\n"),
+        let mut out = format!(
+            "{} {} ({}) {}\n",
+            self.outcome.label(),
+            self.client,
+            self.version,
+            self.schedule
+        );
+        if let Some(r) = &self.reason {
+            out.push_str(&format!("  why: {r}\n"));
         }
         for (label, inv) in [("first", &self.first), ("resumed", &self.resumed)] {
-            out.push_str(&format!("  {label}: {}\n", ending(inv)));
+            out.push_str(&format!("  +{:>6} ms {label} started\n", inv.start_ms));
+            if label == "first"
+                && let Some(s) = &self.signal_sent
+            {
+                out.push_str(&format!(
+                    "  +{:>6} ms {} sent while {} ran\n",
+                    s.at_ms,
+                    s.interrupt.name(),
+                    if s.running.is_empty() {
+                        "no tool".to_owned()
+                    } else {
+                        s.running.join(", ")
+                    }
+                ));
+            }
+            out.push_str(&format!(
+                "  +{:>6} ms {label} {}\n",
+                inv.end_ms,
+                ending(inv)
+            ));
+            for k in &inv.killed {
+                out.push_str(&format!(
+                    "  {:>10} clean-up killed pid {} (pgid {}, sid {}{}) `{}`\n",
+                    "",
+                    k.pid,
+                    k.pgid,
+                    k.sid,
+                    k.tool
+                        .as_ref()
+                        .map_or(String::new(), |t| format!(", tool {t}")),
+                    k.command
+                ));
+            }
         }
         out.push_str(&format!("  requests: {}\n", self.requests));
         for o in &self.observations {
             let status = match o.status {
                 Status::Pass => "ok",
                 Status::Fail => "FAIL",
+                Status::Info => "info",
                 Status::NotApplicable => "n/a",
             };
-            out.push_str(&format!("  {status:4} {}", o.name));
-            if o.status == Status::Fail {
-                out.push('\n');
+            out.push_str(&format!("  {status:4} {}\n", o.name));
+            if matches!(o.status, Status::Fail | Status::Info) {
                 for d in &o.details {
                     out.push_str(&format!("         {d}\n"));
                 }
-            } else {
-                out.push('\n');
             }
         }
         if let Some(r) = &self.reruns {
             out.push_str(&format!(
-                "  reruns: failed again in {} of {}",
+                "  reruns: failed (any checker) in {} of {}",
                 r.failed, r.runs
             ));
             for (name, n) in &r.per_checker {
@@ -142,19 +277,70 @@ impl RunReport {
     }
 }
 
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        6 => "SIGABRT",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// An exit code or a killing signal, in words (`143 = 128 + SIGTERM`).
+pub fn explain_exit(code: Option<i32>, killed_by: Option<i32>) -> String {
+    match (code, killed_by) {
+        (_, Some(s)) => format!(
+            "killed by signal {s}{}",
+            signal_name(s).map_or(String::new(), |n| format!(" ({n})"))
+        ),
+        (Some(0), _) => "exit 0: success".to_owned(),
+        (Some(1), _) => "exit 1: a generic error".to_owned(),
+        (Some(126), _) => "exit 126: found but not executable".to_owned(),
+        (Some(127), _) => "exit 127: command not found".to_owned(),
+        (Some(c), _) if c > 128 => match signal_name(c - 128) {
+            Some(n) => format!(
+                "exit {c} = 128 + {}: the conventional code after {n}",
+                c - 128
+            ),
+            None => format!("exit {c}"),
+        },
+        (Some(c), _) => format!("exit {c}"),
+        (None, None) => "no exit status".to_owned(),
+    }
+}
+
 /// How an invocation ended, in words.
 pub fn ending(inv: &Invocation) -> String {
     if let Some(e) = &inv.spawn_error {
         return format!("could not start: {e}");
     }
-    let how = if inv.timed_out {
-        "timed out, killed".to_owned()
-    } else if let Some(c) = inv.exit_code {
-        format!("exit {c}")
-    } else if let Some(s) = inv.killed_by {
-        format!("killed by signal {s}")
-    } else {
-        "ended".to_owned()
-    };
-    format!("{how} after {} ms", inv.millis)
+    if inv.timed_out {
+        return "timed out, killed by the harness".to_owned();
+    }
+    format!("ended: {}", explain_exit(inv.exit_code, inv.killed_by))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_explained_by_their_signal() {
+        assert_eq!(
+            explain_exit(Some(143), None),
+            "exit 143 = 128 + 15: the conventional code after SIGTERM"
+        );
+        assert_eq!(
+            explain_exit(Some(130), None),
+            "exit 130 = 128 + 2: the conventional code after SIGINT"
+        );
+        assert_eq!(explain_exit(None, Some(9)), "killed by signal 9 (SIGKILL)");
+        assert_eq!(explain_exit(Some(127), None), "exit 127: command not found");
+        assert_eq!(explain_exit(Some(3), None), "exit 3");
+    }
 }

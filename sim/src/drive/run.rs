@@ -1,12 +1,8 @@
 //! One driven run: a server, a client, a seeded interruption, a resume, and the facts
 //! the observations judge.
 //!
-//! Guarantee: a run always ends, and leaves no process behind. Every client
-//! invocation has a deadline (`timeout`, shortened to a grace period once a signal is
-//! sent); past it the client's process group is killed and the run records a hang.
-//! After each invocation the client's group and every tool process the ledger named
-//! are killed by id ([`super::procs`]) and `/proc` is checked until none is left;
-//! what survives is reported. The schedule is a pure function of the seed and the
+//! Guarantee: a run always ends, and leaves no process behind: each invocation is
+//! run, watched and cleaned up by [`super::invoke`]. The schedule is a pure function of the seed and the
 //! profile (drawn through [`Decider`]), and is saved with the profile in the run
 //! file, so `--replay` repeats the same schedule; the client itself is not
 //! deterministic, which is why a failing schedule is rerun and measured.
@@ -15,24 +11,24 @@
 //! step the server would refuse; signals go through [`super::procs`], the one file of
 //! `drive` with `unsafe`.
 
+use super::invoke::{Invocation, Running, Sent, invoke, ledger_lines};
 use super::procs::{self, Tracker};
-use super::profiles::{Interrupt, Profile, ProviderFault, Vars, argv, substitute};
+use super::profiles::{Interrupt, Profile, ProviderFault, Vars};
+use super::tool::{self, Event};
 use crate::decide::Decider;
 use crate::scenario::{ScriptedCall, ScriptedResponse, ScriptedStop};
 use crate::serve::ServeConfig;
 use crate::serve::record::Record;
 use crate::serve::script::{Script, Step};
-use crate::serve::tools::{LedgerLine, read_ledger};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fs::File;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 pub const RUN_FORMAT: &str = "turnsim-drive-run";
-pub const RUN_VERSION: u32 = 1;
+/// 2: tool duration in the schedule, the signal's delay spread over it, SIGHUP.
+pub const RUN_VERSION: u32 = 2;
 
 /// The first prompt; the marker in brackets lets the checks find it in any history.
 pub const PROMPT_1: &str =
@@ -41,12 +37,8 @@ pub const PROMPT_1: &str =
 pub const PROMPT_2: &str =
     "Continue: run one more check and summarise what ran. [turnsim-drive prompt 2]";
 
-/// Shortest and longest sleep of a scripted tool call: long enough for a signal to
-/// land while it runs, short enough for CI.
-pub const TOOL_SLEEP_MS: (u32, u32) = (800, 1200);
-
-/// How long a client may take to exit after a signal.
-pub const SIGNAL_GRACE: Duration = Duration::from_secs(15);
+/// Tells apart the markers of runs started by one harness process.
+static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// What happens in one run, drawn from its seed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,12 +53,14 @@ pub struct Schedule {
     pub interrupt: Option<Interrupt>,
     /// The signal follows the `start` line of this tool call (0-based, ledger order).
     pub interrupt_at_tool: u32,
-    /// ... after this many milliseconds.
+    /// ... after this many milliseconds (a tenth of the tool's duration, 0 to 9 times).
     pub interrupt_delay_ms: u64,
+    /// How long each scripted tool call runs, in milliseconds.
+    pub tool_ms: u32,
 }
 
 impl Schedule {
-    pub fn from_seed(seed: u64, profile: &Profile) -> Schedule {
+    pub fn from_seed(seed: u64, profile: &Profile, tool_ms: u32) -> Schedule {
         let mut d = Decider::from_seed(seed);
         let fault = if profile.faults.is_empty() || d.below(3) == 0 {
             None
@@ -83,7 +77,9 @@ impl Schedule {
             profile.interrupts.get(d.below(n) as usize).copied()
         };
         let interrupt_at_tool = d.below(rounds);
-        let interrupt_delay_ms = u64::from(d.below(3)) * 100;
+        // Spread over the whole call: whether a client's clean-up reaches its tool
+        // can depend on how long the tool has run.
+        let interrupt_delay_ms = u64::from(d.below(10)) * u64::from(tool_ms) / 10;
         Schedule {
             seed,
             fault,
@@ -92,6 +88,7 @@ impl Schedule {
             interrupt,
             interrupt_at_tool,
             interrupt_delay_ms,
+            tool_ms,
         }
     }
 
@@ -111,8 +108,8 @@ impl Schedule {
             None => "no signal".into(),
         };
         format!(
-            "seed {}: {} tool rounds, {fault}, {signal}, then resume with one more prompt",
-            self.seed, self.rounds
+            "seed {}: {} tool rounds of {} ms, {fault}, {signal}, then resume with one more prompt",
+            self.seed, self.rounds, self.tool_ms
         )
     }
 }
@@ -167,35 +164,6 @@ impl RunFile {
     }
 }
 
-/// How one client invocation ended.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Invocation {
-    pub argv: Vec<String>,
-    /// The exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, when one did.
-    pub killed_by: Option<i32>,
-    /// It did not end before its deadline; the harness killed it.
-    pub timed_out: bool,
-    /// It could not be started.
-    pub spawn_error: Option<String>,
-    pub millis: u64,
-    /// Tool processes still running 300 ms after it exited: `ID pid N`.
-    pub orphans: Vec<String>,
-    /// Processes that survived the clean-up (should be none).
-    pub leftovers: Vec<String>,
-}
-
-/// The signal as delivered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Sent {
-    pub interrupt: Interrupt,
-    /// Ledger lines written before the signal.
-    pub ledger_lines: usize,
-    /// Tool calls started and not finished when it was sent.
-    pub running: Vec<String>,
-}
-
 /// Everything observed in one run.
 #[derive(Clone, Debug)]
 pub struct Facts {
@@ -205,8 +173,10 @@ pub struct Facts {
     pub sent: Option<Sent>,
     /// Ledger lines after the first invocation.
     pub ledger_first: usize,
-    /// The ledger's lines (`start ID`, `pid ID N`, `finish ID`) at the end.
+    /// The ledger's lines at the end ([`super::tool`] says what they hold).
     pub ledger: Vec<String>,
+    /// The ledger's events, times since the run started.
+    pub events: Vec<Event>,
     /// Index of the first request of the resumed invocation.
     pub resume_request: u64,
     pub records: Vec<Record>,
@@ -277,171 +247,6 @@ pub fn resume_steps(shell: &str) -> Vec<Step> {
     ]
 }
 
-/// Environment variables a client must not inherit from the harness.
-fn inherited_out(name: &str) -> bool {
-    name.starts_with("ANTHROPIC_")
-        || name.starts_with("CLAUDE")
-        || name.starts_with("OPENCODE")
-        || name.starts_with("XDG_")
-}
-
-struct Running<'a> {
-    ledger: &'a Path,
-    tracker: Tracker,
-    profile: &'a Profile,
-    /// The run directory (the invocations' stdout and stderr go here).
-    dir: &'a Path,
-    timeout: Duration,
-}
-
-/// Runs one invocation to its end (or deadline); with `interrupt`, sends the signal
-/// as the schedule says.
-fn invoke(
-    args: &[String],
-    vars: &Vars,
-    label: &str,
-    interrupt: Option<&Schedule>,
-    run: &mut Running<'_>,
-) -> (Invocation, Option<Sent>) {
-    let (profile, dir, timeout) = (run.profile, run.dir, run.timeout);
-    let argv = argv(args, vars);
-    let mut inv = Invocation {
-        argv: argv.clone(),
-        ..Invocation::default()
-    };
-    let Some((program, rest)) = argv.split_first() else {
-        inv.spawn_error = Some("empty command".into());
-        return (inv, None);
-    };
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .current_dir(&vars.work)
-        .stdin(Stdio::null())
-        .process_group(0);
-    for (k, _) in std::env::vars_os() {
-        if k.to_str().is_some_and(inherited_out) {
-            cmd.env_remove(&k);
-        }
-    }
-    let home = PathBuf::from(&vars.home);
-    cmd.env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("TURNSIM_DRIVE", "1");
-    for (k, v) in &profile.env {
-        cmd.env(k, substitute(v, vars));
-    }
-    for (name, set) in [("stdout", true), ("stderr", false)] {
-        match File::create(dir.join(format!("{label}.{name}"))) {
-            Ok(f) if set => {
-                cmd.stdout(f);
-            }
-            Ok(f) => {
-                cmd.stderr(f);
-            }
-            Err(_) => {
-                if set {
-                    cmd.stdout(Stdio::null());
-                } else {
-                    cmd.stderr(Stdio::null());
-                }
-            }
-        }
-    }
-    let started = Instant::now();
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            inv.spawn_error = Some(format!("{program}: {e}"));
-            return (inv, None);
-        }
-    };
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
-    let mut deadline = started + timeout;
-    let mut sent: Option<Sent> = None;
-    let mut due: Option<Instant> = None;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) => {}
-            Err(_) => break None,
-        }
-        run.tracker.poll(run.ledger);
-        if let Some(s) = interrupt
-            && let Some(kind) = s.interrupt
-            && sent.is_none()
-        {
-            let ledger = read_ledger(run.ledger);
-            let starts = ledger
-                .iter()
-                .filter(|l| matches!(l, LedgerLine::Start(_)))
-                .count();
-            if due.is_none() && starts > s.interrupt_at_tool as usize {
-                due = Some(Instant::now() + Duration::from_millis(s.interrupt_delay_ms));
-            }
-            if due.is_some_and(|t| Instant::now() >= t) {
-                let ledger = read_ledger(run.ledger);
-                let running = running_ids(&ledger);
-                match kind {
-                    Interrupt::Sigint => procs::signal_group(pgid, libc::SIGINT),
-                    Interrupt::Sigterm => procs::signal_client(pgid, libc::SIGTERM),
-                    Interrupt::Sigkill => procs::signal_client(pgid, libc::SIGKILL),
-                }
-                sent = Some(Sent {
-                    interrupt: kind,
-                    ledger_lines: ledger_lines(run.ledger),
-                    running,
-                });
-                deadline = deadline.min(Instant::now() + SIGNAL_GRACE);
-            }
-        }
-        if Instant::now() >= deadline {
-            inv.timed_out = true;
-            procs::signal_group(pgid, libc::SIGKILL);
-            break child.wait().ok();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    inv.millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    if let Some(st) = status {
-        inv.exit_code = st.code();
-        inv.killed_by = st.signal();
-    }
-    // A tool still running a moment after its client exited is an orphan.
-    run.tracker.poll(run.ledger);
-    std::thread::sleep(Duration::from_millis(300));
-    run.tracker.poll(run.ledger);
-    inv.orphans = run
-        .tracker
-        .alive()
-        .iter()
-        .filter(|(id, p)| procs::cmdline_contains(p.pid, id))
-        .map(|(id, p)| format!("{id} pid {}", p.pid))
-        .collect();
-    inv.leftovers = procs::clean_up(pgid, &run.tracker, Duration::from_secs(5));
-    (inv, sent)
-}
-
-fn ledger_lines(path: &Path) -> usize {
-    std::fs::read_to_string(path)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
-}
-
-/// Tool calls started and not finished.
-pub fn running_ids(ledger: &[LedgerLine]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for l in ledger {
-        match l {
-            LedgerLine::Start(id) => out.push(id.clone()),
-            LedgerLine::Finish(id) => out.retain(|x| x != id),
-        }
-    }
-    out
-}
-
 /// Runs one schedule in `dir` (created; emptied first).
 pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     let _ = std::fs::remove_dir_all(dir);
@@ -460,10 +265,13 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     }
     file.save(&dir.join("run.json"))?;
     let timeout = Duration::from_secs(file.timeout_secs.max(1));
+    let script = dir.join("tool.sh");
+    tool::write_script(&script)?;
     let mut config = ServeConfig::new(Script::seeded(s.seed, false), &serve_dir);
     config.record = Some(dir.join("record"));
-    config.workspace.min_sleep_ms = TOOL_SLEEP_MS.0;
-    config.workspace.max_sleep_ms = TOOL_SLEEP_MS.1;
+    config.workspace.min_sleep_ms = s.tool_ms;
+    config.workspace.max_sleep_ms = s.tool_ms;
+    config.workspace.tool_script = Some(script);
     config.hang_limit_ms = file.timeout_secs.saturating_mul(1000);
     let ledger = config.workspace.ledger.clone();
     let handle = crate::serve::http::spawn(config, 0).map_err(|e| format!("serve: {e}"))?;
@@ -477,12 +285,22 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         work: work.display().to_string(),
         resume: false,
     };
+    let t0 = procs::boot_ms();
     let mut running = Running {
         ledger: &ledger,
         tracker: Tracker::default(),
         profile,
         dir,
         timeout,
+        tool_ms: s.tool_ms,
+        t0,
+        marker: format!(
+            "{}-{}-{}",
+            std::process::id(),
+            RUNS.fetch_add(1, Ordering::Relaxed),
+            s.seed
+        ),
+        server: &handle,
     };
     let (first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
     let ledger_first = ledger_lines(&ledger);
@@ -494,6 +312,11 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     vars.resume = true;
     let (resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
     let records = handle.server.records();
+    let mut events = tool::read(&ledger);
+    for e in &mut events {
+        e.boot_ms = e.boot_ms.saturating_sub(t0);
+    }
+    drop(running);
     handle.stop();
     Ok(Facts {
         schedule: s.clone(),
@@ -506,6 +329,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
             .lines()
             .map(str::to_owned)
             .collect(),
+        events,
         resume_request,
         records,
     })
@@ -526,6 +350,7 @@ mod tests {
             interrupt: None,
             interrupt_at_tool: 0,
             interrupt_delay_ms: 0,
+            tool_ms: 1000,
         }
     }
 

@@ -93,6 +93,7 @@ impl ServeConfig {
                 scratch: dir.join("scratch"),
                 max_sleep_ms: 300,
                 min_sleep_ms: 0,
+                tool_script: None,
             },
             reject_invalid: true,
             hang_limit_ms: 600_000,

@@ -29,6 +29,10 @@ pub struct Workspace {
     /// Shortest sleep (0 by default; `turnsim drive` raises it so that a signal can
     /// land while the tool runs). With 0 the draws are those of earlier versions.
     pub min_sleep_ms: u32,
+    /// A script that replaces the inline ledger command (`turnsim drive` writes one
+    /// with timestamped `start`/`effect`/`finish` lines): the command becomes
+    /// `sh SCRIPT ID LEDGER SLEEP_MS`. `None` keeps the inline command.
+    pub tool_script: Option<PathBuf>,
 }
 
 /// The deepest schema nesting followed; deeper required objects get `{}`.
@@ -68,6 +72,19 @@ pub fn ledger_command(id: &str, ledger: &Path, sleep_ms: u32) -> String {
     )
 }
 
+/// The command for call `id` that runs `script` with the id, the ledger and the sleep.
+pub fn script_command(script: &Path, id: &str, ledger: &Path, sleep_ms: u32) -> String {
+    let id: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!(
+        "sh {} {id} {} {sleep_ms}",
+        shell_quote(&script.display().to_string()),
+        shell_quote(&ledger.display().to_string())
+    )
+}
+
 /// The input for a call of `name` with id `id`, built from the tool's schema in
 /// `tools` (`{}` for a name the client did not declare).
 pub fn make_input(
@@ -88,10 +105,11 @@ pub fn make_input(
         let lo = ws.min_sleep_ms.min(ws.max_sleep_ms);
         let steps = (ws.max_sleep_ms - lo) / 100;
         let sleep = lo + d.below(steps + 1) * 100;
-        input.insert(
-            "command".into(),
-            Value::String(ledger_command(id, &ws.ledger, sleep)),
-        );
+        let command = match &ws.tool_script {
+            Some(script) => script_command(script, id, &ws.ledger, sleep),
+            None => ledger_command(id, &ws.ledger, sleep),
+        };
+        input.insert("command".into(), Value::String(command));
     }
     Value::Object(input)
 }
@@ -230,6 +248,7 @@ mod tests {
             scratch: PathBuf::from("/tmp/scratch"),
             max_sleep_ms: 500,
             min_sleep_ms: 0,
+            tool_script: None,
         }
     }
 

@@ -14,6 +14,9 @@ static DIRS: AtomicU32 = AtomicU32::new(0);
 /// Generous: the machine may be loaded.
 pub const TIMEOUT_SECS: u64 = 60;
 
+/// Short tools keep the tests quick; still long enough for a signal to land.
+pub const TOOL_MS: u32 = 1500;
+
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "turnsim-drive-test-{}-{}-{name}",
@@ -37,13 +40,17 @@ pub fn test_client(flags: &[&str]) -> Profile {
 /// The first seed whose schedule sends `want`, and a provider fault or not.
 pub fn seed_with(p: &Profile, want: Interrupt) -> u64 {
     (0..1000)
-        .find(|&s| Schedule::from_seed(s, p).interrupt == Some(want))
+        .find(|&s| Schedule::from_seed(s, p, TOOL_MS).interrupt == Some(want))
         .expect("a seed with the signal")
 }
 
 /// Runs one seed, no reruns.
 pub fn drive(p: &Profile, seed: u64, name: &str) -> RunReport {
-    let file = RunFile::new(p.clone(), Schedule::from_seed(seed, p), TIMEOUT_SECS);
+    let file = RunFile::new(
+        p.clone(),
+        Schedule::from_seed(seed, p, TOOL_MS),
+        TIMEOUT_SECS,
+    );
     let dir = temp_dir(name);
     turnsim::drive::drive_one(&file, &dir, "test", 0).expect("the run completes")
 }
@@ -54,4 +61,26 @@ pub fn status(r: &RunReport, name: &str) -> Status {
         .find(|o| o.name == name)
         .map(|o| o.status)
         .expect("checker present")
+}
+
+/// Runs `turnsim drive` with `args`; (exit code, stdout, stderr).
+pub fn turnsim(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .arg("drive")
+        .args(args)
+        .output()
+        .expect("turnsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `turnsim drive --replay` of a report's run file, no reruns; (code, stdout).
+pub fn replay(report: &RunReport) -> (i32, String) {
+    let out = temp_dir("replay").display().to_string();
+    let run = report.dir.join("run.json").display().to_string();
+    let (code, stdout, _) = turnsim(&["--rerun", "0", "--out", &out, "--replay", &run]);
+    (code, stdout)
 }

@@ -1,0 +1,326 @@
+//! One client invocation: start it, send the scheduled signal, watch what outlives
+//! it, and clean up.
+//!
+//! Guarantee: an invocation always ends, and leaves no process of the run behind.
+//! It has a deadline (`timeout`, shortened to [`SIGNAL_GRACE`] once a signal is
+//! sent); past it the client's process group is killed and the run records a hang.
+//! Once the client has exited, a tool still running is *not* killed at once: the
+//! harness waits until it finishes or until its duration plus a margin has passed,
+//! so the ledger shows whether and when its effect happened after the client was
+//! gone. Then the client's group, every tool the ledger named and every process
+//! carrying the run's marker are killed by id and checked gone; what had to be
+//! killed and what survived are recorded. Every time is milliseconds since the run
+//! started on the boot clock ([`procs::boot_ms`]), the clock the tools write.
+
+use super::procs::{self, Killed, Tracker};
+use super::profiles::{Interrupt, Profile, Vars, argv, substitute};
+use super::run::Schedule;
+use super::tool::{self, Kind};
+use crate::serve::http::ServeHandle;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a client may take to exit after a signal.
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(15);
+
+/// How long after a client's exit a tool still running counts as orphaned: time
+/// for the client's own clean-up (a kill it sent on its way out) to land.
+pub const ORPHAN_GRACE_MS: u64 = 300;
+
+/// Extra wait past an orphan's expected end before the harness kills it.
+pub const EVIDENCE_MARGIN_MS: u64 = 2000;
+
+/// A tool process still running after its client exited.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Orphan {
+    pub id: String,
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub command: String,
+    pub start_ms: Option<i64>,
+    /// When its effect happened (its `effect` line), if it did before clean-up.
+    pub effect_ms: Option<i64>,
+    /// Still alive when the harness gave up waiting, and killed by it.
+    pub killed_by_harness: bool,
+}
+
+/// A process of the run that is not a tool, alive after the client exited.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stray {
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub command: String,
+}
+
+/// How one client invocation ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invocation {
+    pub argv: Vec<String>,
+    /// The exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub killed_by: Option<i32>,
+    /// It did not end before its deadline; the harness killed it.
+    pub timed_out: bool,
+    /// It could not be started.
+    pub spawn_error: Option<String>,
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub orphans: Vec<Orphan>,
+    pub strays: Vec<Stray>,
+    /// What the clean-up found alive and killed.
+    pub killed: Vec<Killed>,
+    /// Processes that survived the clean-up (should be none).
+    pub leftovers: Vec<String>,
+}
+
+/// The signal as delivered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sent {
+    pub interrupt: Interrupt,
+    pub at_ms: i64,
+    /// Ledger lines written before the signal.
+    pub ledger_lines: usize,
+    /// Tool calls started and not finished when it was sent.
+    pub running: Vec<String>,
+    /// Requests the server had received before it.
+    pub requests_before: u64,
+}
+
+/// What one run shares between its invocations.
+pub struct Running<'a> {
+    pub ledger: &'a Path,
+    pub tracker: Tracker,
+    pub profile: &'a Profile,
+    /// The run directory (the invocations' stdout and stderr go here).
+    pub dir: &'a Path,
+    pub timeout: Duration,
+    pub tool_ms: u32,
+    /// The boot clock at the run's start.
+    pub t0: u64,
+    /// The run's environment marker.
+    pub marker: String,
+    pub server: &'a ServeHandle,
+}
+
+impl Running<'_> {
+    pub fn rel(&self, boot: u64) -> i64 {
+        i64::try_from(boot).unwrap_or(i64::MAX) - i64::try_from(self.t0).unwrap_or(0)
+    }
+
+    pub fn now(&self) -> i64 {
+        self.rel(procs::boot_ms())
+    }
+}
+
+/// Environment variables a client must not inherit from the harness.
+fn inherited_out(name: &str) -> bool {
+    name.starts_with("ANTHROPIC_")
+        || name.starts_with("CLAUDE")
+        || name.starts_with("OPENCODE")
+        || name.starts_with("XDG_")
+        || name == procs::RUN_MARKER
+}
+
+fn command(argv: &[String], vars: &Vars, label: &str, run: &Running<'_>) -> Command {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(&vars.work)
+        .stdin(Stdio::null())
+        .process_group(0);
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(inherited_out) {
+            cmd.env_remove(&k);
+        }
+    }
+    let home = PathBuf::from(&vars.home);
+    cmd.env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"))
+        .env("TURNSIM_DRIVE", "1")
+        .env(procs::RUN_MARKER, &run.marker);
+    for (k, v) in &run.profile.env {
+        cmd.env(k, substitute(v, vars));
+    }
+    for (name, out) in [("stdout", true), ("stderr", false)] {
+        let f = File::create(run.dir.join(format!("{label}.{name}")));
+        let io = f.map_or_else(|_| Stdio::null(), Stdio::from);
+        if out {
+            cmd.stdout(io);
+        } else {
+            cmd.stderr(io);
+        }
+    }
+    cmd
+}
+
+fn send(kind: Interrupt, pgid: i32) {
+    match kind {
+        // Ctrl+C and a terminal hang-up reach the whole foreground group.
+        Interrupt::Sigint => procs::signal_group(pgid, libc::SIGINT),
+        Interrupt::Sighup => procs::signal_group(pgid, libc::SIGHUP),
+        Interrupt::Sigterm => procs::signal_client(pgid, libc::SIGTERM),
+        Interrupt::Sigkill => procs::signal_client(pgid, libc::SIGKILL),
+    }
+}
+
+/// Runs one invocation to its end (or deadline); with `schedule`, sends its signal.
+pub fn invoke(
+    args: &[String],
+    vars: &Vars,
+    label: &str,
+    schedule: Option<&Schedule>,
+    run: &mut Running<'_>,
+) -> (Invocation, Option<Sent>) {
+    let argv = argv(args, vars);
+    let mut inv = Invocation {
+        argv: argv.clone(),
+        start_ms: run.now(),
+        ..Invocation::default()
+    };
+    if argv.is_empty() {
+        inv.spawn_error = Some("empty command".into());
+        return (inv, None);
+    }
+    let started = Instant::now();
+    let mut child = match command(&argv, vars, label, run).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            inv.spawn_error = Some(format!("{}: {e}", argv[0]));
+            inv.end_ms = run.now();
+            return (inv, None);
+        }
+    };
+    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    let mut deadline = started + run.timeout;
+    let mut sent: Option<Sent> = None;
+    let mut due: Option<Instant> = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        run.tracker.poll(run.ledger);
+        if let Some(s) = schedule
+            && let Some(kind) = s.interrupt
+            && sent.is_none()
+        {
+            let events = tool::read(run.ledger);
+            let starts = events.iter().filter(|e| e.kind == Kind::Start).count();
+            if due.is_none() && starts > s.interrupt_at_tool as usize {
+                due = Some(Instant::now() + Duration::from_millis(s.interrupt_delay_ms));
+            }
+            if due.is_some_and(|t| Instant::now() >= t) {
+                let requests_before = run.server.server.requests_seen();
+                let ledger_lines = ledger_lines(run.ledger);
+                let running = tool::running(&tool::read(run.ledger));
+                send(kind, pgid);
+                sent = Some(Sent {
+                    interrupt: kind,
+                    at_ms: run.now(),
+                    ledger_lines,
+                    running,
+                    requests_before,
+                });
+                deadline = deadline.min(Instant::now() + SIGNAL_GRACE);
+            }
+        }
+        if Instant::now() >= deadline {
+            inv.timed_out = true;
+            procs::signal_group(pgid, libc::SIGKILL);
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    inv.end_ms = run.now();
+    if let Some(st) = status {
+        inv.exit_code = st.code();
+        inv.killed_by = st.signal();
+    }
+    watch_survivors(&mut inv, pgid, run);
+    let (killed, leftovers) =
+        procs::clean_up(pgid, &run.tracker, &run.marker, Duration::from_secs(5));
+    inv.killed = killed;
+    inv.leftovers = leftovers;
+    (inv, sent)
+}
+
+/// After the client exited: which tools and other processes outlived it, and what
+/// the tools did before they finished or the harness stopped waiting.
+fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
+    run.tracker.poll(run.ledger);
+    std::thread::sleep(Duration::from_millis(ORPHAN_GRACE_MS));
+    run.tracker.poll(run.ledger);
+    let roots: Vec<(String, procs::Proc)> = run
+        .tracker
+        .alive()
+        .into_iter()
+        .filter(|(id, p)| procs::cmdline_contains(p.pid, id))
+        .collect();
+    let mut strays: Vec<procs::Proc> = procs::marked(&run.marker);
+    strays.extend(procs::group_members(pgid));
+    strays.retain(|p| !run.tracker.tools.iter().any(|(_, t)| t.pid == p.pid));
+    strays.sort_by_key(|p| p.pid);
+    strays.dedup_by_key(|p| p.pid);
+    inv.strays = strays
+        .iter()
+        .map(|p| Stray {
+            pid: p.pid,
+            pgid: p.pgid,
+            sid: p.sid,
+            command: procs::cmdline(p.pid),
+        })
+        .collect();
+    let mut orphans: Vec<Orphan> = roots
+        .iter()
+        .map(|(id, p)| Orphan {
+            id: id.clone(),
+            pid: p.pid,
+            pgid: p.pgid,
+            sid: p.sid,
+            command: procs::cmdline(p.pid),
+            start_ms: None,
+            effect_ms: None,
+            killed_by_harness: false,
+        })
+        .collect();
+    if orphans.is_empty() {
+        return;
+    }
+    let events = tool::read(run.ledger);
+    let tool_ms = u64::from(run.tool_ms);
+    let exit_boot = procs::boot_ms();
+    let until = roots
+        .iter()
+        .filter_map(|(id, _)| tool::find(&events, id, Kind::Start))
+        .map(|e| e.boot_ms + tool_ms + EVIDENCE_MARGIN_MS)
+        .max()
+        .unwrap_or(exit_boot + tool_ms + EVIDENCE_MARGIN_MS)
+        .min(exit_boot + tool_ms + EVIDENCE_MARGIN_MS);
+    while procs::boot_ms() < until && roots.iter().any(|(_, p)| procs::alive(p)) {
+        run.tracker.poll(run.ledger);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let events = tool::read(run.ledger);
+    for (o, (_, p)) in orphans.iter_mut().zip(&roots) {
+        o.start_ms = tool::find(&events, &o.id, Kind::Start).map(|e| run.rel(e.boot_ms));
+        o.effect_ms = tool::find(&events, &o.id, Kind::Effect).map(|e| run.rel(e.boot_ms));
+        o.killed_by_harness = procs::alive(p);
+    }
+    inv.orphans = orphans;
+}
+
+pub fn ledger_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
