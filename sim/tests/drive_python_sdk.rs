@@ -1,6 +1,6 @@
 //! `turnsim drive --client python-sdk`: the repository's Anthropic SDK loop, cancelled
 //! with SIGINT while a tool runs and resumed from its saved `message_history`, sends
-//! valid requests, marks the interruption and keeps its observations.
+//! valid requests, records the interrupted call and keeps its observations.
 //!
 //! Needs the SDK, so it is `#[ignore]`d: a plain `cargo test` lists it as ignored with
 //! the reason. Run it with `-- --ignored`; `$TURNSIM_PYTHON` names the interpreter
@@ -35,7 +35,7 @@ fn the_python_sdk_loop_survives_a_sigint_and_resumes() {
         "at_most_once",
         "no_effect_after_cancel",
         "no_lost_observation",
-        "interruption_visible",
+        "started_call_represented",
     ] {
         assert_eq!(status(&r, name), Status::Pass, "{name}\n{}", r.text());
     }

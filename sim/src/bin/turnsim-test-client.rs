@@ -9,7 +9,7 @@
 //! dies with the client even on SIGKILL (its own process group, `PR_SET_PDEATHSIG`;
 //! what that shell started may outlive a SIGKILL, which drive reports as
 //! informational); on resume a
-//! call left without a result gets an error result, and is never run again. Two
+//! call left without a result gets an error result, and is never run again. The
 //! planted faults reproduce one behaviour each:
 //! `--forget-result-after-sigint` drops the interrupted call's result;
 //! `--rerun-after-restart` runs the last tool call again on resume;

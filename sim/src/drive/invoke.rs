@@ -268,7 +268,13 @@ fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
         .collect();
     let mut strays: Vec<procs::Proc> = procs::marked(&run.marker);
     strays.extend(procs::group_members(pgid));
-    strays.retain(|p| !run.tracker.tools.iter().any(|(_, t)| t.pid == p.pid));
+    // A process whose command names this run's ledger is a tool's wrapper (the
+    // client's `sh -c` around the script): part of the tool, reported as its orphan.
+    let ledger = run.ledger.display().to_string();
+    strays.retain(|p| {
+        !run.tracker.tools.iter().any(|(_, t)| t.pid == p.pid)
+            && !procs::cmdline_contains(p.pid, &ledger)
+    });
     strays.sort_by_key(|p| p.pid);
     strays.dedup_by_key(|p| p.pid);
     inv.strays = strays

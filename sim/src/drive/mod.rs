@@ -366,3 +366,21 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         Exit::Pass
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_seeds;
+
+    #[test]
+    fn seed_ranges_are_half_open_or_inclusive_and_bad_ones_are_refused() {
+        assert_eq!(parse_seeds("0..10"), Ok(0..10));
+        assert_eq!(parse_seeds("5..=7"), Ok(5..8));
+        assert_eq!(
+            parse_seeds("3..3"),
+            Err("--seeds \"3..3\": the range is empty".to_owned())
+        );
+        assert!(parse_seeds("7").is_err());
+        assert!(parse_seeds("a..b").is_err());
+        assert!(parse_seeds(&format!("0..={}", u64::MAX)).is_err());
+    }
+}

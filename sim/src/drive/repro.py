@@ -16,6 +16,22 @@ open(script, "w").write(TOOL)
 def boot_ms():
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * 1000)
 T0 = boot_ms()
+MARK = "repro-%d" % os.getpid()
+
+def clean_up():
+    # Everything the client left behind carries the marker, whatever its group or session.
+    killed = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
+            if ("TURNSIM_DRIVE_RUN=" + MARK).encode() in env:
+                cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace")
+                os.kill(int(pid), signal.SIGKILL)
+                killed.append("%s %s" % (pid, cmd.strip()))
+        except OSError:
+            pass
+    for k in killed:
+        print("clean-up killed pid " + k)
 lock = threading.Lock()
 state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log": []}
 
@@ -102,6 +118,7 @@ def run(argv, prompt, sig, resume=False):
     home = os.path.join(root, "home")
     env.update(HOME=home, XDG_CONFIG_HOME=home + "/.config", XDG_DATA_HOME=home + "/.local/share",
                XDG_CACHE_HOME=home + "/.cache", XDG_STATE_HOME=home + "/.local/state")
+    env["TURNSIM_DRIVE_RUN"] = MARK
     for k, v in CFG["env"]:
         env[k] = fill(v, prompt)
     args = [("--resume" if a == "{resume}" else fill(a, prompt)) for a in argv if resume or a != "{resume}"]
@@ -134,6 +151,7 @@ def read_ledger():
 sent, end = run(CFG["command"], CFG["prompt1"], CFG["signal"])
 n_first = len(state["log"])
 time.sleep((CFG["tool_ms"] + 2000) / 1000)
+clean_up()
 for k, i, t, who in read_ledger():
     print("+%6d ms %s %s %s%s" % (t, k, i, who, "  (after the client exited)" if t > end else ""))
 found = []
@@ -162,6 +180,7 @@ if check in ("started_call_represented", "no_lost_observation"):
         found = ["the resumed client sent no tool-bearing request"]
 if check not in ("orphaned_tool", "no_effect_after_cancel", "started_call_represented", "no_lost_observation"):
     print("this script re-runs the schedule; %s is judged by turnsim itself (see report.json)" % check)
+clean_up()
 for f in found:
     print("REPRODUCED %s: %s" % (check, f))
 print("files: " + root)

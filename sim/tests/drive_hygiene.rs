@@ -1,0 +1,174 @@
+//! `turnsim drive`'s hygiene against the test client: a tool orphaned in a session
+//! of its own is found, waited for until its effect shows after the client exited,
+//! and cleaned up with everything else the run left (found by its marker); the
+//! same orphan after SIGKILL is informational; a missing or broken client is an
+//! environment error; a failing seed is rerun with a full report per rerun and a
+//! reproduction script that needs no turnsim; runs go in parallel with a summary.
+
+mod drive_support;
+
+use drive_support::*;
+use turnsim::drive::observe::Status;
+use turnsim::drive::profiles::{Interrupt, profile};
+use turnsim::drive::report::Outcome;
+
+fn details<'a>(r: &'a turnsim::drive::report::RunReport, name: &str) -> &'a [String] {
+    &r.observations
+        .iter()
+        .find(|o| o.name == name)
+        .expect("checker present")
+        .details
+}
+
+#[test]
+fn a_setsid_orphan_after_sigterm_shows_its_effect_after_exit_and_is_cleaned_up() {
+    let p = test_client(&["--orphan-setsid"]);
+    let r = drive(&p, seed_with(&p, Interrupt::Sigterm), "orphan");
+    assert_eq!(r.outcome, Outcome::Fail, "{}", r.text());
+    assert_eq!(status(&r, "orphaned_tool"), Status::Fail, "{}", r.text());
+    let o = &r.first.orphans[0];
+    assert_eq!(
+        o.sid, o.pgid,
+        "a session of its own, led by its sh -c: {o:?}"
+    );
+    let exit = r.first.end_ms;
+    let effect = o.effect_ms.expect("the harness waited for the effect");
+    assert!(effect > exit, "{}", r.text());
+    assert!(!o.killed_by_harness, "{}", r.text());
+    let d = &details(&r, "orphaned_tool")[0];
+    assert!(d.starts_with("SIGTERM sent at +"), "{d}");
+    assert!(
+        d.contains(&format!("{} ms after the client exited", effect - exit)),
+        "{d}"
+    );
+    assert!(d.contains("exit 143 = 128 + 15"), "{d}");
+    assert_eq!(status(&r, "stray_process"), Status::Fail, "{}", r.text());
+    let strays = details(&r, "stray_process");
+    assert!(
+        strays.iter().any(|d| d.contains("`sleep 600`")),
+        "{}",
+        r.text()
+    );
+    assert!(
+        strays.iter().all(|d| !d.contains("tool.sh")),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.first.killed.iter().any(|k| k.command == "sleep 600"),
+        "{}",
+        r.text()
+    );
+    assert!(r.first.leftovers.is_empty() && r.resumed.leftovers.is_empty());
+    let repro = r.dir.join("repro.py");
+    let out = std::process::Command::new("python3")
+        .arg(&repro)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("REPRODUCED orphaned_tool: tool "), "{text}");
+    assert!(text.contains("SIGTERM sent"), "{text}");
+}
+
+#[test]
+fn the_same_orphan_after_sigkill_is_informational_not_a_failure() {
+    let p = test_client(&["--orphan-setsid"]);
+    let r = drive(&p, seed_with(&p, Interrupt::Sigkill), "orphan-kill");
+    assert!(r.failing().is_empty(), "{}", r.text());
+    assert_eq!(r.outcome, Outcome::Info, "{}", r.text());
+    assert_eq!(status(&r, "orphaned_tool"), Status::Info, "{}", r.text());
+    assert!(details(&r, "orphaned_tool")[0].starts_with("informational: after SIGKILL"));
+}
+
+#[test]
+fn a_missing_client_or_a_broken_install_is_an_environment_error() {
+    let out = temp_dir("env").display().to_string();
+    let (code, _, err) = turnsim(&[
+        "--client",
+        "custom",
+        "--out",
+        &out,
+        "--",
+        "/nonexistent/agent",
+        "{prompt}",
+    ]);
+    assert_eq!(code, 8, "{err}");
+    assert!(err.contains("environment: client custom"), "{err}");
+    let mut p =
+        profile("custom", &["sh".into(), "-c".into(), "exit 127".into()]).expect("custom profile");
+    p.interrupts = vec![Interrupt::Sigterm];
+    let r = drive(&p, seed_with(&p, Interrupt::Sigterm), "broken");
+    assert_eq!(r.outcome, Outcome::Environment, "{}", r.text());
+    assert!(
+        r.reason
+            .as_deref()
+            .is_some_and(|w| w.contains("exited 127 (exit 127: command not found)")),
+        "{}",
+        r.text()
+    );
+    let (code, _, err) = turnsim(&[
+        "--client", "custom", "--out", &out, "--rerun", "0", "--", "sh", "-c", "exit 127",
+    ]);
+    assert_eq!(code, 8, "{err}");
+    assert!(
+        err.contains("environment error, not a client finding"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reruns_judge_every_checker_and_parallel_seeds_write_a_summary() {
+    let out = temp_dir("batch");
+    let o = out.display().to_string();
+    let bin = env!("CARGO_BIN_EXE_turnsim-test-client");
+    let (code, stdout, err) = turnsim(&[
+        "--client",
+        "custom",
+        "--seeds",
+        "0..=2",
+        "--jobs",
+        "2",
+        "--json",
+        "--rerun",
+        "1",
+        "--tool-ms",
+        "1200",
+        "--timeout",
+        "60",
+        "--out",
+        &o,
+        "--",
+        bin,
+        "--base-url",
+        "{base_url}",
+        "--history",
+        "{work}/history.json",
+        "--drop-started-call",
+        "{resume}",
+        "{prompt}",
+    ]);
+    let sum: serde_json::Value = serde_json::from_str(&stdout).expect("--json prints JSON");
+    assert_eq!(sum["runs"], 3, "{stdout}\n{err}");
+    let failed = sum["failed_runs"].as_u64().unwrap_or(0);
+    assert_eq!(code, if failed > 0 { 1 } else { 0 }, "{err}");
+    assert!(out.join("summary.md").is_file());
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap_or_default();
+    assert!(md.contains("| class | runs | outcomes |"), "{md}");
+    for seed in 0..3 {
+        let rep: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("run-{seed}/report.json")))
+                .unwrap_or_default(),
+        )
+        .expect("a report per run");
+        if rep["outcome"] == "fail" {
+            assert!(
+                out.join(format!("run-{seed}/rerun-1/report.json"))
+                    .is_file()
+            );
+            assert!(out.join(format!("run-{seed}/repro.py")).is_file());
+            assert_eq!(rep["reruns"]["runs"], 1, "{rep}");
+        }
+    }
+    assert!(failed > 0, "seeds 0..=2 hold a signalled run: {md}");
+}
