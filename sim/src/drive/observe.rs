@@ -389,7 +389,7 @@ pub fn started_call_represented(f: &Facts) -> Observation {
                 _ => "a tool_result but not its tool_use",
             };
             fails.push(format!(
-                "tool call {id} started at +{started} ms and was running at {sig} (+{} ms); the resumed request (the client exited {}) holds {missing}",
+                "tool call {id} started at +{started} ms and was running at {sig} (+{} ms); the client ended ({}); the resumed request holds {missing}",
                 sent.at_ms,
                 explain_exit(f.first.exit_code, f.first.killed_by)
             ));
