@@ -220,7 +220,21 @@ fn sigkilled(f: &Facts) -> bool {
 
 const AFTER_KILL: &str = "informational: after SIGKILL nothing in the client can end its children";
 
-/// No tool still running after its client exited (informational after SIGKILL).
+const AFTER_TIMEOUT: &str = "informational: the harness SIGKILLed the client's group at its deadline (see no_hang); nothing in the client could end its children after that";
+
+/// Orphans of a first invocation that ended by SIGKILL (the schedule's, or the
+/// harness's at the deadline) are informational.
+fn killed_first(f: &Facts, o: Observation) -> Observation {
+    if sigkilled(f) {
+        informational(o, AFTER_KILL)
+    } else if f.first.timed_out {
+        informational(o, AFTER_TIMEOUT)
+    } else {
+        o
+    }
+}
+
+/// No tool still running after its client exited (informational after a SIGKILL).
 pub fn orphaned_tool(f: &Facts) -> Observation {
     let name = "orphaned_tool";
     let first: Vec<String> = f
@@ -229,12 +243,7 @@ pub fn orphaned_tool(f: &Facts) -> Observation {
         .iter()
         .map(|o| orphan_evidence(f, "first", &f.first, o))
         .collect();
-    let first = obs(name, first);
-    let first = if sigkilled(f) {
-        informational(first, AFTER_KILL)
-    } else {
-        first
-    };
+    let first = killed_first(f, obs(name, first));
     let mut resumed: Vec<String> = f
         .resumed
         .orphans
@@ -285,12 +294,7 @@ pub fn stray_process(f: &Facts) -> Observation {
             })
             .collect()
     };
-    let first = obs(name, describe("first", &f.first));
-    let first = if sigkilled(f) {
-        informational(first, AFTER_KILL)
-    } else {
-        first
-    };
+    let first = killed_first(f, obs(name, describe("first", &f.first)));
     merge(name, first, describe("resumed", &f.resumed))
 }
 
