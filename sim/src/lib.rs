@@ -20,6 +20,7 @@ pub mod disk;
 pub mod drive;
 pub mod engine;
 pub mod fuzz_bodies;
+pub mod openai;
 pub mod options;
 pub mod provider;
 pub mod report;
