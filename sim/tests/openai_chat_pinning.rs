@@ -71,7 +71,9 @@ fn reply_of(records: &[String]) -> Reply {
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
             usage = Usage {
                 input_tokens: u["prompt_tokens"].as_u64().unwrap(),
-                cached_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap(),
+                cached_tokens: u["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap(),
                 output_tokens: u["completion_tokens"].as_u64().unwrap(),
                 reasoning_tokens: u["completion_tokens_details"]["reasoning_tokens"]
                     .as_u64()

@@ -47,7 +47,10 @@ fn codex_first_request_has_two_developer_messages_then_two_user_messages() {
     assert_eq!(conv.continues, None);
     // The second developer message has two text parts: three texts in all.
     assert_eq!(conv.leading_instructions().len(), 3);
-    assert!(conv.leading_instructions()[0].starts_with("You are a coding agent running in the Codex CLI"));
+    assert!(
+        conv.leading_instructions()[0]
+            .starts_with("You are a coding agent running in the Codex CLI")
+    );
     // Every Codex input message carries a client-made id.
     assert!(conv.entries.iter().all(|e| matches!(&e.item,
         Item::Message { id: Some(id), .. } if id.starts_with("msg_"))));
@@ -74,7 +77,13 @@ fn codex_tools_flatten_the_namespace_and_keep_web_search() {
         .collect();
     assert_eq!(
         namespaced,
-        vec!["close_agent", "resume_agent", "send_input", "spawn_agent", "wait_agent"]
+        vec![
+            "close_agent",
+            "resume_agent",
+            "send_input",
+            "spawn_agent",
+            "wait_agent"
+        ]
     );
     assert_eq!(req.tools.len(), 8 + 5);
     assert_eq!(
@@ -168,7 +177,10 @@ fn agents_sdk_typeless_messages_and_bare_reasoning_parse() {
         ]
     );
     assert_eq!(conv.reasoning()[0].encrypted_content, None);
-    assert_eq!(conv.prefix.instructions.as_deref(), Some("You are a test agent."));
+    assert_eq!(
+        conv.prefix.instructions.as_deref(),
+        Some("You are a test agent.")
+    );
 }
 
 #[test]
@@ -191,7 +203,13 @@ fn chat_follow_ups_from_both_python_clients_pair_their_calls() {
         assert_eq!(conv.call_ids().len(), 1, "{name}");
         assert_eq!(conv.call_ids(), conv.result_ids(), "{name}");
         assert!(
-            matches!(&conv.entries[0].item, Item::Message { role: Role::System, .. }),
+            matches!(
+                &conv.entries[0].item,
+                Item::Message {
+                    role: Role::System,
+                    ..
+                }
+            ),
             "{name}"
         );
     }

@@ -12,8 +12,11 @@
 //! the `usage` shape. Two things are left out on purpose: `obfuscation` (random padding
 //! the API adds to deltas; no client reads it and it would break determinism) and the
 //! many response-object fields that only echo sampling settings we do not model.
-//! Reasoning items put `encrypted_content` between `type` and `summary`, as public
-//! client tests show it, and only when the request's `include` asked for it.
+//! Reasoning items put `encrypted_content` between `type` and `summary`, as the
+//! recorded `TestOpenAIResponsesWithSummaryThinking/openai-gpt-5/thinking-streaming.yaml`
+//! stream of the same repository shows it, and only when the request's `include` asked
+//! for it; summary parts stream as `reasoning_summary_part.added`, `…_text.delta`,
+//! `…_text.done`, `…_part.done` with `summary_index`, as there (one delta per part).
 //! Codex 0.171.0 builds items only from `response.output_item.done` and needs
 //! `response.completed` (NOTES of the investigation); both are always written.
 
