@@ -3,6 +3,9 @@
 //! `sim/tests/data/openai/`) parse into the neutral view with every item, id and
 //! pairing intact. These are the shapes serve and check must accept without a finding.
 
+#[path = "openai_support/golden.rs"]
+mod golden;
+
 use std::path::PathBuf;
 use turnsim::openai::neutral::{Conversation, Item, Part, Role, Tool, Wire};
 use turnsim::openai::{chat_request, responses_request};
@@ -220,4 +223,16 @@ fn sdk_chat_follow_up_asks_for_streamed_usage() {
     let req = chat_request::parse(&data("openai-sdk-3570-chat-followup.request.json")).unwrap();
     assert!(req.stream);
     assert!(req.include_usage);
+}
+
+#[test]
+fn agents_follow_up_to_our_call_reply_echoes_exactly_the_served_items() {
+    // The judge's "reasoning sent back intact" and call pairing compare a request's
+    // neutral items with the neutral view of what serve replied; for a well-behaved
+    // client (openai-agents answered with golden/responses-tool.json) they are equal.
+    let conv = responses("agents-0240-followup-to-golden-tool.request.json");
+    let served = golden::call_reply().to_neutral();
+    let echoed: Vec<Item> = conv.entries[1..3].iter().map(|e| e.item.clone()).collect();
+    assert_eq!(echoed, served);
+    assert_eq!(kinds(&conv)[3], "result:call_ts0000000000000001");
 }

@@ -169,6 +169,7 @@ pub fn all_goldens() -> Vec<(&'static str, String)> {
             encode_all(&stream_events(&text_reply(), &echo)),
         ),
         ("responses-text.json", response_json(&text_reply(), &echo)),
+        ("responses-tool.json", response_json(&call_reply(), &echo)),
         (
             "responses-failed-stream.sse",
             encode_all(&failed_events(
