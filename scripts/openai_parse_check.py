@@ -48,7 +48,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("content-length", "0"))
         body = self.rfile.read(length)
-        Handler.seen.append((self.path, dict(self.headers), json.loads(body)))
+        Handler.seen.append((self.path, dict(self.headers), json.loads(body) if body else None))
         status, headers, payload, ctype = Handler.queue.pop(0)
         self.send_response(status)
         self.send_header("content-type", ctype)
@@ -57,6 +57,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(payload)
+
+    def do_GET(self):
+        self.do_POST()
 
     def log_message(self, *args):
         pass
@@ -209,6 +212,14 @@ def chat_non_streaming_body_parses_into_a_completion(client):
     msg = comp.choices[0].message
     expect(msg.content is None and len(msg.tool_calls) == 2, msg)
     expect(comp.usage.prompt_tokens_details.cached_tokens == 64, comp.usage)
+
+
+@check
+def model_listing_parses_into_models(client):
+    play(js("models.json"))
+    ids = [m.id for m in client.models.list()]
+    expect(ids == ["gpt-5", "gpt-5-mini"], ids)
+    expect(Handler.seen[0][0] == "/v1/models", Handler.seen[0][0])
 
 
 ERROR_CLASSES = {

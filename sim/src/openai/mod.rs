@@ -15,6 +15,7 @@ pub mod api_error;
 pub mod chat_request;
 pub mod chat_stream;
 pub mod field;
+pub mod models;
 pub mod neutral;
 pub mod reply;
 pub mod responses_request;

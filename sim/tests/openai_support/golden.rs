@@ -9,7 +9,7 @@ use turnsim::openai::api_error::{ApiFailure, error_response};
 use turnsim::openai::reply::{Reply, ReplyItem, Usage, split_fragments};
 use turnsim::openai::responses_stream::{Echo, failed_events, response_json, stream_events};
 use turnsim::openai::sse::encode_all;
-use turnsim::openai::{chat_stream, responses_request};
+use turnsim::openai::{chat_stream, models, responses_request};
 
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/openai/golden")
@@ -192,5 +192,6 @@ pub fn all_goldens() -> Vec<(&'static str, String)> {
             chat_stream::completion_json(&parallel_reply()),
         ),
         ("errors.json", errors()),
+        ("models.json", models::models_json(&["gpt-5", "gpt-5-mini"])),
     ]
 }
