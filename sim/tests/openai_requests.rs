@@ -236,3 +236,49 @@ fn agents_follow_up_to_our_call_reply_echoes_exactly_the_served_items() {
     assert_eq!(echoed, served);
     assert_eq!(kinds(&conv)[3], "result:call_ts0000000000000001");
 }
+
+/// The neutral items of a Codex rollout file's `response_item` lines, in file order.
+fn rollout_items(name: &str) -> Vec<Item> {
+    let text = String::from_utf8(data(name)).unwrap();
+    text.lines()
+        .enumerate()
+        .filter_map(|(n, line)| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            (v["type"] == "response_item").then(|| {
+                let item = responses_request::parse_item(&v["payload"], &format!("line {}", n + 1))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                responses_request::neutral_item(&item)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn codex_rollout_items_parse_with_the_request_item_parser() {
+    let items = rollout_items("codex-0171-rollout-toolcall.jsonl");
+    let calls: Vec<&Item> = items
+        .iter()
+        .filter(|i| matches!(i, Item::ToolCall { .. } | Item::ToolResult { .. }))
+        .collect();
+    assert_eq!(items.len(), 7);
+    assert!(matches!(
+        (calls[0], calls[1]),
+        (Item::ToolCall { call_id: a, .. }, Item::ToolResult { call_id: b, .. }) if a == b
+    ));
+    assert!(items.iter().any(|i| matches!(i, Item::Reasoning(_))));
+}
+
+#[test]
+fn codex_rollout_after_sigterm_holds_an_orphaned_call() {
+    let items = rollout_items("codex-0171-rollout-sigterm-then-resume.jsonl");
+    let calls = items
+        .iter()
+        .filter(|i| matches!(i, Item::ToolCall { .. }))
+        .count();
+    let results = items
+        .iter()
+        .filter(|i| matches!(i, Item::ToolResult { .. }))
+        .count();
+    // Codex synthesises the "aborted" output only in the resumed request, not the file.
+    assert_eq!((calls, results), (1, 0));
+}

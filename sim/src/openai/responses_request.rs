@@ -123,7 +123,9 @@ impl ResponsesRequest {
     }
 }
 
-fn neutral_item(item: &InputItem) -> Item {
+/// The neutral view of one input item (also how a Codex rollout `response_item`
+/// payload, which has the same shapes, is read).
+pub fn neutral_item(item: &InputItem) -> Item {
     match item.clone() {
         InputItem::Message { id, role, content } => Item::Message {
             role,
@@ -242,7 +244,8 @@ fn parse_role(obj: &Map<String, Value>, path: &str) -> Result<Role, WireError> {
     }
 }
 
-fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
+/// Parses one input item; `path` names it in errors (`input[3]`, or a rollout line).
+pub fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
     let obj = as_object(value, path)?;
     let id = opt_str(obj, path, "id")?;
     let kind = match obj.get("type") {
