@@ -231,7 +231,8 @@ fn agents_follow_up_to_our_call_reply_echoes_exactly_the_served_items() {
     // neutral items with the neutral view of what serve replied; for a well-behaved
     // client (openai-agents answered with golden/responses-tool.json) they are equal.
     let conv = responses("agents-0240-followup-to-golden-tool.request.json");
-    let served = golden::call_reply().to_neutral();
+    // The golden echo asked for encrypted reasoning, so it is part of what was sent.
+    let served = golden::call_reply().to_neutral(true);
     let echoed: Vec<Item> = conv.entries[1..3].iter().map(|e| e.item.clone()).collect();
     assert_eq!(echoed, served);
     assert_eq!(kinds(&conv)[3], "result:call_ts0000000000000001");

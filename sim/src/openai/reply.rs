@@ -70,9 +70,12 @@ impl Reply {
             .any(|i| matches!(i, ReplyItem::Call { .. }))
     }
 
-    /// The reply as neutral items, in output order: what a client that keeps the
-    /// conversation must send back (and what a `previous_response_id` stands for).
-    pub fn to_neutral(&self) -> Vec<Item> {
+    /// The reply as neutral items, in output order, as it was sent: what a client that
+    /// keeps the conversation must send back (and what a `previous_response_id` stands
+    /// for). A reasoning item's `encrypted_content` is only on the wire when the request
+    /// asked for it (`include: ["reasoning.encrypted_content"]`), so only then is it part
+    /// of the identity a client must echo.
+    pub fn to_neutral(&self, include_encrypted_reasoning: bool) -> Vec<Item> {
         self.items
             .iter()
             .map(|item| match item {
@@ -83,7 +86,9 @@ impl Reply {
                 } => Item::Reasoning(Reasoning {
                     id: id.clone(),
                     summary: summary.clone(),
-                    encrypted_content: encrypted_content.clone(),
+                    encrypted_content: encrypted_content
+                        .clone()
+                        .filter(|_| include_encrypted_reasoning),
                 }),
                 ReplyItem::Text { id, .. } => Item::Message {
                     role: Role::Assistant,
@@ -145,7 +150,7 @@ mod tests {
             usage: Usage::default(),
         };
         assert_eq!(
-            reply.to_neutral(),
+            reply.to_neutral(false),
             vec![Item::ToolCall {
                 call_id: "call_1".into(),
                 name: "sh".into(),
@@ -154,5 +159,26 @@ mod tests {
             }]
         );
         assert!(reply.has_calls());
+    }
+
+    #[test]
+    fn encrypted_reasoning_is_part_of_the_identity_only_when_it_was_sent() {
+        let reply = Reply {
+            id: "resp_1".into(),
+            model: "m".into(),
+            created_at: 0,
+            items: vec![ReplyItem::Reasoning {
+                id: "rs_1".into(),
+                summary: vec![],
+                encrypted_content: Some("E".into()),
+            }],
+            usage: Usage::default(),
+        };
+        let sent = |include| match &reply.to_neutral(include)[0] {
+            Item::Reasoning(r) => r.encrypted_content.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(sent(false), None);
+        assert_eq!(sent(true), Some("E".into()));
     }
 }
