@@ -409,3 +409,66 @@ pub fn started_call_represented(f: &Facts) -> Observation {
         o
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drive::invoke::{Orphan, Sent};
+    use crate::drive::profiles::{Interrupt, profile};
+    use crate::drive::run::Schedule;
+
+    fn facts(signal: Interrupt, timed_out: bool) -> Facts {
+        let p = profile("test-client", &[]).expect("built-in profile");
+        let orphan = Orphan {
+            id: "toolu_1".into(),
+            pid: 40,
+            pgid: 39,
+            sid: 39,
+            command: "sh tool.sh toolu_1".into(),
+            start_ms: Some(100),
+            effect_ms: Some(6100),
+            killed_by_harness: false,
+        };
+        Facts {
+            schedule: Schedule::from_seed(0, &p, 6000),
+            first: Invocation {
+                exit_code: Some(143),
+                timed_out,
+                end_ms: 1500,
+                orphans: vec![orphan],
+                ..Invocation::default()
+            },
+            resumed: Invocation::default(),
+            sent: Some(Sent {
+                interrupt: signal,
+                at_ms: 1400,
+                ledger_lines: 2,
+                running: vec!["toolu_1".into()],
+                requests_before: 2,
+            }),
+            ledger_first: 2,
+            ledger: Vec::new(),
+            events: Vec::new(),
+            resume_request: 3,
+            records: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_orphan_fails_with_its_evidence_unless_a_sigkill_or_the_deadline_ended_the_client() {
+        let o = orphaned_tool(&facts(Interrupt::Sigterm, false));
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(
+            o.details,
+            [
+                "SIGTERM sent at +1400 ms; the first invocation exited at +1500 ms (exit 143 = 128 + 15: the conventional code after SIGTERM); tool toolu_1 (pid 40, pgid 39, sid 39, `sh tool.sh toolu_1`) started at +100 ms, was still running 300 ms after that, and wrote its effect at +6100 ms, 4600 ms after the client exited"
+            ]
+        );
+        let o = orphaned_tool(&facts(Interrupt::Sigkill, false));
+        assert_eq!(o.status, Status::Info);
+        assert_eq!(o.details[0], AFTER_KILL);
+        let o = orphaned_tool(&facts(Interrupt::Sigint, true));
+        assert_eq!(o.status, Status::Info);
+        assert_eq!(o.details[0], AFTER_TIMEOUT);
+    }
+}
