@@ -94,7 +94,10 @@ fn a_missing_client_or_a_broken_install_is_an_environment_error() {
         "{prompt}",
     ]);
     assert_eq!(code, 8, "{err}");
-    assert!(err.contains("environment: client custom"), "{err}");
+    assert!(
+        err.contains("client custom: \"/nonexistent/agent\" is not installed"),
+        "{err}"
+    );
     let mut p =
         profile("custom", &["sh".into(), "-c".into(), "exit 127".into()]).expect("custom profile");
     p.interrupts = vec![Interrupt::Sigterm];

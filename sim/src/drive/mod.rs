@@ -309,7 +309,7 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         // A custom command may start with a placeholder; it is checked when it runs.
         if !program.contains('{') && find_program(program).is_none() {
             eprintln!(
-                "turnsim drive: environment: client {}: {program:?} is not installed or not on PATH",
+                "turnsim drive: client {}: {program:?} is not installed or not on PATH",
                 first.0.profile.name
             );
             return Exit::Environment;
