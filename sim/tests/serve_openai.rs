@@ -355,3 +355,55 @@ fn an_echoed_reasoning_item_with_content_null_is_not_a_change() {
         server.server.verdicts()[1]
     );
 }
+
+#[test]
+fn a_chain_that_leaves_the_stored_call_unanswered_is_refused() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-prev-orphan");
+    let (_, items, id) = first_turn(server.addr);
+    let mut body = responses_body(&[json!({"role": "user", "content": "go on"})], false);
+    body["previous_response_id"] = json!(id);
+    let raw = post_to(server.addr, "/v1/responses", &body);
+    assert_eq!(raw.status, 400);
+    let v = &server.server.verdicts()[1];
+    let pairing = v
+        .violations
+        .iter()
+        .find(|x| x.rule == "pairing")
+        .expect("pairing");
+    assert_eq!(pairing.message, None, "the call is in the stored context");
+    assert!(
+        pairing
+            .detail
+            .starts_with("in the context of previous_response_id"),
+        "{}",
+        pairing.detail
+    );
+    assert!(
+        pairing
+            .excerpt
+            .contains(items[1]["call_id"].as_str().unwrap())
+    );
+}
+
+#[test]
+fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
+    let rec = temp_dir("oa-rec");
+    let (server, _dir) = start_with(script(CALL_THEN_TEXT), "oa-record", |c| {
+        c.record = Some(rec.clone())
+    });
+    let (_, items, id) = first_turn(server.addr);
+    let mut body = responses_body(&output_for(&items), false);
+    body["previous_response_id"] = json!(id);
+    assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 200);
+    let live = server.server.verdicts();
+    let again = turnsim::serve::record::check_dir(&rec).expect("the recording reads");
+    assert!(again.mismatches.is_empty(), "{:?}", again.mismatches);
+    assert_eq!(again.verdicts.len(), 2);
+    assert_eq!(again.verdicts[1].violations, live[1].violations);
+    assert!(
+        again.verdicts[1]
+            .notes
+            .iter()
+            .any(|n| n == &format!("continues {id}"))
+    );
+}

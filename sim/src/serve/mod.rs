@@ -366,6 +366,8 @@ fn plain_answer(status: u16, played: &str) -> Answer {
         },
         tool_use_ids: Vec::new(),
         stop_reason: None,
+        response_id: None,
+        output: Vec::new(),
     }
 }
 

@@ -201,6 +201,8 @@ pub(super) fn deliver_openai(
         outcome: "complete".into(),
         tool_use_ids: Vec::new(),
         stop_reason: None,
+        response_id: None,
+        output: Vec::new(),
     };
     let failed_midway = shaped
         .events

@@ -241,7 +241,14 @@ impl Server {
             req.stream,
             request_id,
         );
+        let mut answer = answer;
         if answer.outcome == "complete" && answer.status == 200 {
+            answer.response_id = Some(reply.id.clone());
+            answer.output = reply
+                .items
+                .iter()
+                .map(|i| crate::openai::responses_stream::item_json(i, &echo))
+                .collect();
             let sent = reply.to_neutral(echo.include_encrypted_reasoning);
             let mut reasoning = Vec::new();
             for item in &sent {
@@ -340,4 +347,106 @@ impl Server {
 /// `GET /v1/models` for an OpenAI client (one that sends no `anthropic-version`).
 pub(super) fn openai_models() -> Vec<u8> {
     crate::openai::models::models_json(&["gpt-5", "gpt-5-codex", "gpt-4o", "gpt-4.1"]).into_bytes()
+}
+
+/// Judges a recorded OpenAI request again (`turnsim check DIR`): the same reader, key
+/// and judge as the live server, a `previous_response_id` context rebuilt from the
+/// recorded requests and the output items each answer recorded. `reasoning_kept` is
+/// the server's comparison with what it sent and is not judged again (the recorded
+/// verdict keeps it).
+pub(super) fn recheck(
+    judge: &mut verdict::Judge,
+    contexts: &mut BTreeMap<String, Vec<Item>>,
+    r: &Record,
+    body: &[u8],
+) -> Option<Verdict> {
+    let path = r.target.split('?').next().unwrap_or_default();
+    let raw: Value = serde_json::from_slice(body).ok()?;
+    let (conv, context, raw_tools, stream, thinking, list, prev) = match path {
+        "/v1/responses" => {
+            let req = responses_request::parse(body).ok()?;
+            let prev = req.previous_response_id.clone();
+            let context = match &prev {
+                Some(id) => contexts.get(id)?.clone(),
+                None => Vec::new(),
+            };
+            let thinking = raw.get("reasoning").is_some_and(Value::is_object);
+            (
+                req.to_neutral(),
+                context,
+                req.tools_raw.clone(),
+                req.stream,
+                thinking,
+                "input",
+                prev,
+            )
+        }
+        "/v1/chat/completions" => {
+            let req = chat_request::parse(body).ok()?;
+            let tools = raw
+                .get("tools")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            (
+                req.to_neutral(),
+                Vec::new(),
+                tools,
+                req.stream,
+                false,
+                "messages",
+                None,
+            )
+        }
+        _ => return None,
+    };
+    let laid = lay(&conv, &context, &raw_tools, stream, thinking);
+    let parsed = parse_request(laid.body.to_string().as_bytes()).ok()?;
+    let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
+    let key = conversation_key(
+        r.headers.get(CONVERSATION_HEADER).map(String::as_str),
+        &parsed.messages,
+        has_tools,
+    );
+    let verdict = judge.judge(&RequestFacts {
+        index: r.index,
+        key: &key,
+        retry_count: r
+            .headers
+            .get("x-stainless-retry-count")
+            .and_then(|v| v.parse().ok()),
+        parsed: &parsed,
+        headers: &r.headers,
+    });
+    judge.set_outcome(&key, &r.answer.outcome);
+    let mut verdict = to_wire(verdict, &laid, list);
+    if let Some(id) = prev {
+        verdict.notes.push(format!("continues {id}"));
+    }
+    Some(verdict)
+}
+
+/// Remembers what a recorded Responses request stands for, under the id its answer
+/// would have had, for the requests that continue it.
+pub(super) fn remember(contexts: &mut BTreeMap<String, Vec<Item>>, r: &Record, body: &[u8]) {
+    if !r.target.starts_with("/v1/responses") || r.answer.outcome != "complete" {
+        return;
+    }
+    let Ok(req) = responses_request::parse(body) else {
+        return;
+    };
+    let mut full = match &req.previous_response_id {
+        Some(id) => contexts.get(id).cloned().unwrap_or_default(),
+        None => Vec::new(),
+    };
+    full.extend(req.to_neutral().entries.into_iter().map(|e| e.item));
+    for (i, item) in r.answer.output.iter().enumerate() {
+        match responses_request::parse_item(item, &format!("output[{i}]")) {
+            Ok(item) => full.push(responses_request::neutral_item(&item)),
+            Err(_) => return,
+        }
+    }
+    if let Some(id) = &r.answer.response_id {
+        contexts.insert(id.clone(), full);
+    }
 }
