@@ -13,6 +13,7 @@
 pub mod observe;
 pub mod procs;
 pub mod profiles;
+pub mod profiles_openai;
 pub mod report;
 pub mod run;
 
