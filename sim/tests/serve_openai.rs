@@ -407,3 +407,18 @@ fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
             .any(|n| n == &format!("continues {id}"))
     );
 }
+
+#[test]
+fn a_stream_that_hangs_midway_never_sends_the_completion() {
+    let (server, _dir) = start(
+        script(r#"[{"kind": "hang", "after_events": 3}]"#),
+        "oa-hang",
+    );
+    let input = [json!({"role": "user", "content": "hi"})];
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    assert!(!raw.complete);
+    assert!(raw.text().contains("response.created"), "{}", raw.text());
+    assert!(!raw.text().contains("response.completed"), "{}", raw.text());
+    assert!(!raw.text().contains("output_item.done"), "{}", raw.text());
+}

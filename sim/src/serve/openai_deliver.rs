@@ -378,7 +378,10 @@ pub(super) fn deliver_openai(
             StreamEnd::Cut
         }
         Delivery::Hang => {
-            answer.outcome = format!("hang after {} events", parts.len());
+            // What the plan streamed before it hangs: never a completion.
+            let keep = natural_cut(&events, reply, done, chat);
+            parts.truncate(keep);
+            answer.outcome = format!("hang after {keep} events");
             items_sent = 0;
             StreamEnd::Hang
         }

@@ -113,6 +113,11 @@ fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
         v.block = None;
         v.detail = v.detail.replace("messages.", &format!("{list}."));
     }
+    // The Messages reader's note on `system` entries is about its own layout: in
+    // OpenAI's formats system and developer messages belong in the list.
+    verdict
+        .notes
+        .retain(|n| !n.starts_with("system entries inside messages"));
     for u in &laid.unjudged {
         verdict.notes.push(format!("not judged: {u}"));
     }
