@@ -92,17 +92,10 @@ fn formats_known_but_not_judged_yet_say_what_they_are() {
         "{\"timestamp\":\"2025-10-01T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"0199\",\"cwd\":\"/w\",\"originator\":\"codex_exec\"}}\n",
         "{\"timestamp\":\"2025-10-01T10:00:00.100Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n",
     );
-    assert_unreadable(
-        &file("rollout.jsonl", rollout),
-        "a Codex CLI rollout (`session_meta` / `response_item` lines): this format is not supported yet",
-    );
-    assert_unreadable(
-        &file(
-            "responses.json",
-            "{\"model\":\"gpt-5\",\"input\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}",
-        ),
-        "an OpenAI Responses API request (`input` items): this format is not supported yet",
-    );
+    // A Codex rollout is judged now (see check_codex.rs).
+    let report = turnsim::check::check_file(&file("rollout.jsonl", rollout), None).expect("judged");
+    assert_eq!(report.format, "codex");
+    assert_eq!(report.stat("response_items"), 1);
     assert_unreadable(
         &file(
             "other.yaml",

@@ -24,6 +24,24 @@ pub enum Detected {
     Recording,
     /// A format recognised but not judged yet: what it is.
     Unsupported(&'static str),
+    /// A Codex CLI rollout (`session_meta` / `response_item` lines).
+    CodexRollout,
+}
+
+/// A Responses API request body, as [`unsupported`] words it (judged by `check`).
+pub const RESPONSES_REQUEST: &str = "an OpenAI Responses API request (`input` items)";
+
+/// The rollout's description, as [`unsupported`] words it.
+const CODEX_ROLLOUT: &str = "a Codex CLI rollout (`session_meta` / `response_item` lines)";
+
+/// What an unknown-looking first JSON object is: a Codex rollout (judged), a format
+/// recognised but not judged, or a Claude Code log entry.
+fn first_object(o: &serde_json::Map<String, serde_json::Value>) -> Detected {
+    match unsupported(o) {
+        Some(CODEX_ROLLOUT) => Detected::CodexRollout,
+        Some(what) => Detected::Unsupported(what),
+        None => Detected::ClaudeJsonl,
+    }
 }
 
 /// A JSON object that is the first entry of a format `check` knows but does not
@@ -38,10 +56,10 @@ fn unsupported(o: &serde_json::Map<String, serde_json::Value>) -> Option<&'stati
     ];
     let kind = o.get("type").and_then(serde_json::Value::as_str);
     if o.contains_key("payload") && kind.is_some_and(|k| CODEX.contains(&k)) {
-        return Some("a Codex CLI rollout (`session_meta` / `response_item` lines)");
+        return Some(CODEX_ROLLOUT);
     }
     if !o.contains_key("messages") && o.contains_key("input") && o.contains_key("model") {
-        return Some("an OpenAI Responses API request (`input` items)");
+        return Some(RESPONSES_REQUEST);
     }
     None
 }
@@ -89,21 +107,13 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
                 Ok(serde_json::Value::Object(o)) if o.contains_key("messages") => {
                     Detected::JsonDocument
                 }
-                Ok(serde_json::Value::Object(o)) => match unsupported(&o) {
-                    Some(what) => Detected::Unsupported(what),
-                    None => Detected::ClaudeJsonl,
-                },
+                Ok(serde_json::Value::Object(o)) => first_object(&o),
                 // Not a whole object on the first line: a pretty-printed document
                 // (or a broken first line, which the document parser will name).
                 _ => Detected::JsonDocument,
             },
             None if complete => match serde_json::from_str::<serde_json::Value>(body) {
-                Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => {
-                    match unsupported(&o) {
-                        Some(what) => Detected::Unsupported(what),
-                        None => Detected::ClaudeJsonl,
-                    }
-                }
+                Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => first_object(&o),
                 _ => Detected::JsonDocument,
             },
             // A first line longer than the head: a log entry names its session.
@@ -159,14 +169,9 @@ mod tests {
     }
 
     #[test]
-    fn codex_rollouts_and_responses_requests_are_named_not_guessed() {
+    fn codex_rollouts_are_recognised_and_responses_requests_named_not_guessed() {
         let rollout = "{\"timestamp\":\"t\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\"}}\n{\"type\":\"response_item\",\"payload\":{}}\n";
-        assert_eq!(
-            detect(rollout.as_bytes(), true),
-            Ok(Detected::Unsupported(
-                "a Codex CLI rollout (`session_meta` / `response_item` lines)"
-            ))
-        );
+        assert_eq!(detect(rollout.as_bytes(), true), Ok(Detected::CodexRollout));
         let responses = "{\"model\":\"gpt-5\",\"input\":[],\"stream\":true}";
         assert_eq!(
             detect(responses.as_bytes(), true),

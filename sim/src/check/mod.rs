@@ -23,6 +23,7 @@
 
 pub mod anthropic;
 pub mod claude_jsonl;
+pub mod codex;
 pub mod detect;
 pub mod dir;
 pub mod export;
@@ -65,6 +66,8 @@ pub enum Format {
     /// A `turnsim serve --record` folder (one JSON file per request).
     #[value(name = "serve-record")]
     ServeRecord,
+    /// A Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`).
+    Codex,
 }
 
 impl Format {
@@ -76,6 +79,7 @@ impl Format {
             Format::OpenAi => "openai",
             Format::Recording => "recording",
             Format::ServeRecord => "serve-record",
+            Format::Codex => "codex",
         }
     }
 }
@@ -187,6 +191,7 @@ fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, Inpu
         Some(Format::Anthropic | Format::OpenAi) => Detected::JsonDocument,
         Some(Format::Vcr) => Detected::Vcr,
         Some(Format::Recording) => Detected::Recording,
+        Some(Format::Codex) => Detected::CodexRollout,
         Some(Format::ServeRecord) => {
             return Err(InputError::whole(
                 "--format serve-record names a `turnsim serve --record` folder, not a file",
@@ -325,7 +330,18 @@ pub fn check_reader(
             report.stats.insert("responses", 1);
             Ok(report)
         }
+        Detected::Unsupported(detect::RESPONSES_REQUEST) => {
+            let text = opened.text()?;
+            let mut report = FileReport::new(&name, "openai-responses");
+            codex::check_responses_request(&text, &mut report)?;
+            Ok(report)
+        }
         Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
+        Detected::CodexRollout => {
+            let mut report = FileReport::new(&name, Format::Codex.name());
+            codex::check(opened.reader, &mut report)?;
+            Ok(report)
+        }
     }
 }
 
@@ -347,8 +363,8 @@ fn messages_of(path: &Path, format: Option<Format>) -> Result<(Stream, Format), 
                 format,
             ))
         }
-        Detected::Vcr | Detected::Recording => Err(InputError::whole(
-            "--prefix compares message transcripts; a cassette or a recording is not one",
+        Detected::Vcr | Detected::Recording | Detected::CodexRollout => Err(InputError::whole(
+            "--prefix compares message transcripts; a cassette, a recording or a Codex rollout is not one",
         )),
         Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
     }

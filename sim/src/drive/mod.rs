@@ -17,6 +17,7 @@ pub mod invoke;
 pub mod observe;
 pub mod procs;
 pub mod profiles;
+pub mod profiles_openai;
 pub mod report;
 pub mod repro;
 pub mod run;

@@ -93,13 +93,16 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 6] = [
+pub const BUILT_IN: [&str; 9] = [
     "claude-code",
     "opencode",
     "python-sdk",
     "pydantic-ai",
     "test-client",
     "custom",
+    "codex",
+    "openai-agents",
+    "openai-chat",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -315,6 +318,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                 version: Vec::new(),
             })
         }
+        "codex" | "openai-agents" | "openai-chat" => Ok(super::profiles_openai::profile(name)),
         other => Err(format!(
             "unknown client {other:?}; expected one of: {}",
             BUILT_IN.join(", ")

@@ -51,6 +51,8 @@ pub(super) fn deliver(
         outcome: "complete".into(),
         tool_use_ids: Vec::new(),
         stop_reason: None,
+        response_id: None,
+        output: Vec::new(),
     };
     let ids_in = |events: &[(usize, WireEvent)]| -> Vec<String> {
         events

@@ -28,6 +28,8 @@ pub mod verdict;
 
 mod cli;
 mod delivery;
+mod openai_deliver;
+mod openai_route;
 mod reply;
 mod shape;
 
@@ -48,7 +50,7 @@ use record::{Answer, Record, body_value, kept_headers, write_record};
 use script::{Script, Step};
 use serde_json::Value;
 use sse::{MessageMeta, WireBlock, WireEvent, encode, error_body, message_json, to_wire_indexed};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use tools::Workspace;
@@ -119,6 +121,7 @@ struct State {
     gens: BTreeMap<ConversationKey, Gen>,
     steps: VecDeque<Step>,
     records: Vec<Record>,
+    openai: openai_route::OpenAiStore,
 }
 
 /// The server's logic, shared by every connection.
@@ -138,6 +141,7 @@ impl Server {
                 gens: BTreeMap::new(),
                 steps,
                 records: Vec::new(),
+                openai: openai_route::OpenAiStore::default(),
             }),
         }
     }
@@ -209,6 +213,15 @@ impl Server {
                 let answer = plain_answer(reply.status, "count_tokens");
                 (reply, answer, None)
             }
+            ("POST", "/v1/responses") => self.responses(&mut st, inc, index, &request_id),
+            ("POST", "/v1/chat/completions") => {
+                self.chat_completions(&mut st, inc, index, &request_id)
+            }
+            ("GET", "/v1/models") if inc.header("anthropic-version").is_none() => (
+                Reply::json(200, openai_route::openai_models(), &request_id),
+                plain_answer(200, "models"),
+                None,
+            ),
             ("GET", "/v1/models") => (
                 Reply::json(200, models_body(), &request_id),
                 plain_answer(200, "models"),
@@ -354,6 +367,8 @@ fn plain_answer(status: u16, played: &str) -> Answer {
         },
         tool_use_ids: Vec::new(),
         stop_reason: None,
+        response_id: None,
+        output: Vec::new(),
     }
 }
 

@@ -56,6 +56,12 @@ pub struct Answer {
     pub tool_use_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// A completed Responses reply: its id and output items as sent, so a recording
+    /// judged again can rebuild what a `previous_response_id` stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output: Vec<Value>,
 }
 
 /// One recorded request.
@@ -154,16 +160,52 @@ pub fn check_records(records: &[Record]) -> Checked {
     let mut judge = Judge::default();
     let mut verdicts = Vec::new();
     let mut mismatches = Vec::new();
+    let mut contexts = BTreeMap::new();
     for r in records {
         let path = r.target.split('?').next().unwrap_or_default();
-        if r.method != "POST" || path != "/v1/messages" {
-            continue;
-        }
         let body = match &r.body {
             Value::Null => Vec::new(),
             Value::String(s) => s.clone().into_bytes(),
             v => v.to_string().into_bytes(),
         };
+        if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
+            if let Some(verdict) = super::openai_route::recheck(&mut judge, &mut contexts, r, &body)
+            {
+                let judged_again = |v: &Verdict| {
+                    v.violations
+                        .iter()
+                        .filter(|x| x.rule != "reasoning_kept")
+                        .cloned()
+                        .collect::<Vec<_>>()
+                };
+                if let Some(recorded) = &r.verdict
+                    && judged_again(recorded) != verdict.violations
+                {
+                    mismatches.push(format!(
+                        "request #{}: the recording says {} violation(s), judged again {}",
+                        r.index,
+                        recorded.violations.len(),
+                        verdict.violations.len()
+                    ));
+                }
+                let mut verdict = verdict;
+                if let Some(recorded) = &r.verdict {
+                    verdict.violations.extend(
+                        recorded
+                            .violations
+                            .iter()
+                            .filter(|x| x.rule == "reasoning_kept")
+                            .cloned(),
+                    );
+                }
+                verdicts.push(verdict);
+            }
+            super::openai_route::remember(&mut contexts, r, &body);
+            continue;
+        }
+        if r.method != "POST" || path != "/v1/messages" {
+            continue;
+        }
         let Ok(parsed) = parse_request(&body) else {
             continue;
         };

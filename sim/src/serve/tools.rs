@@ -40,14 +40,20 @@ const MAX_DEPTH: usize = 6;
 
 /// True when the tool takes a `command` string: a shell the client runs for the model.
 pub fn is_shell_like(tool: &ToolSpec) -> bool {
-    tool.input_schema
-        .get("properties")
-        .and_then(|p| p.get("command"))
-        .is_some_and(|c| {
+    shell_field(tool).is_some()
+}
+
+/// The string property a shell-like tool takes its command in: `command` (Claude
+/// Code's Bash) or `cmd` (Codex's `exec_command`).
+pub fn shell_field(tool: &ToolSpec) -> Option<&'static str> {
+    let props = tool.input_schema.get("properties")?;
+    ["command", "cmd"].into_iter().find(|name| {
+        props.get(*name).is_some_and(|c| {
             c.get("type")
                 .and_then(Value::as_str)
                 .is_none_or(|t| t == "string")
         })
+    })
 }
 
 /// Single-quotes `s` for a POSIX shell.
@@ -101,7 +107,7 @@ pub fn make_input(
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    if is_shell_like(tool) {
+    if let Some(field) = shell_field(tool) {
         let lo = ws.min_sleep_ms.min(ws.max_sleep_ms);
         let steps = (ws.max_sleep_ms - lo) / 100;
         let sleep = lo + d.below(steps + 1) * 100;
@@ -109,7 +115,7 @@ pub fn make_input(
             Some(script) => script_command(script, id, &ws.ledger, sleep),
             None => ledger_command(id, &ws.ledger, sleep),
         };
-        input.insert("command".into(), Value::String(command));
+        input.insert(field.into(), Value::String(command));
     }
     Value::Object(input)
 }

@@ -1,0 +1,154 @@
+//! The OpenAI-speaking built-in profiles: Codex CLI (Responses API), the
+//! `openai-agents` Runner, and the `openai` SDK's tool loop in Chat Completions.
+//!
+//! Guarantee: each is plain [`Profile`] data run by the same code as every other
+//! client, and each runs offline: Codex gets its whole provider configuration through
+//! `-c` overrides on the command line (no config file, so the isolated HOME needs
+//! nothing written into it), with `wire_api = "responses"` and a base URL on loopback;
+//! the Python clients get the base URL as an argument and tracing off. Codex's own
+//! shell tool is `exec_command` (a `cmd` string); a generated command sleeps well
+//! under its 10 s `yield_time_ms`, so it finishes instead of becoming a session.
+//! Codex retries a 429 only with `retry-after`, which serve always sends; its stream
+//! idle watchdog is 300 s, so it gets no hangs.
+
+use super::profiles::{Interrupt, Profile, ProviderFault};
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+const ALL_SIGNALS: [Interrupt; 3] = [Interrupt::Sigint, Interrupt::Sigterm, Interrupt::Sigkill];
+
+/// The `-c` overrides that point Codex at the server.
+fn codex_config() -> Vec<String> {
+    let provider = concat!(
+        r#"model_providers.turnsim={name="turnsim",base_url="{base_url_v1}","#,
+        r#"wire_api="responses",env_key="OPENAI_API_KEY","#,
+        r#"request_max_retries=4,stream_max_retries=4}"#
+    );
+    let mut out = Vec::new();
+    for c in [r#"model="gpt-5""#, r#"model_provider="turnsim""#, provider] {
+        out.push("-c".to_owned());
+        out.push(c.to_owned());
+    }
+    out
+}
+
+/// The profile for one of `codex`, `openai-agents`, `openai-chat`.
+pub fn profile(name: &str) -> Profile {
+    match name {
+        "codex" => {
+            let run = |resume: bool| {
+                let mut c = strings(&["codex", "exec"]);
+                if resume {
+                    c.extend(strings(&["resume", "--last"]));
+                }
+                c.extend(codex_config());
+                c.extend(strings(&[
+                    "--skip-git-repo-check",
+                    "--dangerously-bypass-approvals-and-sandbox",
+                    "--json",
+                    "{prompt}",
+                ]));
+                c
+            };
+            Profile {
+                name: name.into(),
+                command: run(false),
+                resume: run(true),
+                env: vec![("OPENAI_API_KEY".into(), "dummy".into())],
+                shell_tool: "exec_command".into(),
+                faults: vec![
+                    ProviderFault::Overloaded,
+                    ProviderFault::RateLimited,
+                    ProviderFault::Cut,
+                ],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: strings(&["codex", "--version"]),
+            }
+        }
+        "openai-agents" => {
+            let run = || {
+                strings(&[
+                    "python3",
+                    "{repo}/scripts/openai_agents_loop.py",
+                    "{base_url}",
+                    "--session",
+                    "{work}/session.db",
+                    "--prompt",
+                    "{prompt}",
+                ])
+            };
+            Profile {
+                name: name.into(),
+                command: run(),
+                resume: run(),
+                env: vec![("OPENAI_AGENTS_DISABLE_TRACING".into(), "1".into())],
+                shell_tool: "run_shell".into(),
+                faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: strings(&[
+                    "python3",
+                    "-c",
+                    "import agents, importlib.metadata as m; print(m.version('openai-agents'))",
+                ]),
+            }
+        }
+        _ => {
+            let run = |resume: bool| {
+                let mut c = strings(&[
+                    "python3",
+                    "{repo}/scripts/openai_tool_loop.py",
+                    "{base_url}",
+                    "--api",
+                    "chat",
+                    "--history",
+                    "{work}/history.json",
+                ]);
+                if resume {
+                    c.push("--resume".into());
+                }
+                c.extend(strings(&["--prompt", "{prompt}"]));
+                c
+            };
+            Profile {
+                name: name.into(),
+                command: run(false),
+                resume: run(true),
+                env: Vec::new(),
+                shell_tool: "exec_command".into(),
+                // A cut stream ends the loop with the SDK's exception (not retried).
+                faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
+                interrupts: ALL_SIGNALS.to_vec(),
+                version: strings(&["python3", "-c", "import openai; print(openai.__version__)"]),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::drive::profiles::{Vars, argv};
+
+    #[test]
+    fn codex_resumes_the_last_session_and_is_pointed_at_the_v1_base_url() {
+        let p = profile("codex");
+        let v = Vars {
+            base_url: "http://127.0.0.1:9".into(),
+            prompt: "go".into(),
+            home: "/h".into(),
+            work: "/w".into(),
+            resume: true,
+        };
+        let args = argv(&p.resume, &v);
+        assert_eq!(&args[..4], ["codex", "exec", "resume", "--last"]);
+        assert!(
+            args.iter()
+                .any(|a| a.contains(r#"base_url="http://127.0.0.1:9/v1""#)),
+            "{args:?}"
+        );
+        assert_eq!(args.last().map(String::as_str), Some("go"));
+        assert_eq!(p.shell_tool, "exec_command");
+    }
+}

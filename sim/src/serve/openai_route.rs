@@ -1,0 +1,457 @@
+//! `POST /v1/responses` and `POST /v1/chat/completions`: the same scripted provider,
+//! faults and judge as `/v1/messages`, spoken in OpenAI's formats.
+//!
+//! Guarantee: a request is parsed by [`crate::openai`] (a malformed body is OpenAI's
+//! 400 naming the field), laid onto the judge's model by [`crate::judge::openai`] and
+//! judged by the one judge, then answered from the conversation's own generator
+//! exactly as a Messages request would be, so a seed or script plays the same plan in
+//! every format. Each completed Responses reply is stored with its full context, so a
+//! request that continues it by `previous_response_id` is judged against everything
+//! that id stands for; an unknown id is the API's 400 with `param:
+//! previous_response_id`. A reply's reasoning items must come back with the calls
+//! they preceded (`reasoning_kept`), compared on identity only.
+
+use super::openai_deliver::{Format, deliver_openai, error_reply, reply_from};
+use super::*;
+use crate::judge::openai::{Laid, Origin, lay};
+use crate::openai::api_error::{ApiFailure, error_response, from_wire};
+use crate::openai::neutral::{Conversation, Item, Reasoning};
+use crate::openai::responses_stream::Echo;
+use crate::openai::{chat_request, responses_request};
+use verdict::Violation;
+
+/// What the server remembers of the OpenAI replies it sent.
+#[derive(Default)]
+pub(super) struct OpenAiStore {
+    /// A completed response's id → its full context (request items then reply items).
+    responses: BTreeMap<String, Vec<Item>>,
+    /// A served call's `call_id` → the reasoning items that preceded it in its reply.
+    reasoning_of: BTreeMap<String, Vec<Reasoning>>,
+}
+
+fn bad_request(message: String, param: &str, request_id: &str) -> Reply {
+    let failure = ApiFailure::BadRequest {
+        message,
+        param: Some(param.into()),
+        code: None,
+    };
+    error_reply(&error_response(&failure), request_id)
+}
+
+/// The reasoning items of earlier replies missing or changed where their calls came
+/// back.
+fn reasoning_findings(
+    store: &OpenAiStore,
+    context: &[Item],
+    conv: &Conversation,
+) -> Vec<Violation> {
+    let all: Vec<(Option<usize>, &Item)> = context
+        .iter()
+        .map(|i| (None, i))
+        .chain(conv.entries.iter().map(|e| (Some(e.source), &e.item)))
+        .collect();
+    let sent: Vec<&Reasoning> = all
+        .iter()
+        .filter_map(|(_, i)| match i {
+            Item::Reasoning(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut judged = BTreeSet::new();
+    for (source, item) in &all {
+        let Item::ToolCall { call_id, .. } = item else {
+            continue;
+        };
+        for r in store.reasoning_of.get(call_id).into_iter().flatten() {
+            if !judged.insert(r.id.clone()) {
+                continue;
+            }
+            let (kind, detail) = match sent.iter().find(|s| s.id == r.id) {
+                Some(s) if *s == r => continue,
+                Some(_) => (
+                    "changed",
+                    format!(
+                        "reasoning item {} came back changed with call {call_id}",
+                        r.id
+                    ),
+                ),
+                None => (
+                    "dropped",
+                    format!(
+                        "reasoning item {} that preceded call {call_id} was not sent back",
+                        r.id
+                    ),
+                ),
+            };
+            out.push(Violation {
+                rule: "reasoning_kept".into(),
+                kind: kind.into(),
+                message: *source,
+                block: None,
+                detail,
+                excerpt: crate::judge::openai::reasoning_signature(r),
+            });
+        }
+    }
+    out
+}
+
+/// Maps the judge's places (laid messages) back to wire indices, and drops the one
+/// rule that is Anthropic's alone (an empty text is valid in OpenAI's formats).
+fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
+    verdict.violations.retain(|v| v.rule != "empty");
+    for v in &mut verdict.violations {
+        match laid.origin(v.message, v.block) {
+            Some(Origin::Sent(i)) => v.message = Some(i),
+            Some(Origin::Context) => {
+                v.message = None;
+                v.detail = format!("in the context of previous_response_id: {}", v.detail);
+            }
+            None => {}
+        }
+        v.block = None;
+        v.detail = v.detail.replace("messages.", &format!("{list}."));
+    }
+    // The Messages reader's note on `system` entries is about its own layout: in
+    // OpenAI's formats system and developer messages belong in the list.
+    verdict
+        .notes
+        .retain(|n| !n.starts_with("system entries inside messages"));
+    for u in &laid.unjudged {
+        verdict.notes.push(format!("not judged: {u}"));
+    }
+    verdict
+}
+
+/// Everything both routes share once the body is read.
+struct Judged {
+    parsed: ParsedRequest,
+    key: ConversationKey,
+    verdict: Verdict,
+    has_tools: bool,
+}
+
+impl Server {
+    fn judge_openai(
+        &self,
+        st: &mut State,
+        inc: &Incoming,
+        index: u64,
+        laid: &Laid,
+        list: &str,
+    ) -> Result<Judged, String> {
+        let parsed = parse_request(laid.body.to_string().as_bytes())?;
+        let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
+        let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
+        let verdict = st.judge.judge(&RequestFacts {
+            index,
+            key: &key,
+            retry_count: inc
+                .header("x-stainless-retry-count")
+                .and_then(|v| v.trim().parse().ok()),
+            parsed: &parsed,
+            headers: &kept_headers(&inc.headers),
+        });
+        Ok(Judged {
+            parsed,
+            key,
+            verdict: to_wire(verdict, laid, list),
+            has_tools,
+        })
+    }
+
+    /// Plans the reply of a judged request (the same generator as `/v1/messages`).
+    fn plan_openai(&self, st: &mut State, j: &Judged) -> (shape::Shaped, String, u32) {
+        let seed = self.config.script.seed;
+        let g = st.gens.entry(j.key.clone()).or_insert_with(|| Gen {
+            d: Decider::from_seed(seed ^ j.key.seed_salt()),
+            ids: IdGen::default(),
+            responses: 0,
+            tag: format!("{:016x}", j.key.seed_salt())[..8].to_owned(),
+        });
+        g.responses += 1;
+        let n = g.responses;
+        let tag = g.tag.clone();
+        let shaped = if j.has_tools {
+            let step = st.steps.pop_front();
+            let g = st.gens.get_mut(&j.key).expect("inserted above");
+            self.shape(g, step, &j.parsed)
+        } else {
+            plain_reply()
+        };
+        (shaped, tag, n)
+    }
+
+    pub(super) fn responses(
+        &self,
+        st: &mut State,
+        inc: &Incoming,
+        index: u64,
+        request_id: &str,
+    ) -> (Reply, Answer, Option<Verdict>) {
+        let req = match responses_request::parse(&inc.body) {
+            Ok(r) => r,
+            Err(e) => {
+                let reply = error_reply(&from_wire(&e), request_id);
+                return (reply, plain_answer(400, "malformed request"), None);
+            }
+        };
+        let context = match &req.previous_response_id {
+            None => Vec::new(),
+            Some(id) => match st.openai.responses.get(id) {
+                Some(c) => c.clone(),
+                None => {
+                    let message = format!("Previous response with id '{id}' not found.");
+                    let reply = bad_request(message, "previous_response_id", request_id);
+                    return (
+                        reply,
+                        plain_answer(400, "unknown previous_response_id"),
+                        None,
+                    );
+                }
+            },
+        };
+        let raw: Value = serde_json::from_slice(&inc.body).unwrap_or(Value::Null);
+        let thinking = raw.get("reasoning").is_some_and(Value::is_object);
+        let conv = req.to_neutral();
+        let laid = lay(&conv, &context, &req.tools_raw, req.stream, thinking);
+        let mut j = match self.judge_openai(st, inc, index, &laid, "input") {
+            Ok(j) => j,
+            Err(e) => {
+                let reply = bad_request(e, "input", request_id);
+                return (reply, plain_answer(400, "malformed request"), None);
+            }
+        };
+        j.verdict
+            .violations
+            .extend(reasoning_findings(&st.openai, &context, &conv));
+        if let Some(rejected) = self.rejected(st, &j, "input", request_id, req.stream) {
+            return rejected;
+        }
+        let (shaped, tag, n) = self.plan_openai(st, &j);
+        let echo = Echo::from_request(&req);
+        let (reply, done) = reply_from(
+            &shaped.events,
+            &format!("resp_{tag}_{n:04}"),
+            &format!("{tag}_{n:04}"),
+            &req.model,
+            estimate_tokens(&j.parsed),
+        );
+        let (out, answer) = deliver_openai(
+            &shaped,
+            &reply,
+            &done,
+            &Format::Responses(&echo),
+            req.stream,
+            request_id,
+        );
+        let mut answer = answer;
+        if answer.outcome == "complete" && answer.status == 200 {
+            answer.response_id = Some(reply.id.clone());
+            answer.output = reply
+                .items
+                .iter()
+                .map(|i| crate::openai::responses_stream::item_json(i, &echo))
+                .collect();
+            let sent = reply.to_neutral(echo.include_encrypted_reasoning);
+            let mut reasoning = Vec::new();
+            for item in &sent {
+                match item {
+                    Item::Reasoning(r) => reasoning.push(r.clone()),
+                    Item::ToolCall { call_id, .. } => {
+                        st.openai
+                            .reasoning_of
+                            .insert(call_id.clone(), reasoning.clone());
+                    }
+                    _ => {}
+                }
+            }
+            let mut full = context;
+            full.extend(conv.entries.iter().map(|e| e.item.clone()));
+            full.extend(sent);
+            st.openai.responses.insert(reply.id.clone(), full);
+        }
+        st.judge.set_outcome(&j.key, &answer.outcome);
+        (out, answer, Some(j.verdict))
+    }
+
+    pub(super) fn chat_completions(
+        &self,
+        st: &mut State,
+        inc: &Incoming,
+        index: u64,
+        request_id: &str,
+    ) -> (Reply, Answer, Option<Verdict>) {
+        let req = match chat_request::parse(&inc.body) {
+            Ok(r) => r,
+            Err(e) => {
+                let reply = error_reply(&from_wire(&e), request_id);
+                return (reply, plain_answer(400, "malformed request"), None);
+            }
+        };
+        let raw: Value = serde_json::from_slice(&inc.body).unwrap_or(Value::Null);
+        let raw_tools = raw
+            .get("tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let conv = req.to_neutral();
+        let laid = lay(&conv, &[], &raw_tools, req.stream, false);
+        let j = match self.judge_openai(st, inc, index, &laid, "messages") {
+            Ok(j) => j,
+            Err(e) => {
+                let reply = bad_request(e, "messages", request_id);
+                return (reply, plain_answer(400, "malformed request"), None);
+            }
+        };
+        if let Some(rejected) = self.rejected(st, &j, "messages", request_id, req.stream) {
+            return rejected;
+        }
+        let (shaped, tag, n) = self.plan_openai(st, &j);
+        let (reply, done) = reply_from(
+            &shaped.events,
+            &format!("chatcmpl-turnsim-{tag}-{n:04}"),
+            &format!("{tag}_{n:04}"),
+            &req.model,
+            estimate_tokens(&j.parsed),
+        );
+        let format = Format::Chat {
+            include_usage: req.include_usage,
+        };
+        let (out, answer) = deliver_openai(&shaped, &reply, &done, &format, req.stream, request_id);
+        st.judge.set_outcome(&j.key, &answer.outcome);
+        (out, answer, Some(j.verdict))
+    }
+
+    /// The API's 400 for a request it would refuse (with `reject_invalid`).
+    fn rejected(
+        &self,
+        st: &mut State,
+        j: &Judged,
+        list: &str,
+        request_id: &str,
+        stream: bool,
+    ) -> Option<(Reply, Answer, Option<Verdict>)> {
+        if !self.config.reject_invalid {
+            return None;
+        }
+        let v = j.verdict.violations.iter().find(|v| v.api_rejects())?;
+        let at = v
+            .message
+            .map(|m| format!("{list}[{m}]: "))
+            .unwrap_or_default();
+        let reply = bad_request(format!("{at}{}", v.detail), list, request_id);
+        st.judge.set_outcome(&j.key, "rejected");
+        let mut answer = plain_answer(400, "rejected like the API");
+        answer.stream = stream;
+        Some((reply, answer, Some(j.verdict.clone())))
+    }
+}
+
+/// `GET /v1/models` for an OpenAI client (one that sends no `anthropic-version`).
+pub(super) fn openai_models() -> Vec<u8> {
+    crate::openai::models::models_json(&["gpt-5", "gpt-5-codex", "gpt-4o", "gpt-4.1"]).into_bytes()
+}
+
+/// Judges a recorded OpenAI request again (`turnsim check DIR`): the same reader, key
+/// and judge as the live server, a `previous_response_id` context rebuilt from the
+/// recorded requests and the output items each answer recorded. `reasoning_kept` is
+/// the server's comparison with what it sent and is not judged again (the recorded
+/// verdict keeps it).
+pub(super) fn recheck(
+    judge: &mut verdict::Judge,
+    contexts: &mut BTreeMap<String, Vec<Item>>,
+    r: &Record,
+    body: &[u8],
+) -> Option<Verdict> {
+    let path = r.target.split('?').next().unwrap_or_default();
+    let raw: Value = serde_json::from_slice(body).ok()?;
+    let (conv, context, raw_tools, stream, thinking, list, prev) = match path {
+        "/v1/responses" => {
+            let req = responses_request::parse(body).ok()?;
+            let prev = req.previous_response_id.clone();
+            let context = match &prev {
+                Some(id) => contexts.get(id)?.clone(),
+                None => Vec::new(),
+            };
+            let thinking = raw.get("reasoning").is_some_and(Value::is_object);
+            (
+                req.to_neutral(),
+                context,
+                req.tools_raw.clone(),
+                req.stream,
+                thinking,
+                "input",
+                prev,
+            )
+        }
+        "/v1/chat/completions" => {
+            let req = chat_request::parse(body).ok()?;
+            let tools = raw
+                .get("tools")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            (
+                req.to_neutral(),
+                Vec::new(),
+                tools,
+                req.stream,
+                false,
+                "messages",
+                None,
+            )
+        }
+        _ => return None,
+    };
+    let laid = lay(&conv, &context, &raw_tools, stream, thinking);
+    let parsed = parse_request(laid.body.to_string().as_bytes()).ok()?;
+    let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
+    let key = conversation_key(
+        r.headers.get(CONVERSATION_HEADER).map(String::as_str),
+        &parsed.messages,
+        has_tools,
+    );
+    let verdict = judge.judge(&RequestFacts {
+        index: r.index,
+        key: &key,
+        retry_count: r
+            .headers
+            .get("x-stainless-retry-count")
+            .and_then(|v| v.parse().ok()),
+        parsed: &parsed,
+        headers: &r.headers,
+    });
+    judge.set_outcome(&key, &r.answer.outcome);
+    let mut verdict = to_wire(verdict, &laid, list);
+    if let Some(id) = prev {
+        verdict.notes.push(format!("continues {id}"));
+    }
+    Some(verdict)
+}
+
+/// Remembers what a recorded Responses request stands for, under the id its answer
+/// would have had, for the requests that continue it.
+pub(super) fn remember(contexts: &mut BTreeMap<String, Vec<Item>>, r: &Record, body: &[u8]) {
+    if !r.target.starts_with("/v1/responses") || r.answer.outcome != "complete" {
+        return;
+    }
+    let Ok(req) = responses_request::parse(body) else {
+        return;
+    };
+    let mut full = match &req.previous_response_id {
+        Some(id) => contexts.get(id).cloned().unwrap_or_default(),
+        None => Vec::new(),
+    };
+    full.extend(req.to_neutral().entries.into_iter().map(|e| e.item));
+    for (i, item) in r.answer.output.iter().enumerate() {
+        match responses_request::parse_item(item, &format!("output[{i}]")) {
+            Ok(item) => full.push(responses_request::neutral_item(&item)),
+            Err(_) => return,
+        }
+    }
+    if let Some(id) = &r.answer.response_id {
+        contexts.insert(id.clone(), full);
+    }
+}

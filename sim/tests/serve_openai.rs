@@ -1,0 +1,424 @@
+//! `turnsim serve` speaking OpenAI: the Responses API and Chat Completions answer a
+//! tool loop from the same scripted provider, carry its faults in OpenAI's shapes,
+//! keep responses for `previous_response_id`, and catch broken clients (orphaned
+//! call, mismatched call id, dropped reasoning item) with rule, request index and
+//! excerpt, refusing what the real API refuses with its 400.
+
+mod serve_support;
+
+use serde_json::{Value, json};
+use serve_support::*;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
+    send(
+        addr,
+        "POST",
+        path,
+        &[
+            ("content-type", "application/json"),
+            ("authorization", "Bearer dummy"),
+        ],
+        body.to_string().as_bytes(),
+        Duration::from_secs(10),
+    )
+}
+
+/// The `data:` payloads of an SSE body (complete records only).
+fn data(raw: &Raw) -> Vec<Value> {
+    raw.text()
+        .split("\n\n")
+        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|d| *d != "[DONE]")
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+fn shell_tool() -> Value {
+    json!({"type": "function", "name": "exec_command", "description": "Runs a command",
+           "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}},
+                          "required": ["cmd"]}})
+}
+
+fn responses_body(input: &[Value], stream: bool) -> Value {
+    json!({"model": "gpt-5", "instructions": "Be brief.", "input": input,
+           "tools": [shell_tool()], "stream": stream, "store": false,
+           "include": ["reasoning.encrypted_content"], "reasoning": {"effort": "low"}})
+}
+
+const CALL_THEN_TEXT: &str = r#"[
+    {"kind": "reply", "thinking": "Let me run it.", "tool_calls": [{"name": "exec_command"}], "stop": "tool_use"},
+    {"kind": "reply", "text": "Done.", "stop": "end_turn"}
+]"#;
+
+/// The finished output items of a Responses stream.
+fn output_items(raw: &Raw) -> Vec<Value> {
+    data(raw)
+        .into_iter()
+        .filter(|e| e["type"] == "response.output_item.done")
+        .map(|e| e["item"].clone())
+        .collect()
+}
+
+fn output_for(items: &[Value]) -> Vec<Value> {
+    items
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .map(|i| json!({"type": "function_call_output", "call_id": i["call_id"], "output": "ok"}))
+        .collect()
+}
+
+#[test]
+fn a_responses_tool_loop_streams_the_recorded_event_order_and_is_judged_clean() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-loop");
+    let user = json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Run it."}]});
+    let mut input = vec![user];
+    let first = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(first.status, 200);
+    let kinds: Vec<String> = data(&first)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("response.created"));
+    assert_eq!(kinds.last().map(String::as_str), Some("response.completed"));
+    let items = output_items(&first);
+    assert_eq!(items[0]["type"], "reasoning");
+    assert!(items[0]["encrypted_content"].is_string(), "{}", items[0]);
+    assert_eq!(items[1]["type"], "function_call");
+    let args: Value = serde_json::from_str(items[1]["arguments"].as_str().unwrap()).unwrap();
+    assert!(
+        args["cmd"].as_str().unwrap().contains("turnsim ran"),
+        "{args}"
+    );
+    input.extend(items.iter().cloned());
+    input.extend(output_for(&items));
+    let second = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(second.status, 200, "{}", second.text());
+    let text = output_items(&second);
+    assert_eq!(text[0]["content"][0]["text"], "Done.");
+    let verdicts = server.server.verdicts();
+    assert_eq!(verdicts.len(), 2);
+    assert!(verdicts.iter().all(|v| v.is_clean()), "{verdicts:?}");
+}
+
+#[test]
+fn a_chat_completions_tool_loop_streams_tool_call_deltas_and_done_then_answers_json() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-chat");
+    let tools = json!([{"type": "function", "function": {"name": "exec_command",
+        "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}}]);
+    let mut messages = vec![json!({"role": "user", "content": "Run it."})];
+    let first = post_to(
+        server.addr,
+        "/v1/chat/completions",
+        &json!({"model": "gpt-4o", "messages": messages, "tools": tools, "stream": true}),
+    );
+    assert_eq!(first.status, 200);
+    assert!(
+        first.text().ends_with("data: [DONE]\n\n"),
+        "{}",
+        first.text()
+    );
+    let chunks = data(&first);
+    let open = chunks
+        .iter()
+        .find(|c| c["choices"][0]["delta"]["tool_calls"][0]["id"].is_string())
+        .expect("a call opens");
+    let call_id = open["choices"][0]["delta"]["tool_calls"][0]["id"].clone();
+    let args: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str())
+        .collect();
+    assert!(args.contains("\"cmd\""), "{args}");
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": "exec_command", "arguments": args}}]}));
+    messages.push(json!({"role": "tool", "tool_call_id": call_id, "content": "ok"}));
+    let second = post_to(
+        server.addr,
+        "/v1/chat/completions",
+        &json!({"model": "gpt-4o", "messages": messages, "tools": tools}),
+    );
+    assert_eq!(second.status, 200, "{}", second.text());
+    let body = second.json();
+    assert_eq!(body["object"], "chat.completion");
+    assert_eq!(body["choices"][0]["message"]["content"], "Done.");
+    assert!(server.server.verdicts().iter().all(|v| v.is_clean()));
+}
+
+#[test]
+fn models_are_listed_in_openai_shape_unless_the_client_speaks_anthropic() {
+    let (server, _dir) = start(script("[]"), "oa-models");
+    let get = |headers: &[(&str, &str)]| {
+        send(
+            server.addr,
+            "GET",
+            "/v1/models",
+            headers,
+            b"",
+            Duration::from_secs(5),
+        )
+        .json()
+    };
+    let openai = get(&[]);
+    assert_eq!(openai["object"], "list");
+    assert_eq!(openai["data"][0]["object"], "model");
+    let anthropic = get(&[("anthropic-version", "2023-06-01")]);
+    assert_eq!(anthropic["data"][0]["type"], "model");
+}
+
+#[test]
+fn injected_faults_are_openai_errors_with_retry_headers() {
+    let (server, _dir) = start(
+        script(
+            r#"[{"kind": "status", "status": 429, "retry_after": 2}, {"kind": "status", "status": 500},
+                   {"kind": "status", "status": 529}]"#,
+        ),
+        "oa-faults",
+    );
+    let input = [json!({"role": "user", "content": "hi"})];
+    let r429 = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(r429.status, 429);
+    assert_eq!(r429.header("retry-after"), Some("2"));
+    assert_eq!(r429.header("retry-after-ms"), Some("2000"));
+    assert_eq!(r429.json()["error"]["code"], "rate_limit_exceeded");
+    let r500 = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(r500.status, 500);
+    assert!(r500.json()["error"]["message"].is_string());
+    let r503 = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(r503.status, 503);
+}
+
+#[test]
+fn a_cut_inside_a_function_calls_arguments_ends_the_body_inside_them() {
+    let (server, _dir) = start(
+        script(
+            r#"[{"kind": "cut", "after_events": 4, "mid_event": true,
+                    "reply": {"kind": "reply", "tool_calls": [{"name": "exec_command"}], "stop": "tool_use"}}]"#,
+        ),
+        "oa-cut",
+    );
+    let input = [json!({"role": "user", "content": "hi"})];
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    assert!(!raw.complete, "the body is truncated");
+    let text = raw.text();
+    assert!(!text.contains("response.completed"));
+    let last = text.rsplit("\n\n").next().unwrap_or_default();
+    assert!(last.contains("function_call_arguments"), "{text}");
+    assert_eq!(
+        server.server.records()[0].answer.outcome,
+        "cut after 4 events and half of the next"
+    );
+}
+
+#[test]
+fn an_unknown_previous_response_id_is_a_400_naming_the_param() {
+    let (server, _dir) = start(script("[]"), "oa-prev-unknown");
+    let mut body = responses_body(&[json!({"role": "user", "content": "hi"})], false);
+    body["previous_response_id"] = json!("resp_nope");
+    let raw = post_to(server.addr, "/v1/responses", &body);
+    assert_eq!(raw.status, 400);
+    assert_eq!(raw.json()["error"]["param"], "previous_response_id");
+}
+
+/// Plays the first response of [`CALL_THEN_TEXT`] and returns the user item and the
+/// output items.
+fn first_turn(addr: SocketAddr) -> (Value, Vec<Value>, String) {
+    let user = json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Run it."}]});
+    let first = post_to(
+        addr,
+        "/v1/responses",
+        &responses_body(std::slice::from_ref(&user), true),
+    );
+    assert_eq!(first.status, 200);
+    let id = data(&first)
+        .last()
+        .and_then(|e| e["response"]["id"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (user, output_items(&first), id)
+}
+
+#[test]
+fn a_previous_response_id_chain_is_judged_against_the_stored_context() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-prev");
+    let (_, items, id) = first_turn(server.addr);
+    let mut body = responses_body(&output_for(&items), false);
+    body["previous_response_id"] = json!(id);
+    let ok = post_to(server.addr, "/v1/responses", &body);
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert_eq!(ok.json()["previous_response_id"], json!(id));
+    assert!(
+        server.server.verdicts()[1].is_clean(),
+        "{:?}",
+        server.server.verdicts()[1]
+    );
+}
+
+#[test]
+fn an_orphaned_function_call_is_refused_and_flagged_with_rule_index_and_excerpt() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-orphan");
+    let (user, items, _) = first_turn(server.addr);
+    let mut input = vec![user];
+    input.extend(items.iter().cloned());
+    input.push(json!({"role": "user", "content": "and now?"}));
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 400);
+    let err = raw.json();
+    assert_eq!(err["error"]["type"], "invalid_request_error");
+    let call_id = items[1]["call_id"].as_str().unwrap();
+    assert!(
+        err["error"]["message"].as_str().unwrap().contains(call_id),
+        "{err}"
+    );
+    let v = &server.server.verdicts()[1];
+    assert_eq!(v.request, 1);
+    let pairing = v
+        .violations
+        .iter()
+        .find(|x| x.rule == "pairing")
+        .expect("pairing");
+    assert_eq!(
+        pairing.message,
+        Some(2),
+        "input[2] is the call: {pairing:?}"
+    );
+    assert!(pairing.excerpt.contains(call_id), "{}", pairing.excerpt);
+}
+
+#[test]
+fn a_mismatched_call_id_is_refused_and_flagged() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-mismatch");
+    let (user, items, _) = first_turn(server.addr);
+    let mut input = vec![user];
+    input.extend(items.iter().cloned());
+    input.push(json!({"type": "function_call_output", "call_id": "call_wrong", "output": "ok"}));
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 400);
+    let v = &server.server.verdicts()[1];
+    let pairing = v
+        .violations
+        .iter()
+        .find(|x| x.rule == "pairing")
+        .expect("pairing");
+    assert!(
+        v.lines()
+            .iter()
+            .any(|l| l.contains("call_wrong") || l.contains(items[1]["call_id"].as_str().unwrap())),
+        "{:?}",
+        v.lines()
+    );
+    assert!(pairing.message.is_some());
+}
+
+#[test]
+fn a_dropped_reasoning_item_is_flagged_with_the_call_it_preceded() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-reasoning");
+    let (user, items, _) = first_turn(server.addr);
+    let mut input = vec![user];
+    input.extend(items.iter().filter(|i| i["type"] != "reasoning").cloned());
+    input.extend(output_for(&items));
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    let v = &server.server.verdicts()[1];
+    assert_eq!(v.request, 1);
+    let kept = v
+        .violations
+        .iter()
+        .find(|x| x.rule == "reasoning_kept")
+        .expect("flagged");
+    assert_eq!(kept.kind, "dropped");
+    assert_eq!(kept.message, Some(1), "input[1] is the call");
+    assert!(
+        kept.excerpt.contains(items[0]["id"].as_str().unwrap()),
+        "{}",
+        kept.excerpt
+    );
+}
+
+#[test]
+fn an_echoed_reasoning_item_with_content_null_is_not_a_change() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-codex-echo");
+    let (user, mut items, _) = first_turn(server.addr);
+    items[0]["content"] = Value::Null;
+    let mut input = vec![user];
+    input.extend(items.iter().cloned());
+    input.extend(output_for(&items));
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    assert!(
+        server.server.verdicts()[1].is_clean(),
+        "{:?}",
+        server.server.verdicts()[1]
+    );
+}
+
+#[test]
+fn a_chain_that_leaves_the_stored_call_unanswered_is_refused() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-prev-orphan");
+    let (_, items, id) = first_turn(server.addr);
+    let mut body = responses_body(&[json!({"role": "user", "content": "go on"})], false);
+    body["previous_response_id"] = json!(id);
+    let raw = post_to(server.addr, "/v1/responses", &body);
+    assert_eq!(raw.status, 400);
+    let v = &server.server.verdicts()[1];
+    let pairing = v
+        .violations
+        .iter()
+        .find(|x| x.rule == "pairing")
+        .expect("pairing");
+    assert_eq!(pairing.message, None, "the call is in the stored context");
+    assert!(
+        pairing
+            .detail
+            .starts_with("in the context of previous_response_id"),
+        "{}",
+        pairing.detail
+    );
+    assert!(
+        pairing
+            .excerpt
+            .contains(items[1]["call_id"].as_str().unwrap())
+    );
+}
+
+#[test]
+fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
+    let rec = temp_dir("oa-rec");
+    let (server, _dir) = start_with(script(CALL_THEN_TEXT), "oa-record", |c| {
+        c.record = Some(rec.clone())
+    });
+    let (_, items, id) = first_turn(server.addr);
+    let mut body = responses_body(&output_for(&items), false);
+    body["previous_response_id"] = json!(id);
+    assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 200);
+    let live = server.server.verdicts();
+    let again = turnsim::serve::record::check_dir(&rec).expect("the recording reads");
+    assert!(again.mismatches.is_empty(), "{:?}", again.mismatches);
+    assert_eq!(again.verdicts.len(), 2);
+    assert_eq!(again.verdicts[1].violations, live[1].violations);
+    assert!(
+        again.verdicts[1]
+            .notes
+            .iter()
+            .any(|n| n == &format!("continues {id}"))
+    );
+}
+
+#[test]
+fn a_stream_that_hangs_midway_never_sends_the_completion() {
+    let (server, _dir) = start(
+        script(r#"[{"kind": "hang", "after_events": 3}]"#),
+        "oa-hang",
+    );
+    let input = [json!({"role": "user", "content": "hi"})];
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    assert!(!raw.complete);
+    assert!(raw.text().contains("response.created"), "{}", raw.text());
+    assert!(!raw.text().contains("response.completed"), "{}", raw.text());
+    assert!(!raw.text().contains("output_item.done"), "{}", raw.text());
+}
