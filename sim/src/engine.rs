@@ -26,7 +26,8 @@ pub trait Engine {
     ///
     /// Provided: [`observable_state_bytes`], what the other methods show. Override it
     /// to add state they do not show (counters, retry bookkeeping, a queued input):
-    /// `stale_noop` and `refused_noop` can only see a change the bytes carry.
+    /// `stale_noop`, which compares them around stale deliveries and refused inputs,
+    /// sees only a change the bytes carry.
     fn state_bytes(&self) -> Vec<u8> {
         observable_state_bytes(self)
     }

@@ -70,7 +70,10 @@ fn passes_2000_seeds(command: &str, name: &str) {
         s(&out),
     ]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert!(stdout.contains("seeds        2000 run, 0 failed"), "{stdout}");
+    assert!(
+        stdout.contains("seeds        2000 run, 0 failed"),
+        "{stdout}"
+    );
 }
 
 /// Finds the planted bug, then replays and shrinks the scenario `run` wrote.
@@ -177,7 +180,11 @@ fn python_engine_cmd_passes_2000_seeds_or_skips_visibly() {
 fn python_planted_bug_is_found_replayed_and_shrunk_through_the_cli_or_skips_visibly() {
     let test = "python_planted_bug_is_found_replayed_and_shrunk_through_the_cli_or_skips_visibly";
     if let Some(cmd) = python_command(test) {
-        planted_bug_is_found_replayed_and_shrunk(&cmd, "python-example+orphan_on_cancel", "python-bug");
+        planted_bug_is_found_replayed_and_shrunk(
+            &cmd,
+            "python-example+orphan_on_cancel",
+            "python-bug",
+        );
     }
 }
 

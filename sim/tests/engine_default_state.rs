@@ -87,7 +87,9 @@ fn observable_state_bytes_change_with_what_the_engine_shows_and_only_then() {
         text: text.into(),
         now: "2026-01-01T00:00:00Z".into(),
     };
-    let outputs = a.handle(prompt("fix the build")).expect("idle takes a prompt");
+    let outputs = a
+        .handle(prompt("fix the build"))
+        .expect("idle takes a prompt");
     assert!(!outputs.is_empty());
     let busy = a.state_bytes();
     assert_ne!(busy, fresh, "a new message and a pending request show");

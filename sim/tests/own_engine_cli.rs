@@ -106,8 +106,14 @@ fn the_template_binary_runs_finds_replays_and_shrinks_its_own_engine() {
     let (code, stdout, stderr) = run(&bin, &dir, &["replay", name]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     let digest = scenario["trace_digest"].as_str().expect("pinned digest");
-    assert!(stdout.contains(&format!("  trace digest {digest}\n")), "{stdout}");
-    assert!(stdout.contains("reproduced: stale_noop at step "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  trace digest {digest}\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("reproduced: stale_noop at step "),
+        "{stdout}"
+    );
 
     let (code, stdout, stderr) = run(&bin, &dir, &["shrink", name]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -122,7 +128,10 @@ fn the_template_binary_runs_finds_replays_and_shrinks_its_own_engine() {
     assert!(count(&shrunk) < count(&scenario), "{stdout}");
     let (code, stdout, stderr) = run(&bin, &dir, &["replay", min_name]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
-    assert!(stdout.contains("reproduced: stale_noop at step "), "{stdout}");
+    assert!(
+        stdout.contains("reproduced: stale_noop at step "),
+        "{stdout}"
+    );
 
     // A scenario naming an engine this binary lacks names the ones it has.
     let mut other = scenario.clone();

@@ -211,7 +211,8 @@ pub fn for_scenario<'a>(s: &Scenario, engines: &'a Engines) -> Result<Chosen<'a>
             ))
         });
     };
-    let factory = start(p).map_err(|e| Refusal::NotStarted(format!("field `engine_process`: {e}")))?;
+    let factory =
+        start(p).map_err(|e| Refusal::NotStarted(format!("field `engine_process`: {e}")))?;
     if factory.name() != s.engine {
         return Err(Refusal::OtherEngine(format!(
             "the recorded command {:?} now says it is engine {:?}, but the scenario was \
@@ -282,7 +283,10 @@ mod tests {
             Some("orphan_on_cancel")
         );
         assert_eq!((p.timeout_ms, p.fresh_processes), (Some(500), true));
-        assert_eq!(quote(&p.command), "'python3 adapters/python/example_engine.py'");
+        assert_eq!(
+            quote(&p.command),
+            "'python3 adapters/python/example_engine.py'"
+        );
         assert_eq!(quote("K=it's"), r"'K=it'\''s'");
         assert_eq!(quote("K=v"), "K=v");
         let engines = builtin();
@@ -306,5 +310,32 @@ mod tests {
             err.starts_with("--engine-cmd \"true\" is not a working engine: "),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_engine_process_is_saved_only_when_there_is_one_and_round_trips() {
+        use crate::options::SimOptions;
+        use crate::scenario::{Expectation, parse_scenario, scenario_to_json};
+        let mut s = Scenario::new(SimOptions::from_seed(3), Expectation::Pass);
+        let plain = scenario_to_json(&s).expect("encodes");
+        assert!(!plain.contains("engine_process"), "{plain}");
+        s.engine = "python-example".into();
+        s.engine_process = Some(EngineProcess {
+            command: "python3 e.py".into(),
+            env: [("K".to_string(), "V".to_string())].into_iter().collect(),
+            timeout_ms: None,
+            fresh_processes: false,
+        });
+        let text = scenario_to_json(&s).expect("encodes");
+        assert!(
+            text.ends_with(
+                "  \"engine_process\": {\n    \"command\": \"python3 e.py\",\n    \"env\": {\"K\": \"V\"}\n  }\n}\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(parse_scenario(&text, "x.json").expect("parses"), s);
+        let bad = text.replace("\"command\"", "\"cmd\"");
+        let err = parse_scenario(&bad, "x.json").err().expect("unknown field");
+        assert!(err.to_string().contains("engine_process"), "{err}");
     }
 }

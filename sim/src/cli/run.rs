@@ -12,10 +12,10 @@
 //!   engine name the binary does not know and an `--engine-cmd` that fails its hello.
 //! - The exit code is the failure class of the lowest failing seed that ran.
 
+use super::engines::{EngineArgs, Engines};
 use super::interrupt;
 use super::program;
 use super::scenario::{excerpt, shell_quote};
-use super::engines::{EngineArgs, Engines};
 use crate::checkers::Violation;
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
@@ -187,7 +187,10 @@ fn save_failure(
 
 /// `flags`: the engine flags that pick this run's engine again.
 fn or_line(seed: u64, flags: &str) -> String {
-    format!("   or:    TURNSIM_SEED={seed} {} run{flags} --trace", program())
+    format!(
+        "   or:    TURNSIM_SEED={seed} {} run{flags} --trace",
+        program()
+    )
 }
 
 /// The full block for one failure: what broke, the options, the last steps, and the
