@@ -305,7 +305,7 @@ mod tests {
             timeout_ms: None,
             fresh_processes: false,
         };
-        let err = start(&p).err().expect("`true` is no engine");
+        let err = start(&p).expect_err("`true` is no engine");
         assert!(
             err.starts_with("--engine-cmd \"true\" is not a working engine: "),
             "{err}"
@@ -335,7 +335,7 @@ mod tests {
         );
         assert_eq!(parse_scenario(&text, "x.json").expect("parses"), s);
         let bad = text.replace("\"command\"", "\"cmd\"");
-        let err = parse_scenario(&bad, "x.json").err().expect("unknown field");
+        let err = parse_scenario(&bad, "x.json").expect_err("unknown field");
         assert!(err.to_string().contains("engine_process"), "{err}");
     }
 }
