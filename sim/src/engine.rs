@@ -23,12 +23,40 @@ pub trait Engine {
     /// around stale deliveries and refused inputs, within one run only, so an engine
     /// may stand for a message by its identity (e.g. its `Arc`'s address) instead of
     /// its contents when it never rebuilds messages.
-    fn state_bytes(&self) -> Vec<u8>;
+    ///
+    /// Provided: [`observable_state_bytes`], what the other methods show. Override it
+    /// to add state they do not show (counters, retry bookkeeping, a queued input):
+    /// `stale_noop`, which compares them around stale deliveries and refused inputs,
+    /// sees only a change the bytes carry.
+    fn state_bytes(&self) -> Vec<u8> {
+        observable_state_bytes(self)
+    }
     /// User-role texts the engine authors besides markers and notes (e.g. a
     /// truncation resume prompt); `note_exact` accepts exactly these.
     fn fixed_texts(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// The state every engine shows through [`Engine`]: each history message by content
+/// (length-prefixed JSON, so no two histories encode alike), the pending operation
+/// and the idle flag. A stand-in for [`Engine::state_bytes`] for an engine with no
+/// encoding of its own; it misses whatever the engine keeps beyond these.
+pub fn observable_state_bytes<E: Engine + ?Sized>(engine: &E) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut field = |b: Vec<u8>| {
+        bytes.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&b);
+    };
+    let history = engine.history();
+    field((history.len() as u64).to_le_bytes().to_vec());
+    for m in history {
+        // A `Message` is plain data (strings, numbers, JSON values): it encodes.
+        field(serde_json::to_vec(&**m).unwrap_or_default());
+    }
+    field(serde_json::to_vec(&engine.pending_operation()).unwrap_or_default());
+    field(vec![u8::from(engine.is_idle())]);
+    bytes
 }
 
 /// Makes engines: fresh, or restored from the bytes the log kept after a crash.

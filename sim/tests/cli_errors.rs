@@ -65,7 +65,7 @@ fn a_duration_without_a_unit_we_know_is_refused() {
 fn an_unknown_engine_lists_the_known_ones() {
     assert_usage_error(
         &["run", "--engine", "bogus"],
-        "expected `reference` or one of: cancel_orphans_tool_use",
+        "unknown engine \"bogus\"; this binary knows: reference, cancel_orphans_tool_use",
     );
 }
 

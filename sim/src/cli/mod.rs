@@ -8,10 +8,17 @@
 //! Every failure prints the exact command that replays it, and every subcommand
 //! exits with a code from the one table in [`crate::exit`].
 //!
+//! The same CLI serves a user's engine: [`main_for`] (or the [`App`] builder) turns a
+//! crate with an [`EngineFactory`] into a binary with `run`, `replay`, `shrink`,
+//! `options` and `check` for that engine, whose scenario files name it and whose
+//! printed commands name that binary.
+//!
 //! Layout: this file holds the argument types and the dispatch; [`run`] is `turnsim
 //! run` (failures saved as they are found, Ctrl-C, `--max-failures`), [`scenario`]
-//! is `replay`, `shrink` and `options`, and [`interrupt`] the SIGINT handler.
+//! is `replay`, `shrink` and `options`, [`engines`] the engines a binary knows and
+//! `--engine-cmd`, and [`interrupt`] the SIGINT handler.
 
+pub mod engines;
 pub mod interrupt;
 pub mod run;
 pub mod scenario;
@@ -20,8 +27,10 @@ use crate::canary::{Bug, Canary};
 use crate::cliargs::parse_seed;
 use crate::engine::{EngineFactory, Reference};
 use crate::exit::{Exit, table};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use engines::Engines;
 use std::path::PathBuf;
+use std::sync::RwLock;
 
 pub use run::{DEFAULT_SEEDS, RunArgs};
 pub use scenario::min_path;
@@ -102,28 +111,137 @@ pub fn canary_names() -> Vec<&'static str> {
     Bug::ALL.iter().map(|b| b.name()).collect()
 }
 
-/// Parses the arguments and runs; returns the process exit code.
+/// Parses the arguments and runs the `turnsim` binary (the reference engine and the
+/// canaries); returns the process exit code.
 pub fn main_with(args: Vec<String>) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                Exit::Usage
-            } else {
-                Exit::Pass
-            }
-            .code();
+    App::new().canaries().run_with(args)
+}
+
+/// The one call that turns a crate into a full turnsim CLI for its engine: `run`,
+/// `replay`, `shrink`, `options` and `check`, with `factory` the default engine
+/// (the reference engine stays available as `--engine reference`). Reads the process
+/// arguments and exits.
+pub fn main_for(factory: impl EngineFactory + 'static) -> ! {
+    App::new().engine(factory).main()
+}
+
+/// A turnsim CLI with the engines of one binary: those added with [`App::engine`]
+/// (the first is `run`'s default), then the reference engine, then the canaries if
+/// asked for.
+#[derive(Default)]
+pub struct App {
+    own: Vec<Box<dyn EngineFactory>>,
+    canaries: bool,
+}
+
+impl App {
+    /// Knows the reference engine only.
+    pub fn new() -> App {
+        App::default()
+    }
+
+    /// Adds an engine; the first one added becomes `run`'s default.
+    pub fn engine(mut self, factory: impl EngineFactory + 'static) -> App {
+        self.own.push(Box::new(factory));
+        self
+    }
+
+    /// Adds every canary (the reference engine with one planted bug each).
+    pub fn canaries(mut self) -> App {
+        self.canaries = true;
+        self
+    }
+
+    /// The engines this binary knows, `run`'s default first; an error when two
+    /// share a name or one has none.
+    pub fn engines(self) -> Result<Engines, String> {
+        let mut engines = Engines::empty();
+        for f in self.own {
+            engines.add(f)?;
         }
-    };
+        engines.add(Box::new(Reference))?;
+        if self.canaries {
+            for bug in Bug::ALL {
+                engines.add(Box::new(Canary(bug)))?;
+            }
+        }
+        Ok(engines)
+    }
+
+    /// Runs the process's arguments and exits with the code.
+    pub fn main(self) -> ! {
+        std::process::exit(self.run_with(std::env::args().collect()))
+    }
+
+    /// Parses `args` (`args[0]` is the program) and runs; returns the exit code.
+    pub fn run_with(self, args: Vec<String>) -> i32 {
+        let engines = match self.engines() {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("turnsim: {e}");
+                return Exit::Usage.code();
+            }
+        };
+        let name = args
+            .first()
+            .map(std::path::Path::new)
+            .and_then(|p| p.file_name())
+            .map_or("turnsim".to_string(), |n| n.to_string_lossy().into_owned());
+        set_program(&name);
+        let help = format!(
+            "The engine by name [default: {}]; this binary knows: {}",
+            engines.default_name(),
+            engines.names().join(", ")
+        );
+        let command = Cli::command()
+            .bin_name(name)
+            .mut_subcommand("run", |c| c.mut_arg("engine", |a| a.help(help)));
+        let cli = match command
+            .try_get_matches_from(args)
+            .and_then(|m| Cli::from_arg_matches(&m))
+        {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = e.print();
+                return if e.use_stderr() {
+                    Exit::Usage
+                } else {
+                    Exit::Pass
+                }
+                .code();
+            }
+        };
+        dispatch(cli, &engines).code()
+    }
+}
+
+static PROGRAM: RwLock<String> = RwLock::new(String::new());
+
+fn set_program(name: &str) {
+    let mut p = PROGRAM.write().unwrap_or_else(|e| e.into_inner());
+    *p = name.to_string();
+}
+
+/// The name printed commands start with: the binary that is running (`turnsim`, or
+/// the user's own binary built with [`main_for`]).
+pub fn program() -> String {
+    let p = PROGRAM.read().unwrap_or_else(|e| e.into_inner());
+    if p.is_empty() {
+        "turnsim".to_string()
+    } else {
+        p.clone()
+    }
+}
+
+fn dispatch(cli: Cli, engines: &Engines) -> Exit {
     match cli.command {
-        Command::Run(a) => run::cmd_run(a),
+        Command::Run(a) => run::cmd_run(a, engines),
         Command::Replay {
             file,
             trace,
             export_transcript,
-        } => scenario::cmd_replay(&file, trace, export_transcript.as_deref()),
-        Command::Shrink { file, budget } => scenario::cmd_shrink(&file, budget),
+        } => scenario::cmd_replay(&file, trace, export_transcript.as_deref(), engines),
+        Command::Shrink { file, budget } => scenario::cmd_shrink(&file, budget, engines),
         Command::Options { seed } => scenario::cmd_options(seed),
         #[cfg(feature = "serve")]
         Command::Serve(a) => code_of(crate::serve::serve_main(&a)),
@@ -131,7 +249,6 @@ pub fn main_with(args: Vec<String>) -> i32 {
         Command::Drive(a) => crate::drive::drive_main(&a),
         Command::Check(a) => cmd_check(a),
     }
-    .code()
 }
 
 /// A code returned as a number by a module not yet on [`Exit`]; an unknown number

@@ -8,12 +8,14 @@
 //!   the running ones finish, and the summary of what ran is printed as usual.
 //! - Mistakes are found before the run, not after it: an `--out` that cannot be
 //!   written is exit 6 before any seed runs; `TURNSIM_SEED` with `--seeds`, and
-//!   `--trace` without exactly one seed, are usage errors (exit 2).
+//!   `--trace` without exactly one seed, are usage errors (exit 2), and so are an
+//!   engine name the binary does not know and an `--engine-cmd` that fails its hello.
 //! - The exit code is the failure class of the lowest failing seed that ran.
 
+use super::engines::{EngineArgs, Engines};
 use super::interrupt;
+use super::program;
 use super::scenario::{excerpt, shell_quote};
-use super::{canary_names, factory};
 use crate::checkers::Violation;
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
@@ -23,7 +25,7 @@ use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::report::summary;
 use crate::runner::{Batch, run_batch_with, run_seed};
-use crate::scenario::{Expectation, Scenario, save_scenario};
+use crate::scenario::{EngineProcess, Expectation, Scenario, save_scenario};
 use crate::world::FailureClass;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -41,13 +43,6 @@ const EXCERPT_LINES: usize = 12;
 fn seeds_help() -> String {
     format!(
         "Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: {DEFAULT_SEEDS}]"
-    )
-}
-
-fn engine_help() -> String {
-    format!(
-        "The engine: `reference`, or a canary (a planted bug): {}",
-        canary_names().join(", ")
     )
 }
 
@@ -76,18 +71,14 @@ pub struct RunArgs {
     /// Run each seed twice and compare the trace digests step by step.
     #[arg(long)]
     pub check_determinism: bool,
-    #[arg(long, default_value = "reference", value_parser = parse_engine, help = engine_help())]
-    pub engine: String,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Print the run step by step; needs one seed (--seeds N or TURNSIM_SEED=N).
     #[arg(long)]
     pub trace: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-}
-
-fn parse_engine(s: &str) -> Result<String, String> {
-    factory(s).map(|_| s.to_string())
 }
 
 /// A progress-bar rate: whole numbers with thousands separators from 100 up
@@ -157,7 +148,12 @@ struct Saved {
 
 /// Reruns a failing seed with a trace and writes its scenario. `None`: the rerun
 /// passed (the failure is nondeterministic), so there is nothing to save.
-fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Saved> {
+fn save_failure(
+    factory: &dyn EngineFactory,
+    process: Option<&EngineProcess>,
+    seed: u64,
+    out: &Path,
+) -> Option<Saved> {
     let outcome = run_seed(factory, seed, true);
     let v = outcome.violation.clone()?;
     let options = SimOptions::from_seed(seed);
@@ -172,6 +168,7 @@ fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Sa
     scenario.name = format!("seed {seed}: {}", v.invariant);
     scenario.description = v.message.clone();
     scenario.engine = factory.name().to_string();
+    scenario.engine_process = process.cloned();
     scenario.decisions = outcome.decisions.clone();
     scenario.trace_digest = Some(outcome.digest.clone());
     scenario.excerpt = excerpt(&outcome.trace, EXCERPT_LINES);
@@ -188,18 +185,17 @@ fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Sa
     })
 }
 
-fn or_line(seed: u64, engine: &str) -> String {
-    let engine = if engine == "reference" {
-        String::new()
-    } else {
-        format!(" --engine {engine}")
-    };
-    format!("   or:    TURNSIM_SEED={seed} turnsim run{engine} --trace")
+/// `flags`: the engine flags that pick this run's engine again.
+fn or_line(seed: u64, flags: &str) -> String {
+    format!(
+        "   or:    TURNSIM_SEED={seed} {} run{flags} --trace",
+        program()
+    )
 }
 
 /// The full block for one failure: what broke, the options, the last steps, and the
 /// commands that replay it.
-fn full_report(seed: u64, s: &Saved, engine: &str) -> String {
+fn full_report(seed: u64, s: &Saved, flags: &str) -> String {
     let v = &s.violation;
     let mut o = format!("FAIL seed {seed}: {} at step {}\n", v.invariant, v.step);
     o.push_str(&format!("  {}\n{}last steps:\n", v.message, s.options));
@@ -208,13 +204,14 @@ fn full_report(seed: u64, s: &Saved, engine: &str) -> String {
     }
     match &s.file {
         Ok(p) => o.push_str(&format!(
-            "scenario: {}\nreplay:   turnsim replay {}\n",
+            "scenario: {}\nreplay:   {} replay {}\n",
             p.display(),
+            program(),
             shell_quote(p)
         )),
         Err(e) => o.push_str(&format!("could not write the scenario: {e}\n")),
     }
-    o.push_str(&or_line(seed, engine));
+    o.push_str(&or_line(seed, flags));
     o.push('\n');
     o
 }
@@ -223,7 +220,7 @@ fn full_report(seed: u64, s: &Saved, engine: &str) -> String {
 fn compact_line(seed: u64, s: &Saved) -> String {
     let v = &s.violation;
     let how = match &s.file {
-        Ok(p) => format!("turnsim replay {}", shell_quote(p)),
+        Ok(p) => format!("{} replay {}", program(), shell_quote(p)),
         Err(e) => format!("not written: {e}"),
     };
     format!("  seed {seed}: {} at step {}  {how}", v.invariant, v.step)
@@ -234,13 +231,13 @@ fn compact_line(seed: u64, s: &Saved) -> String {
 fn failure_list(
     failures: &[(u64, Violation)],
     saved: &BTreeMap<u64, Option<Saved>>,
-    engine: &str,
+    flags: &str,
 ) -> String {
     let mut o = String::new();
     let mut others = Vec::new();
     for (seed, v) in failures {
         match saved.get(seed) {
-            Some(Some(s)) if o.is_empty() => o.push_str(&full_report(*seed, s, engine)),
+            Some(Some(s)) if o.is_empty() => o.push_str(&full_report(*seed, s, flags)),
             Some(Some(s)) => others.push(compact_line(*seed, s)),
             _ => others.push(format!(
                 "  seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
@@ -266,9 +263,15 @@ fn usage(message: &str) -> Exit {
     Exit::Usage
 }
 
-pub(super) fn cmd_run(a: RunArgs) -> Exit {
-    let Ok(factory) = factory(&a.engine) else {
-        return Exit::Usage;
+pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
+    let chosen = match a.engine.choose(engines) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
+    let factory = chosen.factory();
+    let target = Target {
+        process: chosen.process(),
+        flags: chosen.run_flags(engines),
     };
     let single = match std::env::var("TURNSIM_SEED") {
         Ok(_) if a.seeds.is_some() => {
@@ -298,15 +301,27 @@ pub(super) fn cmd_run(a: RunArgs) -> Exit {
     };
     let code = match single {
         Some(seed) if std::env::var_os("TURNSIM_SEED").is_some() || a.trace => {
-            run_one(&*factory, seed, &a, &out.path)
+            run_one(factory, &target, seed, &a, &out.path)
         }
-        _ => run_many(&*factory, &a, &out.path),
+        _ => run_many(factory, &target, &a, &out.path),
     };
     out.tidy();
     code
 }
 
-fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> Exit {
+/// What a saved failure and its printed commands need besides the factory.
+struct Target<'a> {
+    process: Option<&'a EngineProcess>,
+    flags: String,
+}
+
+fn run_one(
+    factory: &dyn EngineFactory,
+    target: &Target,
+    seed: u64,
+    a: &RunArgs,
+    out: &Path,
+) -> Exit {
     let outcome = run_seed(factory, seed, true);
     print!("{}", SimOptions::from_seed(seed));
     if a.trace {
@@ -322,8 +337,8 @@ fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> E
         println!("PASS");
         return Exit::Pass;
     };
-    match save_failure(factory, seed, out) {
-        Some(s) => print!("{}", full_report(seed, &s, factory.name())),
+    match save_failure(factory, target.process, seed, out) {
+        Some(s) => print!("{}", full_report(seed, &s, &target.flags)),
         None => println!(
             "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
             v.invariant
@@ -353,7 +368,7 @@ fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
+fn run_many(factory: &dyn EngineFactory, target: &Target, a: &RunArgs, out: &Path) -> Exit {
     let shard = match a.shard {
         Some(s) => Some(s),
         None => match shard_from_env(|k| std::env::var(k).ok()) {
@@ -396,7 +411,7 @@ fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
     };
     let on_failure = |seed: u64, v: &Violation| {
         failed.fetch_add(1, Ordering::SeqCst);
-        let s = save_failure(factory, seed, out);
+        let s = save_failure(factory, target.process, seed, out);
         let line = match &s {
             Some(s) => compact_line(seed, s),
             None => format!("  seed {seed}: {} (a rerun passed)", v.invariant),
@@ -431,7 +446,7 @@ fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
         }
     }
     let saved = saved.into_inner().unwrap_or_default();
-    print!("{}", failure_list(&sum.failures, &saved, factory.name()));
+    print!("{}", failure_list(&sum.failures, &saved, &target.flags));
     let stopped = if interrupt::interrupted() {
         println!("interrupted (Ctrl-C): the seeds that ran are summarised below");
         Some("interrupted by Ctrl-C")

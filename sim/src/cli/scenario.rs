@@ -6,9 +6,12 @@
 //! is exit 7 and says what differed; a replay that reproduces its failure exits with
 //! that failure's class, so `replay` of a saved failure fails the way the run did.
 //! `shrink` of a scenario that passes is exit 2: the request, not the file, is wrong.
+//! A subprocess engine's scenario starts the recorded command again: one that does
+//! not start is exit 8 (the environment lacks it), one that now names another engine
+//! is exit 7 (it would not replay the recorded run).
 
-use super::factory;
-use crate::engine::EngineFactory;
+use super::engines::{Chosen, Engines, Refusal, for_scenario};
+use super::program;
 use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::runner::{matches_expectation, run_scenario};
@@ -39,16 +42,21 @@ pub(super) fn cmd_options(seed: u64) -> Exit {
     Exit::Pass
 }
 
-fn load(file: &Path) -> Result<(Scenario, Box<dyn EngineFactory>), Exit> {
+fn load<'a>(file: &Path, engines: &'a Engines) -> Result<(Scenario, Chosen<'a>), Exit> {
     let scenario = load_scenario(file).map_err(|e| {
         eprintln!("{e}");
         Exit::File
     })?;
-    let factory = factory(&scenario.engine).map_err(|e| {
-        eprintln!("{}: field `engine`: {e}", file.display());
-        Exit::File
+    let chosen = for_scenario(&scenario, engines).map_err(|r| {
+        let (text, code) = match r {
+            Refusal::Unknown(t) => (t, Exit::File),
+            Refusal::NotStarted(t) => (t, Exit::Environment),
+            Refusal::OtherEngine(t) => (t, Exit::Mismatch),
+        };
+        eprintln!("{}: {text}", file.display());
+        code
     })?;
-    Ok((scenario, factory))
+    Ok((scenario, chosen))
 }
 
 fn describe(o: &RunOutcome) -> String {
@@ -58,12 +66,17 @@ fn describe(o: &RunOutcome) -> String {
     }
 }
 
-pub(super) fn cmd_replay(file: &Path, trace: bool, export: Option<&Path>) -> Exit {
-    let (scenario, factory) = match load(file) {
+pub(super) fn cmd_replay(
+    file: &Path,
+    trace: bool,
+    export: Option<&Path>,
+    engines: &Engines,
+) -> Exit {
+    let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let outcome = run_scenario(&*factory, &scenario, trace);
+    let outcome = run_scenario(chosen.factory(), &scenario, trace);
     if trace {
         print!("{}", scenario.options);
         for line in &outcome.trace {
@@ -107,7 +120,7 @@ fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
     match crate::check::export::export_transcript(outcome, path) {
         Ok(n) => {
             println!("transcript: {} ({n} messages)", path.display());
-            println!("check:      turnsim check {}", shell_quote(path));
+            println!("check:      {} check {}", program(), shell_quote(path));
             Ok(())
         }
         Err(e) => {
@@ -127,12 +140,13 @@ pub fn min_path(file: &Path) -> PathBuf {
     file.with_file_name(format!("{stem}.min.json"))
 }
 
-pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
-    let (scenario, factory) = match load(file) {
+pub(super) fn cmd_shrink(file: &Path, budget: u32, engines: &Engines) -> Exit {
+    let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let shrunk = match shrink(&*factory, &scenario, budget) {
+    let factory = chosen.factory();
+    let shrunk = match shrink(factory, &scenario, budget) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -143,7 +157,7 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
         }
     };
     let mut scenario = shrunk.scenario.clone();
-    let rerun = run_scenario(&*factory, &scenario, true);
+    let rerun = run_scenario(factory, &scenario, true);
     if let Some(v) = &rerun.violation {
         scenario.description = v.message.clone();
     }
@@ -163,6 +177,6 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
         shrunk.runs
     );
     println!("wrote {}", out.display());
-    println!("replay: turnsim replay {}", shell_quote(&out));
+    println!("replay: {} replay {}", program(), shell_quote(&out));
     Exit::Pass
 }

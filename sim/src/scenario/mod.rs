@@ -74,6 +74,28 @@ pub struct Scenario {
     /// Provider responses to play instead of generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub script: Vec<ScriptedResponse>,
+    /// The subprocess the engine ran as (`turnsim run --engine-cmd`), so that replay
+    /// and shrink start the same engine; absent for an engine built into the binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_process: Option<EngineProcess>,
+}
+
+/// How a subprocess engine was started: what `replay` and `shrink` need to start it
+/// again. The command runs from the current directory, as it did for `run`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineProcess {
+    /// The command line, split as a shell would split plain words and quotes.
+    pub command: String,
+    /// Extra environment variables for every engine process (`--engine-env K=V`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The per-request timeout in milliseconds, when not the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// A new process for every engine instead of reusing a healthy one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fresh_processes: bool,
 }
 
 impl Scenario {
@@ -93,6 +115,7 @@ impl Scenario {
             trace_digest: None,
             excerpt: String::new(),
             script: Vec::new(),
+            engine_process: None,
         }
     }
 }
