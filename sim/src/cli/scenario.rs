@@ -13,7 +13,7 @@ use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::runner::{matches_expectation, run_scenario};
 use crate::scenario::{Scenario, load_scenario, save_scenario};
-use crate::shrink::shrink;
+use crate::shrink::{Budget, shrink_with, story};
 use crate::world::{FailureClass, RunOutcome};
 use std::path::{Path, PathBuf};
 
@@ -127,12 +127,16 @@ pub fn min_path(file: &Path) -> PathBuf {
     file.with_file_name(format!("{stem}.min.json"))
 }
 
-pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
+pub(super) fn cmd_shrink(file: &Path, budget: u32, seconds: u64, export: bool) -> Exit {
     let (scenario, factory) = match load(file) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let shrunk = match shrink(&*factory, &scenario, budget) {
+    let budget = Budget {
+        replays: budget,
+        time: Some(std::time::Duration::from_secs(seconds)),
+    };
+    let shrunk = match shrink_with(&*factory, &scenario, budget) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -153,6 +157,31 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
         eprintln!("{e}");
         return Exit::File;
     }
+    println!("what happened:");
+    for line in story::story(&rerun) {
+        println!("  {line}");
+    }
+    println!();
+    println!(
+        "{}",
+        crate::scenario::scenario_to_json(&scenario).unwrap_or_default()
+    );
+    if shrunk.stopped_by_time {
+        println!(
+            "note: the time budget ran out after {} replays; `--budget {}` reproduces this result",
+            shrunk.runs, shrunk.runs
+        );
+    } else if shrunk.stopped_by_replays {
+        println!(
+            "note: the replay budget ran out before a fixpoint; a larger --budget may shrink further"
+        );
+    }
+    if let (n, Some(other)) = shrunk.failed_differently {
+        println!(
+            "note: {n} candidates failed differently (first: {other}) and were rejected; \
+             the result fails as the input did"
+        );
+    }
     println!(
         "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)",
         file.display(),
@@ -164,5 +193,23 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32) -> Exit {
     );
     println!("wrote {}", out.display());
     println!("replay: turnsim replay {}", shell_quote(&out));
+    if export {
+        let stem = out.with_extension("");
+        let transcript = stem.with_extension("transcript.json");
+        if let Err(code) = export_transcript(&rerun, &transcript) {
+            return code;
+        }
+        let test = stem.with_extension("test.rs");
+        let factory = format!(
+            "turnsim::cli::factory({:?}).expect(\"a known engine\")",
+            scenario.engine
+        );
+        let snippet = story::test_snippet(&scenario, &factory);
+        if let Err(e) = crate::scenario::write_atomic(&test, snippet.as_bytes()) {
+            eprintln!("{}: {e}", test.display());
+            return Exit::File;
+        }
+        println!("test:       {}", test.display());
+    }
     Exit::Pass
 }
