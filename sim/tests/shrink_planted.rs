@@ -31,7 +31,10 @@ fn planted_bugs_shrink_to_a_median_of_at_most_12_steps_and_at_most_20_each() {
         let shrunk = shrink_with(&factory, &scenario, Budget::replays(REPLAYS))
             .expect("a failing scenario shrinks");
         let took = started.elapsed();
-        let out = run_scenario(&factory, &shrunk.scenario, false);
+        let out = run_scenario(&factory, &shrunk.scenario, true);
+        if std::env::var_os("SHRINK_STORIES").is_some() {
+            println!("{}", turnsim::shrink::story::story(&out).join("\n"));
+        }
         matches_expectation(&shrunk.scenario.expect, &out)
             .unwrap_or_else(|e| panic!("{bug:?}: the shrunk file does not fail as it says: {e}"));
         let invariant = out.violation.as_ref().map(|v| v.invariant.to_string());

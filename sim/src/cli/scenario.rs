@@ -194,12 +194,14 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32, seconds: u64, export: bool) -
     println!("wrote {}", out.display());
     println!("replay: turnsim replay {}", shell_quote(&out));
     if export {
-        let stem = out.with_extension("");
-        let transcript = stem.with_extension("transcript.json");
+        // `x.min.json` → `x.min.transcript.json` and `x.min.test.rs`.
+        let stem = out.to_string_lossy();
+        let stem = stem.strip_suffix(".json").unwrap_or(&stem);
+        let transcript = PathBuf::from(format!("{stem}.transcript.json"));
         if let Err(code) = export_transcript(&rerun, &transcript) {
             return code;
         }
-        let test = stem.with_extension("test.rs");
+        let test = PathBuf::from(format!("{stem}.test.rs"));
         let factory = format!(
             "turnsim::cli::factory({:?}).expect(\"a known engine\")",
             scenario.engine

@@ -13,7 +13,7 @@ use turnsim_core::{
 };
 
 /// One planted bug.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Planted {
     /// Cancel path: a cancel that arrives while a reply streams is ignored.
     CancelIgnoredWhileStreaming,
@@ -21,7 +21,8 @@ pub enum Planted {
     RestoreDropsLastByte,
     /// Crash recovery: a tool result is applied but never persisted.
     ToolResultNotPersisted,
-    /// Compaction-like trimming: long requests silently lose two early messages.
+    /// Compaction-like trimming: requests of more than four messages silently lose two
+    /// early messages.
     RequestDropsEarlyMessages,
     /// Ordering: tool results are sent in reverse order.
     ToolResultsReversed,
@@ -37,8 +38,9 @@ pub enum Planted {
     RewindRefusedAfterApplying,
     /// Compaction and recovery: a compaction is applied but not persisted.
     CompactionNotPersisted,
-    /// Cancel path: a cancel during tools is reported but the batch is not aborted.
-    CancelKeepsToolsRunning,
+    /// Cancel path: a cancel during tools aborts the batch but never reports the turn
+    /// ended, so the host waits forever.
+    CancelForgetsTurnEnd,
 }
 
 impl Planted {
@@ -54,7 +56,7 @@ impl Planted {
         Planted::BusyPromptRestartsTurn,
         Planted::RewindRefusedAfterApplying,
         Planted::CompactionNotPersisted,
-        Planted::CancelKeepsToolsRunning,
+        Planted::CancelForgetsTurnEnd,
     ];
 }
 
@@ -74,7 +76,7 @@ impl Wrapped {
     fn rewrite(&self, out: &mut Output) {
         match (self.bug, out) {
             (Planted::RequestDropsEarlyMessages, Output::Send { request, .. })
-                if request.messages.len() > 8 =>
+                if request.messages.len() > 4 =>
             {
                 request.messages.drain(1..3);
             }
@@ -144,10 +146,10 @@ impl Engine for Wrapped {
             (Planted::ToolResultNotPersisted, 1) | (Planted::CompactionNotPersisted, 2) => {
                 outputs.retain(|o| !matches!(o, Output::Persist { .. }));
             }
-            (Planted::CancelKeepsToolsRunning, 3)
+            (Planted::CancelForgetsTurnEnd, 3)
                 if matches!(pending, PendingOperation::Tools { .. }) =>
             {
-                outputs.retain(|o| !matches!(o, Output::Abort { .. }));
+                outputs.retain(|o| !matches!(o, Output::TurnEnded { .. }));
             }
             _ => {}
         }
