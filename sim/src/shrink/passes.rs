@@ -379,7 +379,7 @@ mod tests {
             (Tag::Reply, 7),
             (Tag::Reply, 7),
         ]);
-        assert_eq!(groups(&tags, Tag::Reply), [(1, 6), (6, 8)]);
+        assert_eq!(groups(&tags, Tag::Reply), [(1, 5), (6, 8)]);
         assert_eq!(groups(&tags, Tag::Turn), [(0, 8)]);
     }
 
