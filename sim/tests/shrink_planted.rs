@@ -92,3 +92,19 @@ fn a_small_replay_budget_stops_early_and_still_fails_as_reported() {
     let out = run_scenario(&factory, &shrunk.scenario, false);
     assert_eq!(matches_expectation(&shrunk.scenario.expect, &out), Ok(()));
 }
+
+#[test]
+fn a_spent_time_budget_says_so_and_returns_the_input_unshrunk_but_failing() {
+    let factory = PlantedFactory(Planted::DispatchDuplicated);
+    let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
+    let budget = Budget {
+        replays: REPLAYS,
+        time: Some(Duration::ZERO),
+    };
+    let shrunk = shrink_with(&factory, &scenario, budget).expect("shrinks");
+    assert!(shrunk.stopped_by_time);
+    assert_eq!(shrunk.runs, 1);
+    assert_eq!(shrunk.steps_after, shrunk.steps_before);
+    let out = run_scenario(&factory, &shrunk.scenario, false);
+    assert_eq!(matches_expectation(&shrunk.scenario.expect, &out), Ok(()));
+}
