@@ -35,6 +35,64 @@ enum Source {
 pub struct Decider {
     source: Source,
     used: Vec<u32>,
+    /// Beside each entry of `used`: what the draw was for (see [`Tag`]).
+    tags: Vec<Mark>,
+    current: Mark,
+}
+
+/// What part of a run a draw belongs to: a label the world sets before it draws, read
+/// only by the shrinker to edit the list structurally (drop a whole reply, a whole
+/// tool call). Setting a tag draws nothing, so tags never change a run or its digest;
+/// a draw the world forgot to tag inherits the previous tag, which can only make a
+/// structural edit miss, never make a shrunk scenario wrong (every edit is replayed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tag {
+    /// Draws not under any tag.
+    Untagged,
+    /// The user's prompt (opens a turn).
+    Turn,
+    /// The host's work between turns (compaction, rewind, config change, prompt delay).
+    Between,
+    /// The head of one provider response (error-before, thinking and tool choices).
+    Reply,
+    /// The thinking block of a response.
+    Thinking,
+    /// Whether a response calls tools and whether it also writes text.
+    Choice,
+    /// The model-written text of a response's text block.
+    Text,
+    /// Where a text or thinking block is cut into deltas.
+    Cut,
+    /// How many tool calls a response makes.
+    Calls,
+    /// One tool call's name and input.
+    Call,
+    /// How a tool call's input JSON is split into deltas.
+    Pieces,
+    /// The tail of a response: stop reason, usage, mid-stream error or hang.
+    ReplyEnd,
+    /// The delay before each streamed event.
+    Latency,
+    /// A duplicate delivery roll and its delay.
+    Dup,
+    /// A cancel, crash or busy input scheduled while an operation runs.
+    Interrupt,
+    /// One tool execution: its latency and outcome.
+    ToolRun,
+    /// A crash before an output, or a torn write.
+    Crash,
+    /// A stale delivery and whether it is held back.
+    Stale,
+    /// The delay before the host's work after a restart.
+    Restart,
+}
+
+/// A draw's tag and the span it belongs to: every [`Decider::mark`] opens a new span,
+/// so two tool calls in a row are two spans even though they share a tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub tag: Tag,
+    pub span: u32,
 }
 
 impl Decider {
@@ -43,6 +101,11 @@ impl Decider {
         Decider {
             source: Source::Seed(Box::new(ChaCha8Rng::seed_from_u64(seed))),
             used: Vec::new(),
+            tags: Vec::new(),
+            current: Mark {
+                tag: Tag::Untagged,
+                span: 0,
+            },
         }
     }
 
@@ -54,6 +117,11 @@ impl Decider {
                 next: 0,
             },
             used: Vec::new(),
+            tags: Vec::new(),
+            current: Mark {
+                tag: Tag::Untagged,
+                span: 0,
+            },
         }
     }
 
@@ -77,7 +145,27 @@ impl Decider {
 
     fn record(&mut self, outcome: u32) -> u32 {
         self.used.push(outcome);
+        self.tags.push(self.current);
         outcome
+    }
+
+    /// Tags the draws that follow, until the next mark, and opens a new span. Draws
+    /// nothing.
+    pub fn mark(&mut self, tag: Tag) {
+        self.current = Mark {
+            tag,
+            span: self.current.span.wrapping_add(1),
+        };
+    }
+
+    /// The tag of each recorded outcome, index for index with [`Decider::decisions`].
+    pub fn tags(&self) -> &[Mark] {
+        &self.tags
+    }
+
+    /// The outcomes and their tags.
+    pub fn into_parts(self) -> (Vec<u32>, Vec<Mark>) {
+        (self.used, self.tags)
     }
 
     /// An outcome in `0..=max`; the shared core of `below` and `range`.
@@ -408,5 +496,25 @@ mod tests {
         let mut second = Decider::replay(used.clone());
         assert_eq!(script(&mut second), outcomes);
         assert_eq!(second.into_decisions(), used);
+    }
+
+    #[test]
+    fn marks_tag_the_draws_that_follow_and_change_no_outcome() {
+        let mut plain = Decider::from_seed(5);
+        let mut tagged = Decider::from_seed(5);
+        let a: Vec<u32> = (0..4).map(|_| plain.below(10)).collect();
+        tagged.mark(Tag::Reply);
+        let mut b = vec![tagged.below(10), tagged.below(10)];
+        tagged.mark(Tag::Call);
+        b.push(tagged.below(10));
+        tagged.mark(Tag::Call);
+        b.push(tagged.below(10));
+        assert_eq!(a, b);
+        let (list, marks) = tagged.into_parts();
+        assert_eq!(list, plain.into_decisions());
+        let tags: Vec<Tag> = marks.iter().map(|m| m.tag).collect();
+        assert_eq!(tags, [Tag::Reply, Tag::Reply, Tag::Call, Tag::Call]);
+        let spans: Vec<u32> = marks.iter().map(|m| m.span).collect();
+        assert_eq!(spans, [1, 1, 2, 3]);
     }
 }

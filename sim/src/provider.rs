@@ -11,7 +11,7 @@
 //! Model-written text carries [`MODEL_TAINT`], so `note_exact` can tell whether any of
 //! it leaked into a user-role message the runtime wrote.
 
-use crate::decide::Decider;
+use crate::decide::{Decider, Tag};
 use crate::options::{FaultKind, SimOptions};
 use crate::scenario::{ScriptedError, ScriptedResponse, ScriptedStop};
 use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
@@ -197,6 +197,7 @@ pub fn plan_response_with(
     turn_requests: u32,
     input: &mut ToolInputMaker<'_>,
 ) -> Plan {
+    d.mark(Tag::Reply);
     if let Some(s) = scripted {
         return plan_scripted(d, opts, tools, ids, s);
     }
@@ -212,7 +213,9 @@ pub fn plan_response_with(
         blocks: 0,
     };
     if d.chance(opts.thinking) {
+        d.mark(Tag::Thinking);
         let thought = model_text(d, opts);
+        d.mark(Tag::Cut);
         let mut deltas = text_deltas(d, &thought, opts.text_chunks_max)
             .into_iter()
             .map(|e| match e {
@@ -223,24 +226,30 @@ pub fn plan_response_with(
                 other => other,
             })
             .collect::<Vec<_>>();
+        d.mark(Tag::Thinking);
         deltas.push(StreamEvent::SignatureDelta {
             index: 0,
             signature: format!("sig{}", d.below(1 << 16)),
         });
         b.block(BlockStart::Thinking, deltas);
     }
+    d.mark(Tag::Choice);
     let wants_tools =
         !tools.is_empty() && turn_requests < WRAP_UP_AFTER && d.chance(opts.tool_call);
     // With tools the text is optional, as real replies often open with a call.
     if !wants_tools || d.chance(opts.rates.text_with_tools) {
+        d.mark(Tag::Text);
         let text = model_text(d, opts);
+        d.mark(Tag::Cut);
         let deltas = text_deltas(d, &text, opts.text_chunks_max);
         b.block(BlockStart::Text, deltas);
     }
     let mut calls = 0;
     if wants_tools {
+        d.mark(Tag::Calls);
         calls = d.range(1, opts.parallel_max.max(1));
         for _ in 0..calls {
+            d.mark(Tag::Call);
             let name = if d.chance(opts.rates.implausible_tool) {
                 IMPLAUSIBLE_NAMES[d.below(IMPLAUSIBLE_NAMES.len() as u32) as usize].to_string()
             } else {
@@ -250,6 +259,7 @@ pub fn plan_response_with(
             // so the decision list is the same as with the id drawn after.
             let id = ids.next_id();
             let input = input(d, &name, &id).to_string();
+            d.mark(Tag::Pieces);
             let pieces = d.range(1, 4);
             let deltas = split(d, &input, pieces)
                 .into_iter()
@@ -261,6 +271,7 @@ pub fn plan_response_with(
             b.block(BlockStart::ToolUse { id, name }, deltas);
         }
     }
+    d.mark(Tag::ReplyEnd);
     let stop_reason = if calls > 0 {
         StopReason::ToolUse
     } else if d.chance(opts.max_tokens) {
@@ -290,6 +301,7 @@ pub fn plan_response_with(
         hangs = true;
         fault = Some(FaultKind::Hang);
     }
+    d.mark(Tag::Latency);
     let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
     Plan {
         events,
@@ -417,6 +429,7 @@ fn plan_scripted(
             None => fault = Some(FaultKind::Hang),
         }
     }
+    d.mark(Tag::Latency);
     let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
     Plan {
         events,

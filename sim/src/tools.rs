@@ -95,6 +95,7 @@ pub fn plan_execution(
     id: &str,
     name: &str,
 ) -> (u64, ToolOutcome, Option<FaultKind>) {
+    d.mark(crate::decide::Tag::ToolRun);
     let latency = u64::from(d.range(opts.tool_latency[0], opts.tool_latency[1]));
     let on = |d: &mut Decider, kind| match (faults, opts.fault(kind)) {
         (true, Some(r)) => d.chance(r),

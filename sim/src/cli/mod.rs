@@ -69,9 +69,16 @@ pub enum Command {
         /// A failing scenario file; a passing one has nothing to shrink (exit 2).
         #[arg(value_name = "FILE")]
         file: PathBuf,
-        /// Replays the search may spend.
-        #[arg(long, default_value_t = 4000)]
+        /// Replays the search may spend (with the input, the result depends on this alone).
+        #[arg(long, default_value_t = 20000)]
         budget: u32,
+        /// Seconds the search may spend; when they run out the output says so.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Also write FILE.min.transcript.json (the failing request, for `turnsim check`)
+        /// and FILE.min.test.rs (a Rust test replaying the shrunk scenario).
+        #[arg(long)]
+        export: bool,
     },
     /// Print the options a seed derives.
     Options {
@@ -241,7 +248,12 @@ fn dispatch(cli: Cli, engines: &Engines) -> Exit {
             trace,
             export_transcript,
         } => scenario::cmd_replay(&file, trace, export_transcript.as_deref(), engines),
-        Command::Shrink { file, budget } => scenario::cmd_shrink(&file, budget, engines),
+        Command::Shrink {
+            file,
+            budget,
+            seconds,
+            export,
+        } => scenario::cmd_shrink(&file, budget, seconds, export, engines),
         Command::Options { seed } => scenario::cmd_options(seed),
         #[cfg(feature = "serve")]
         Command::Serve(a) => code_of(crate::serve::serve_main(&a)),

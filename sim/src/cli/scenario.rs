@@ -16,7 +16,7 @@ use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::runner::{matches_expectation, run_scenario};
 use crate::scenario::{Scenario, load_scenario, save_scenario};
-use crate::shrink::shrink;
+use crate::shrink::{Budget, shrink_with, story};
 use crate::world::{FailureClass, RunOutcome};
 use std::path::{Path, PathBuf};
 
@@ -140,13 +140,23 @@ pub fn min_path(file: &Path) -> PathBuf {
     file.with_file_name(format!("{stem}.min.json"))
 }
 
-pub(super) fn cmd_shrink(file: &Path, budget: u32, engines: &Engines) -> Exit {
+pub(super) fn cmd_shrink(
+    file: &Path,
+    budget: u32,
+    seconds: u64,
+    export: bool,
+    engines: &Engines,
+) -> Exit {
     let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
     };
     let factory = chosen.factory();
-    let shrunk = match shrink(factory, &scenario, budget) {
+    let budget = Budget {
+        replays: budget,
+        time: Some(std::time::Duration::from_secs(seconds)),
+    };
+    let shrunk = match shrink_with(factory, &scenario, budget) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -167,6 +177,31 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32, engines: &Engines) -> Exit {
         eprintln!("{e}");
         return Exit::File;
     }
+    println!("what happened:");
+    for line in story::story(&rerun) {
+        println!("  {line}");
+    }
+    println!();
+    println!(
+        "{}",
+        crate::scenario::scenario_to_json(&scenario).unwrap_or_default()
+    );
+    if shrunk.stopped_by_time {
+        println!(
+            "note: the time budget ran out after {} replays; `--budget {}` reproduces this result",
+            shrunk.runs, shrunk.runs
+        );
+    } else if shrunk.stopped_by_replays {
+        println!(
+            "note: the replay budget ran out before a fixpoint; a larger --budget may shrink further"
+        );
+    }
+    if let (n, Some(other)) = shrunk.failed_differently {
+        println!(
+            "note: {n} candidates failed differently (first: {other}) and were rejected; \
+             the result fails as the input did"
+        );
+    }
     println!(
         "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)",
         file.display(),
@@ -178,5 +213,25 @@ pub(super) fn cmd_shrink(file: &Path, budget: u32, engines: &Engines) -> Exit {
     );
     println!("wrote {}", out.display());
     println!("replay: {} replay {}", program(), shell_quote(&out));
+    if export {
+        // `x.min.json` → `x.min.transcript.json` and `x.min.test.rs`.
+        let stem = out.to_string_lossy();
+        let stem = stem.strip_suffix(".json").unwrap_or(&stem);
+        let transcript = PathBuf::from(format!("{stem}.transcript.json"));
+        if let Err(code) = export_transcript(&rerun, &transcript) {
+            return code;
+        }
+        let test = PathBuf::from(format!("{stem}.test.rs"));
+        let factory = format!(
+            "turnsim::cli::factory({:?}).expect(\"a known engine\")",
+            scenario.engine
+        );
+        let snippet = story::test_snippet(&scenario, &factory);
+        if let Err(e) = crate::scenario::write_atomic(&test, snippet.as_bytes()) {
+            eprintln!("{}: {e}", test.display());
+            return Exit::File;
+        }
+        println!("test:       {}", test.display());
+    }
     Exit::Pass
 }

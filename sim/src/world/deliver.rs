@@ -39,6 +39,7 @@ impl World<'_> {
         };
         // Duplicates were decided when scheduled; stale ones are decided now, and half
         // of them are held back to land in a later operation.
+        self.d.mark(Tag::Stale);
         let deliver = self.faults_on && (dup || self.roll(kind));
         if !deliver {
             return Ok(());

@@ -53,6 +53,7 @@ impl World<'_> {
     /// While an operation runs, the user, the host or the machine may interrupt it.
     pub(super) fn maybe_interrupt(&mut self, window: u64) {
         let window = window.max(1) as u32;
+        self.d.mark(Tag::Interrupt);
         if self.roll(FaultKind::Cancel) {
             let cause = CancelCause::ALL[self.d.below(CancelCause::ALL.len() as u32) as usize];
             let at = u64::from(self.d.below(window.saturating_add(1)));
@@ -142,6 +143,7 @@ impl World<'_> {
             && self.prompts_sent < self.opts.turns
             && !self.prompt_scheduled
         {
+            self.d.mark(Tag::Restart);
             self.sched
                 .push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
             self.prompt_scheduled = true;

@@ -17,7 +17,7 @@ mod outputs;
 mod phases;
 
 use crate::checkers::{Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation};
-use crate::decide::Decider;
+use crate::decide::{Decider, Tag};
 use crate::disk::FakeDisk;
 use crate::engine::{Engine, EngineFactory};
 use crate::options::{FaultKind, Ratio, SimOptions};
@@ -116,6 +116,8 @@ pub struct RunOutcome {
     pub last_request: Option<turnsim_core::Request>,
     /// Every engine call, when `RunSpec::record_calls` asked for them.
     pub calls: Vec<EngineCall>,
+    /// What each decision was for, index for index with `decisions` (for the shrinker).
+    pub decision_tags: Vec<crate::decide::Mark>,
 }
 
 /// What drives one run.
@@ -293,6 +295,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();
+    let (decisions, decision_tags) = w.d.into_parts();
     RunOutcome {
         seed,
         violation,
@@ -300,7 +303,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         events: w.events,
         digest,
         step_digests: w.step_digests,
-        decisions: w.d.into_decisions(),
+        decisions,
         faults: w.faults,
         coverage: w.coverage,
         checks: w.checks.counts().clone(),
@@ -308,6 +311,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         tool_executions: w.ledger.executions(),
         last_request: w.last_sent,
         calls: w.calls.unwrap_or_default(),
+        decision_tags,
     }
 }
 

@@ -13,6 +13,7 @@ impl World<'_> {
     pub(super) fn execute(&mut self, outputs: Vec<Output>) -> Result<bool, Violation> {
         for out in outputs {
             self.events += 1;
+            self.d.mark(Tag::Crash);
             if self.restart_depth < 2 && self.roll_crash_per_output() {
                 self.count_fault(FaultKind::Crash);
                 let torn = match &out {
@@ -83,6 +84,7 @@ impl World<'_> {
                 }
                 let mut t = self.sched.now();
                 let last = plan.events.len().saturating_sub(1);
+                self.d.mark(Tag::Dup);
                 for (i, (delay, event)) in plan.events.into_iter().enumerate() {
                     t += delay;
                     if i == last && !plan.hangs && self.roll(FaultKind::DuplicateDelivery) {
@@ -131,6 +133,7 @@ impl World<'_> {
                         self.count_fault(kind);
                     }
                     longest = longest.max(latency);
+                    self.d.mark(Tag::Dup);
                     if self.roll(FaultKind::DuplicateDelivery) {
                         let later = latency + 1 + u64::from(self.d.below(500));
                         self.sched.push_after(
@@ -169,6 +172,7 @@ impl World<'_> {
                 self.outstanding = None;
                 self.ctx_check(Event::TurnEnded)?;
                 if self.faults_on && self.prompts_sent < self.opts.turns && !self.prompt_scheduled {
+                    self.d.mark(Tag::Between);
                     self.sched
                         .push_after(u64::from(self.d.range(1, 3000)), Ev::BetweenTurns);
                     self.prompt_scheduled = true;

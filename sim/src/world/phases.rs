@@ -132,6 +132,7 @@ impl World<'_> {
             return Ok(());
         }
         let n = self.prompts.len() + 1;
+        self.d.mark(Tag::Turn);
         let topic = ["the parser", "the cache", "the CLI", "the tests"][self.d.below(4) as usize];
         let text = format!("prompt {n}: fix {topic}");
         self.prompts.push(text.clone());
@@ -168,6 +169,7 @@ impl World<'_> {
         if self.turn_open {
             return Ok(());
         }
+        self.d.mark(Tag::Between);
         if self.roll(FaultKind::Compaction) {
             self.count_fault(FaultKind::Compaction);
             let summary = format!(

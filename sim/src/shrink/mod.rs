@@ -1,0 +1,307 @@
+//! Shrinking a failing scenario to the few steps that cause it.
+//!
+//! Guarantee: every candidate is judged by replaying it in full, and it is kept only if
+//! the same invariant fails and the result is strictly smaller (fewer steps first, then
+//! simpler options, a shorter list, smaller values), so the result always reproduces
+//! what it reports and the search always ends. Passes run in a fixed order to a
+//! fixpoint: structural edits first (a whole turn, reply, tool run or fault removed,
+//! read from the tags the world records beside each decision), then edits inside a
+//! reply, then option edits, then delta debugging over chunks of decisions and
+//! lowering single values.
+//!
+//! Why the result is a function of the input and the replay budget only: nothing but
+//! replays steers the search. The time budget can stop it early, and then the result
+//! says so (`stopped_by_time`), with the replay count that reproduces it exactly.
+
+mod passes;
+pub mod story;
+
+use std::time::{Duration, Instant};
+
+use crate::checkers::Invariant;
+use crate::decide::Mark;
+use crate::engine::EngineFactory;
+use crate::options::SimOptions;
+use crate::runner::run_scenario;
+use crate::scenario::{Expectation, Scenario};
+use crate::world::RunOutcome;
+use passes::{Candidate, Current};
+
+/// How much the search may spend.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Replays, counting the first run of the input.
+    pub replays: u32,
+    /// Wall-clock time; when it runs out the search stops and says so.
+    pub time: Option<Duration>,
+}
+
+impl Budget {
+    /// Only a replay budget: the result is then a function of the input alone.
+    pub fn replays(replays: u32) -> Budget {
+        Budget {
+            replays,
+            time: None,
+        }
+    }
+}
+
+/// What shrinking did.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    pub scenario: Scenario,
+    pub decisions_before: usize,
+    pub decisions_after: usize,
+    pub steps_before: u64,
+    pub steps_after: u64,
+    pub runs: u32,
+    /// The time budget ran out before a fixpoint; `runs` replays reproduce the result.
+    pub stopped_by_time: bool,
+    /// The replay budget ran out before a fixpoint.
+    pub stopped_by_replays: bool,
+    /// Candidates rejected because they failed a different invariant, with the first
+    /// such invariant (never accepted: the result fails as the input did).
+    pub failed_differently: (u32, Option<Invariant>),
+}
+
+/// Orders results: fewer steps, then simpler options, a shorter list, smaller values.
+type Key = (u64, u32, usize, u64);
+
+fn trimmed_len(d: &[u32]) -> usize {
+    d.iter().rposition(|&v| v != 0).map_or(0, |i| i + 1)
+}
+
+fn key(options: &SimOptions, outcome: &RunOutcome) -> Key {
+    (
+        outcome.steps,
+        options.turns + options.text_chunks_max + options.parallel_max,
+        trimmed_len(&outcome.decisions),
+        outcome.decisions.iter().map(|&v| u64::from(v)).sum(),
+    )
+}
+
+struct Best {
+    options: SimOptions,
+    decisions: Vec<u32>,
+    tags: Vec<Mark>,
+    outcome: RunOutcome,
+    key: Key,
+}
+
+struct Search<'a> {
+    factory: &'a dyn EngineFactory,
+    base: Scenario,
+    invariant: Invariant,
+    runs: u32,
+    budget: Budget,
+    started: Instant,
+    stopped_by_time: bool,
+    failed_differently: (u32, Option<Invariant>),
+    best: Best,
+    last_trial: Option<Vec<Mark>>,
+}
+
+impl Search<'_> {
+    fn exhausted(&mut self) -> bool {
+        if let Some(limit) = self.budget.time
+            && self.started.elapsed() >= limit
+        {
+            self.stopped_by_time = true;
+        }
+        self.stopped_by_time || self.runs >= self.budget.replays
+    }
+
+    /// Replays `c`; when `repair`, a candidate that does not fail is realigned (see
+    /// [`passes::realign`]) and replayed again, a few times at most.
+    fn attempt(&mut self, mut c: Candidate, repair: bool) -> bool {
+        for _ in 0..=REPAIRS {
+            match self.attempt_once(&c) {
+                Ok(true) => return true,
+                Ok(false) if repair => {}
+                _ => return false,
+            }
+            let Some(trial) = self.last_trial.take() else {
+                return false;
+            };
+            match passes::realign(&self.best.tags, &c.decisions, &trial) {
+                Some(d) => c.decisions = d,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Replays `c`; keeps it if the same invariant fails with a smaller key. `Err` when
+    /// the budget is spent; `Ok(false)` leaves the run's tags in `last_trial`.
+    fn attempt_once(&mut self, c: &Candidate) -> Result<bool, ()> {
+        if self.exhausted() {
+            return Err(());
+        }
+        let c = c.clone();
+        self.runs += 1;
+        let mut s = self.base.clone();
+        s.options = c.options.clone();
+        // An empty list would mean "draw from the seed"; a single 0 means "all zeros".
+        s.decisions = if c.decisions.is_empty() {
+            vec![0]
+        } else {
+            c.decisions
+        };
+        let o = run_scenario(self.factory, &s, false);
+        match &o.violation {
+            Some(v) if v.invariant == self.invariant => {}
+            Some(v) => {
+                self.failed_differently.0 += 1;
+                self.failed_differently.1.get_or_insert(v.invariant);
+                self.last_trial = Some(o.decision_tags);
+                return Ok(false);
+            }
+            None => {
+                self.last_trial = Some(o.decision_tags);
+                return Ok(false);
+            }
+        }
+        let k = key(&c.options, &o);
+        if k >= self.best.key {
+            return Ok(false);
+        }
+        self.best = Best {
+            options: c.options,
+            decisions: o.decisions.clone(),
+            tags: o.decision_tags.clone(),
+            outcome: o,
+            key: k,
+        };
+        Ok(true)
+    }
+
+    /// Tries a pass's candidates in order; after each improvement the pass is asked
+    /// again (about the new best) and resumes at the same position.
+    fn pass(&mut self, (make, repair): Pass) {
+        let mut i = 0;
+        loop {
+            let candidates = make(&Current {
+                options: &self.best.options,
+                decisions: &self.best.decisions,
+                tags: &self.best.tags,
+            });
+            let Some(c) = candidates.into_iter().nth(i) else {
+                return;
+            };
+            if self.exhausted() {
+                return;
+            }
+            if !self.attempt(c, repair) {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// A pass and whether its candidates change how many events a reply streams (and so
+/// are worth realigning when they do not fail as they are).
+type Pass = (fn(&Current<'_>) -> Vec<Candidate>, bool);
+
+/// Realignments tried per candidate at most: one per reply whose events changed.
+const REPAIRS: usize = 6;
+
+const PASSES: [Pass; 8] = [
+    (passes::fewer_turns, false),
+    (passes::cut_tail, false),
+    (passes::whole_groups, false),
+    (passes::inside_replies, true),
+    (passes::simpler_options, true),
+    (passes::zero_by_tag, false),
+    (passes::chunks, false),
+    (passes::lower_values, false),
+];
+
+/// Shrinks `scenario`, which must fail; at most `budget` replays, no time limit.
+pub fn shrink(
+    factory: &dyn EngineFactory,
+    scenario: &Scenario,
+    budget: u32,
+) -> Result<Shrunk, String> {
+    shrink_with(factory, scenario, Budget::replays(budget))
+}
+
+/// Shrinks `scenario`, which must fail, within `budget`.
+pub fn shrink_with(
+    factory: &dyn EngineFactory,
+    scenario: &Scenario,
+    budget: Budget,
+) -> Result<Shrunk, String> {
+    let started = Instant::now();
+    let first = run_scenario(factory, scenario, false);
+    let Some(v) = first.violation.clone() else {
+        return Err("the scenario passes; there is nothing to shrink".into());
+    };
+    let best = Best {
+        options: scenario.options.clone(),
+        decisions: first.decisions.clone(),
+        tags: first.decision_tags.clone(),
+        key: key(&scenario.options, &first),
+        outcome: first.clone(),
+    };
+    let mut search = Search {
+        factory,
+        base: scenario.clone(),
+        invariant: v.invariant,
+        runs: 1,
+        budget,
+        started,
+        stopped_by_time: false,
+        failed_differently: (0, None),
+        best,
+        last_trial: None,
+    };
+    loop {
+        let before = search.best.key;
+        for pass in PASSES {
+            search.pass(pass);
+        }
+        if search.best.key == before || search.exhausted() {
+            break;
+        }
+    }
+    let stopped_by_replays = !search.stopped_by_time && search.runs >= budget.replays;
+    let best = search.best;
+    let v = best.outcome.violation.clone().unwrap_or(v);
+    let mut out = scenario.clone();
+    out.options = best.options;
+    let mut decisions = best.decisions;
+    decisions.truncate(trimmed_len(&decisions).max(1));
+    out.decisions = decisions;
+    out.expect = Expectation::Fail {
+        invariant: v.invariant,
+        step: v.step,
+    };
+    out.trace_digest = Some(best.outcome.digest.clone());
+    // The file must fail as it says; a replay of exactly what is written checks it.
+    let check = run_scenario(factory, &out, false);
+    match &check.violation {
+        Some(c)
+            if c.invariant == v.invariant
+                && c.step == v.step
+                && check.digest == best.outcome.digest => {}
+        other => {
+            return Err(format!(
+                "internal error: the shrunk scenario does not reproduce {} at step {} (got {:?})",
+                v.invariant,
+                v.step,
+                other.as_ref().map(|c| (c.invariant, c.step))
+            ));
+        }
+    }
+    Ok(Shrunk {
+        decisions_before: first.decisions.len(),
+        decisions_after: out.decisions.len(),
+        steps_before: first.steps,
+        steps_after: best.outcome.steps,
+        runs: search.runs,
+        stopped_by_time: search.stopped_by_time,
+        stopped_by_replays,
+        failed_differently: search.failed_differently,
+        scenario: out,
+    })
+}

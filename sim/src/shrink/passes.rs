@@ -1,0 +1,404 @@
+//! The edits the shrinker tries, each a function from the best run so far to a list of
+//! candidates, most promising first.
+//!
+//! Guarantee: a pass only proposes; it never judges. Every candidate is replayed by the
+//! search and kept only if the same invariant fails with a strictly smaller result, so
+//! a pass that misreads the tags (a draw the world left untagged) costs replays, never
+//! correctness. Structural passes read the [`Tag`]s the world recorded beside each
+//! decision: deleting a tagged span removes exactly that part of the run and leaves
+//! every later draw aligned with what it meant before.
+
+use crate::decide::{Mark, Tag};
+use crate::options::SimOptions;
+
+/// One thing to try: options and a decision list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub options: SimOptions,
+    pub decisions: Vec<u32>,
+}
+
+/// The best run so far, as the passes see it.
+pub struct Current<'a> {
+    pub options: &'a SimOptions,
+    pub decisions: &'a [u32],
+    pub tags: &'a [Mark],
+}
+
+/// Tags that open a part of the run on their own (everything up to the next such tag
+/// belongs to it).
+fn is_top(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::Turn
+            | Tag::Between
+            | Tag::Reply
+            | Tag::ToolRun
+            | Tag::Interrupt
+            | Tag::Dup
+            | Tag::Crash
+            | Tag::Stale
+            | Tag::Restart
+    )
+}
+
+/// Index ranges of the spans (draws under one mark).
+fn spans(tags: &[Mark]) -> Vec<(Tag, usize, usize)> {
+    let mut out: Vec<(Tag, usize, usize)> = Vec::new();
+    for (i, m) in tags.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if i > 0 && tags[i - 1].span == m.span => last.2 = i + 1,
+            _ => out.push((m.tag, i, i + 1)),
+        }
+    }
+    out
+}
+
+/// Index ranges of the groups that open with `opener`: from its first draw up to the
+/// next draw whose tag is top-level (for `Turn`: up to the next `Turn`).
+fn groups(tags: &[Mark], opener: Tag) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tags.len() {
+        let starts = tags[i].tag == opener && (i == 0 || tags[i - 1].span != tags[i].span);
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tags.len() {
+            let t = tags[j].tag;
+            let new_span = tags[j - 1].span != tags[j].span;
+            let ends = if opener == Tag::Turn {
+                t == Tag::Turn && new_span
+            } else {
+                is_top(t) && new_span
+            };
+            if ends {
+                break;
+            }
+            j += 1;
+        }
+        out.push((i, j));
+        i = j;
+    }
+    out
+}
+
+fn with(c: &Current<'_>, decisions: Vec<u32>) -> Candidate {
+    Candidate {
+        options: c.options.clone(),
+        decisions,
+    }
+}
+
+fn without(list: &[u32], ranges: &[(usize, usize)]) -> Vec<u32> {
+    list.iter()
+        .enumerate()
+        .filter(|(i, _)| !ranges.iter().any(|(a, b)| (*a..*b).contains(i)))
+        .map(|(_, v)| *v)
+        .collect()
+}
+
+const OPENERS: [Tag; 9] = [
+    Tag::Turn,
+    Tag::Reply,
+    Tag::ToolRun,
+    Tag::Interrupt,
+    Tag::Crash,
+    Tag::Stale,
+    Tag::Dup,
+    Tag::Between,
+    Tag::Restart,
+];
+
+/// The `Latency` spans in order: one per response, one draw per streamed event.
+fn latency_spans(tags: &[Mark]) -> Vec<(usize, usize)> {
+    spans(tags)
+        .into_iter()
+        .filter(|s| s.0 == Tag::Latency)
+        .map(|s| (s.1, s.2))
+        .collect()
+}
+
+/// After an edit inside a response (no thinking, fewer deltas, one call fewer), the
+/// response streams fewer events and so draws fewer delays; the delays the list still
+/// holds for the removed events would be read by whatever comes next. Given the tags
+/// of a trial run of `candidate`, this drops (or adds zero) delays at the first
+/// response whose delay count differs from the best run's, so later draws line up
+/// again. `None` when nothing differs.
+pub fn realign(best: &[Mark], candidate: &[u32], trial: &[Mark]) -> Option<Vec<u32>> {
+    let old = latency_spans(best);
+    let new = latency_spans(trial);
+    let (i, &(a, b)) = new
+        .iter()
+        .enumerate()
+        .find(|(i, (a, b))| old.get(*i).is_some_and(|(c, d)| d - c != b - a))?;
+    let want = old[i].1 - old[i].0;
+    let have = b - a;
+    if b > candidate.len() {
+        return None;
+    }
+    let mut out = candidate.to_vec();
+    if want > have {
+        // The list holds `want` delays from `a`; the run read only `have` of them.
+        let end = (a + want).min(out.len());
+        out.drain(b..end);
+    } else {
+        let at = (a + want).min(out.len());
+        out.splice(at..at, std::iter::repeat_n(0, have - want));
+    }
+    Some(out)
+}
+
+/// Fewer turns: the safety phase ends after fewer prompts. Smallest first.
+pub fn fewer_turns(c: &Current<'_>) -> Vec<Candidate> {
+    (1..c.options.turns)
+        .map(|turns| {
+            let mut options = c.options.clone();
+            options.turns = turns;
+            Candidate {
+                options,
+                decisions: c.decisions.to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// The list cut at the start of a group (what follows plays as all zeros), shortest
+/// first.
+pub fn cut_tail(c: &Current<'_>) -> Vec<Candidate> {
+    let mut starts: Vec<usize> = OPENERS
+        .iter()
+        .flat_map(|&t| groups(c.tags, t).into_iter().map(|g| g.0))
+        .collect();
+    starts.push(0);
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+        .into_iter()
+        .map(|s| with(c, c.decisions[..s].to_vec()))
+        .collect()
+}
+
+/// A whole turn, reply, tool run, fault, ... removed; then the same group replaced by
+/// its least eventful version (all zeros). Later groups first, as they are more often
+/// after the failure that matters.
+pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for opener in OPENERS {
+        for &(a, b) in groups(c.tags, opener).iter().rev() {
+            out.push(with(c, without(c.decisions, &[(a, b)])));
+        }
+    }
+    for opener in OPENERS {
+        for &(a, b) in groups(c.tags, opener).iter().rev() {
+            if c.decisions[a..b].iter().any(|&v| v != 0) {
+                let mut d = c.decisions.to_vec();
+                d[a..b].iter_mut().for_each(|v| *v = 0);
+                out.push(with(c, d));
+            }
+        }
+    }
+    out
+}
+
+/// Inside one reply: one fewer tool call, one input delta per call, no thinking, the
+/// shortest text.
+pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
+    let sp = spans(c.tags);
+    let mut out = Vec::new();
+    for (k, &(tag, a, b)) in sp.iter().enumerate() {
+        match tag {
+            Tag::Calls if c.decisions[a] > 0 => {
+                // The call spans that follow, each with its pieces.
+                let mut calls = Vec::new();
+                let mut j = k + 1;
+                while j < sp.len() && matches!(sp[j].0, Tag::Call | Tag::Pieces) {
+                    if sp[j].0 == Tag::Call {
+                        calls.push((sp[j].1, sp[j].2));
+                    } else if let Some(last) = calls.last_mut() {
+                        last.1 = sp[j].2;
+                    }
+                    j += 1;
+                }
+                for drop in (0..calls.len()).rev() {
+                    let mut d = c.decisions.to_vec();
+                    d[a] -= 1;
+                    out.push(with(c, without(&d, &[calls[drop]])));
+                }
+            }
+            Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
+                let mut d = c.decisions.to_vec();
+                d[a] = 0;
+                out.push(with(c, without(&d, &[(a + 1, b)])));
+            }
+            Tag::Thinking if a > 0 && c.tags[a - 1].tag == Tag::Reply => {
+                // The thinking block runs until the choice of tools.
+                let end = (b..c.tags.len())
+                    .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
+                    .unwrap_or(c.tags.len());
+                let mut d = c.decisions.to_vec();
+                d[a - 1] = 0;
+                out.push(with(c, without(&d, &[(a, end)])));
+            }
+            Tag::Text | Tag::Thinking if b - a > 2 || c.decisions[a] > 0 => {
+                // One word: the count at its minimum and the first word draw kept.
+                let mut d = c.decisions.to_vec();
+                d[a] = 0;
+                out.push(with(c, without(&d, &[((a + 2).min(b), b)])));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Option edits that keep the rest of the list aligned: every text in one delta (the
+/// cut draws removed), no thinking at all.
+pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    if c.options.text_chunks_max > 1 {
+        let cuts: Vec<(usize, usize)> = spans(c.tags)
+            .into_iter()
+            .filter(|s| s.0 == Tag::Cut)
+            .map(|s| (s.1, s.2))
+            .collect();
+        let mut options = c.options.clone();
+        options.text_chunks_max = 1;
+        out.push(Candidate {
+            options,
+            decisions: without(c.decisions, &cuts),
+        });
+    }
+    if c.options.parallel_max > 1 {
+        let mut options = c.options.clone();
+        options.parallel_max = 1;
+        out.push(Candidate {
+            options,
+            decisions: c.decisions.to_vec(),
+        });
+    }
+    out
+}
+
+/// Every draw of one tag at once to zero: all delays at their minimum (time moves on
+/// in fewer, earlier steps), all tool runs uneventful, and so on.
+pub fn zero_by_tag(c: &Current<'_>) -> Vec<Candidate> {
+    const ORDER: [Tag; 18] = [
+        Tag::Latency,
+        Tag::ToolRun,
+        Tag::Between,
+        Tag::Restart,
+        Tag::Dup,
+        Tag::Stale,
+        Tag::Crash,
+        Tag::Interrupt,
+        Tag::ReplyEnd,
+        Tag::Cut,
+        Tag::Pieces,
+        Tag::Text,
+        Tag::Thinking,
+        Tag::Call,
+        Tag::Calls,
+        Tag::Choice,
+        Tag::Reply,
+        Tag::Turn,
+    ];
+    ORDER
+        .iter()
+        .filter_map(|&tag| {
+            let mut d = c.decisions.to_vec();
+            let mut changed = false;
+            for (v, m) in d.iter_mut().zip(c.tags) {
+                if m.tag == tag && *v != 0 {
+                    *v = 0;
+                    changed = true;
+                }
+            }
+            changed.then(|| with(c, d))
+        })
+        .collect()
+}
+
+/// Delta debugging where no structure applies: chunks of decisions deleted, halves
+/// first, then quarters, down to single entries; later chunks first.
+pub fn chunks(c: &Current<'_>) -> Vec<Candidate> {
+    let n = c.decisions.len();
+    let mut out = Vec::new();
+    let mut size = (n / 2).max(1);
+    loop {
+        let mut end = n;
+        while end > 0 {
+            let start = end.saturating_sub(size);
+            out.push(with(c, without(c.decisions, &[(start, end)])));
+            end = start;
+        }
+        if size == 1 {
+            break;
+        }
+        size /= 2;
+    }
+    out
+}
+
+/// Each non-zero decision lowered: to 0, to half, by one.
+pub fn lower_values(c: &Current<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for (i, &v) in c.decisions.iter().enumerate() {
+        let mut tried: Vec<u32> = Vec::new();
+        for lower in [0, v / 2, v.saturating_sub(1)] {
+            if lower < v && !tried.contains(&lower) {
+                tried.push(lower);
+                let mut d = c.decisions.to_vec();
+                d[i] = lower;
+                out.push(with(c, d));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
+        spec.iter().map(|&(tag, span)| Mark { tag, span }).collect()
+    }
+
+    #[test]
+    fn a_reply_group_runs_until_the_next_top_level_span() {
+        let tags = marks(&[
+            (Tag::Turn, 1),
+            (Tag::Reply, 2),
+            (Tag::Text, 3),
+            (Tag::Cut, 4),
+            (Tag::Latency, 5),
+            (Tag::Dup, 6),
+            (Tag::Reply, 7),
+            (Tag::Reply, 7),
+        ]);
+        assert_eq!(groups(&tags, Tag::Reply), [(1, 5), (6, 8)]);
+        assert_eq!(groups(&tags, Tag::Turn), [(0, 8)]);
+    }
+
+    #[test]
+    fn merging_chunks_removes_exactly_the_cut_draws() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Cut, 2),
+            (Tag::Cut, 2),
+            (Tag::Latency, 3),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[1, 2, 3, 4],
+            tags: &tags,
+        };
+        let out = simpler_options(&c);
+        assert_eq!(out[0].decisions, [1, 4]);
+        assert_eq!(out[0].options.text_chunks_max, 1);
+    }
+}

@@ -1,0 +1,110 @@
+//! The shrinker on planted bugs of many classes: every failure shrinks to a handful of
+//! steps, fails exactly as the shrunk file reports, and shrinks the same way twice.
+//! `cargo test --release --test shrink_planted -- --nocapture` prints the table quoted
+//! in docs/shrinking.md.
+
+mod shrink_support;
+
+use std::time::{Duration, Instant};
+
+use shrink_support::{Planted, PlantedFactory, first_failure};
+use turnsim::runner::{matches_expectation, run_scenario};
+use turnsim::scenario::scenario_to_json;
+use turnsim::shrink::{Budget, shrink_with};
+
+const SEEDS: u64 = 3000;
+const REPLAYS: u32 = 20_000;
+
+#[test]
+fn planted_bugs_shrink_to_a_median_of_at_most_12_steps_and_at_most_20_each() {
+    let mut after = Vec::new();
+    let mut missed = Vec::new();
+    println!("| bug | invariant | steps before | steps after | replays | time |");
+    println!("|---|---|---|---|---|---|");
+    for bug in Planted::ALL {
+        let factory = PlantedFactory(bug);
+        let Some(scenario) = first_failure(&factory, SEEDS) else {
+            missed.push(bug);
+            continue;
+        };
+        let started = Instant::now();
+        let shrunk = shrink_with(&factory, &scenario, Budget::replays(REPLAYS))
+            .expect("a failing scenario shrinks");
+        let took = started.elapsed();
+        let out = run_scenario(&factory, &shrunk.scenario, true);
+        if std::env::var_os("SHRINK_STORIES").is_some() {
+            println!("{}", turnsim::shrink::story::story(&out).join("\n"));
+        }
+        matches_expectation(&shrunk.scenario.expect, &out)
+            .unwrap_or_else(|e| panic!("{bug:?}: the shrunk file does not fail as it says: {e}"));
+        let invariant = out.violation.as_ref().map(|v| v.invariant.to_string());
+        println!(
+            "| {bug:?} (seed {}) | {} | {} | {} | {} | {:.2} s |",
+            scenario.seed,
+            invariant.unwrap_or_default(),
+            shrunk.steps_before,
+            shrunk.steps_after,
+            shrunk.runs,
+            took.as_secs_f64()
+        );
+        assert!(took < Duration::from_secs(10), "{bug:?} took {took:?}");
+        after.push((shrunk.steps_after, bug));
+    }
+    assert!(
+        after.len() >= 10,
+        "only {} planted bugs were found; missed {missed:?}",
+        after.len()
+    );
+    after.sort();
+    let median = after[after.len() / 2].0;
+    let worst = after[after.len() - 1];
+    println!(
+        "median {median} steps, worst {} ({:?}); not found in {SEEDS} seeds: {missed:?}",
+        worst.0, worst.1
+    );
+    assert!(median <= 12, "median {median}: {after:?}");
+    assert!(worst.0 <= 20, "worst {worst:?}");
+}
+
+#[test]
+fn shrinking_the_same_input_twice_gives_byte_identical_output() {
+    for bug in [Planted::RestoreDropsLastByte, Planted::DispatchDuplicated] {
+        let factory = PlantedFactory(bug);
+        let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
+        let one = shrink_with(&factory, &scenario, Budget::replays(REPLAYS)).expect("shrinks");
+        let two = shrink_with(&factory, &scenario, Budget::replays(REPLAYS)).expect("shrinks");
+        assert_eq!(
+            scenario_to_json(&one.scenario).expect("serialises"),
+            scenario_to_json(&two.scenario).expect("serialises")
+        );
+        assert_eq!(one.runs, two.runs);
+    }
+}
+
+#[test]
+fn a_small_replay_budget_stops_early_and_still_fails_as_reported() {
+    let factory = PlantedFactory(Planted::ToolResultNotPersisted);
+    let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
+    let shrunk = shrink_with(&factory, &scenario, Budget::replays(5)).expect("shrinks");
+    assert_eq!(shrunk.runs, 5);
+    assert!(shrunk.stopped_by_replays);
+    assert!(!shrunk.stopped_by_time);
+    let out = run_scenario(&factory, &shrunk.scenario, false);
+    assert_eq!(matches_expectation(&shrunk.scenario.expect, &out), Ok(()));
+}
+
+#[test]
+fn a_spent_time_budget_says_so_and_returns_the_input_unshrunk_but_failing() {
+    let factory = PlantedFactory(Planted::DispatchDuplicated);
+    let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
+    let budget = Budget {
+        replays: REPLAYS,
+        time: Some(Duration::ZERO),
+    };
+    let shrunk = shrink_with(&factory, &scenario, budget).expect("shrinks");
+    assert!(shrunk.stopped_by_time);
+    assert_eq!(shrunk.runs, 1);
+    assert_eq!(shrunk.steps_after, shrunk.steps_before);
+    let out = run_scenario(&factory, &shrunk.scenario, false);
+    assert_eq!(matches_expectation(&shrunk.scenario.expect, &out), Ok(()));
+}

@@ -1,0 +1,235 @@
+//! Planted bugs for measuring the shrinker: the reference engine wrapped so that it
+//! misbehaves in one realistic way each (cancel paths, crash recovery, compaction,
+//! ordering, busy input, cache hints, panics). Kept out of the canary set on purpose:
+//! these exist to give the shrinker failures of many shapes, not to gate the harness.
+
+#![allow(dead_code)]
+
+use turnsim::engine::{Engine, EngineFactory};
+use turnsim::runner::run_seed;
+use turnsim::scenario::{Expectation, Scenario};
+use turnsim_core::{
+    Block, Input, Message, Output, PendingOperation, Role, Session, SessionConfig, SharedMessage,
+};
+
+/// One planted bug.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Planted {
+    /// Cancel path: a cancel that arrives while a reply streams is ignored.
+    CancelIgnoredWhileStreaming,
+    /// Crash recovery: restore reads all but the last byte of the log.
+    RestoreDropsLastByte,
+    /// Crash recovery: a tool result is applied but never persisted.
+    ToolResultNotPersisted,
+    /// Compaction-like trimming: requests of more than four messages silently lose two
+    /// early messages.
+    RequestDropsEarlyMessages,
+    /// Ordering: tool results are sent in reverse order.
+    ToolResultsReversed,
+    /// Ordering: the first call of a batch is dispatched twice.
+    DispatchDuplicated,
+    /// Cache hints: the last breakpoint is placed one message late.
+    BreakpointOffByOne,
+    /// Panic: an empty tool output hits an unwrap.
+    PanicOnEmptyToolOutput,
+    /// Busy input: a prompt during a turn cancels the turn and starts over.
+    BusyPromptRestartsTurn,
+    /// Markers / rewind: a rewind is applied, then reported as refused.
+    RewindRefusedAfterApplying,
+    /// Compaction and recovery: a compaction is applied but not persisted.
+    CompactionNotPersisted,
+    /// Cancel path: a cancel during tools aborts the batch but never reports the turn
+    /// ended, so the host waits forever.
+    CancelForgetsTurnEnd,
+}
+
+impl Planted {
+    pub const ALL: [Planted; 12] = [
+        Planted::CancelIgnoredWhileStreaming,
+        Planted::RestoreDropsLastByte,
+        Planted::ToolResultNotPersisted,
+        Planted::RequestDropsEarlyMessages,
+        Planted::ToolResultsReversed,
+        Planted::DispatchDuplicated,
+        Planted::BreakpointOffByOne,
+        Planted::PanicOnEmptyToolOutput,
+        Planted::BusyPromptRestartsTurn,
+        Planted::RewindRefusedAfterApplying,
+        Planted::CompactionNotPersisted,
+        Planted::CancelForgetsTurnEnd,
+    ];
+}
+
+struct Wrapped {
+    bug: Planted,
+    inner: Session,
+}
+
+fn is_results(m: &Message) -> bool {
+    m.role == Role::User
+        && m.blocks()
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { .. }))
+}
+
+impl Wrapped {
+    fn rewrite(&self, out: &mut Output) {
+        match (self.bug, out) {
+            (Planted::RequestDropsEarlyMessages, Output::Send { request, .. })
+                if request.messages.len() > 4 =>
+            {
+                request.messages.drain(1..3);
+            }
+            (Planted::ToolResultsReversed, Output::Send { request, .. }) => {
+                if let Some(last) = request.messages.last_mut()
+                    && is_results(last)
+                    && last.blocks().len() > 1
+                {
+                    let mut blocks = last.blocks().to_vec();
+                    blocks.reverse();
+                    let m: SharedMessage = std::sync::Arc::new(Message::user_blocks(blocks));
+                    *last = m;
+                }
+            }
+            (Planted::BreakpointOffByOne, Output::Send { request, .. }) => {
+                if let Some(b) = request.cache.breakpoints.last_mut()
+                    && let Some(i) = b.after_message
+                {
+                    b.after_message = Some(i + 1);
+                }
+            }
+            (Planted::DispatchDuplicated, Output::Dispatch { calls, .. }) => {
+                if let Some(first) = calls.first().cloned() {
+                    calls.push(first);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Engine for Wrapped {
+    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        let pending = self.inner.pending_operation();
+        match (&self.bug, &input) {
+            (Planted::CancelIgnoredWhileStreaming, Input::Cancel { .. })
+                if matches!(pending, PendingOperation::Generation { .. }) =>
+            {
+                return Ok(Vec::new());
+            }
+            (Planted::PanicOnEmptyToolOutput, Input::ToolResult { outcome, .. })
+                if outcome.content.is_empty() =>
+            {
+                let first_line: Option<&str> = outcome.content.lines().next();
+                let _ = first_line.expect("a tool always prints something");
+            }
+            (Planted::BusyPromptRestartsTurn, Input::Prompt { .. }) if !self.inner.is_idle() => {
+                let cause = turnsim_core::CancelCause::User;
+                let mut out = Engine::handle(&mut self.inner, Input::Cancel { cause })?;
+                out.extend(Engine::handle(&mut self.inner, input)?);
+                return Ok(out);
+            }
+            (Planted::RewindRefusedAfterApplying, Input::Rewind { .. }) => {
+                let _ = Engine::handle(&mut self.inner, input)?;
+                return Err("rewind refused".into());
+            }
+            _ => {}
+        }
+        let kind = match &input {
+            Input::ToolResult { .. } => 1,
+            Input::Compact { .. } => 2,
+            Input::Cancel { .. } => 3,
+            _ => 0,
+        };
+        let mut outputs = Engine::handle(&mut self.inner, input)?;
+        match (self.bug, kind) {
+            (Planted::ToolResultNotPersisted, 1) | (Planted::CompactionNotPersisted, 2) => {
+                outputs.retain(|o| !matches!(o, Output::Persist { .. }));
+            }
+            (Planted::CancelForgetsTurnEnd, 3)
+                if matches!(pending, PendingOperation::Tools { .. }) =>
+            {
+                outputs.retain(|o| !matches!(o, Output::TurnEnded { .. }));
+            }
+            _ => {}
+        }
+        for o in &mut outputs {
+            self.rewrite(o);
+        }
+        Ok(outputs)
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        self.inner.history()
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        self.inner.pending_operation()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        Engine::fixed_texts(&self.inner)
+    }
+}
+
+/// A factory of one planted bug.
+#[derive(Clone, Copy, Debug)]
+pub struct PlantedFactory(pub Planted);
+
+impl EngineFactory for PlantedFactory {
+    fn name(&self) -> &str {
+        "planted"
+    }
+
+    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
+        Box::new(Wrapped {
+            bug: self.0,
+            inner: Session::new(config),
+        })
+    }
+
+    fn restore(
+        &self,
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        let log = match self.0 {
+            Planted::RestoreDropsLastByte => &log[..log.len().saturating_sub(1)],
+            _ => log,
+        };
+        let (session, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
+        Ok((
+            Box::new(Wrapped {
+                bug: self.0,
+                inner: session,
+            }),
+            outputs,
+        ))
+    }
+}
+
+/// The first failing seed below `limit`, as a scenario that replays it.
+pub fn first_failure(factory: &dyn EngineFactory, limit: u64) -> Option<Scenario> {
+    (0..limit).find_map(|seed| {
+        let o = run_seed(factory, seed, false);
+        let v = o.violation?;
+        let options = turnsim::options::SimOptions::from_seed(seed);
+        let mut s = Scenario::new(
+            options,
+            Expectation::Fail {
+                invariant: v.invariant,
+                step: v.step,
+            },
+        );
+        s.decisions = o.decisions;
+        Some(s)
+    })
+}
