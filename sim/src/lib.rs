@@ -29,6 +29,7 @@ pub mod atomic;
 pub mod canary;
 pub mod check;
 pub mod checkers;
+pub mod conventions;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod cliargs;

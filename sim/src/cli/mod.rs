@@ -13,6 +13,7 @@
 //! is `replay`, `shrink` and `options`, and [`interrupt`] the SIGINT handler.
 
 pub mod interrupt;
+mod judging;
 pub mod run;
 pub mod scenario;
 

@@ -18,6 +18,7 @@ use crate::checkers::Violation;
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
 };
+use crate::conventions::{Judged, Judging};
 use crate::engine::EngineFactory;
 use crate::exit::Exit;
 use crate::options::SimOptions;
@@ -84,6 +85,19 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Run only these checkers (comma-separated names, see --list-checks).
+    #[arg(long, value_name = "NAMES")]
+    pub checks: Option<String>,
+    /// Do not run these checkers (comma-separated names, see --list-checks).
+    #[arg(long, value_name = "NAMES")]
+    pub skip: Option<String>,
+    /// Judge the engine's conventions by this profile (JSON; docs/invariants.md)
+    /// instead of the engine's own.
+    #[arg(long, value_name = "FILE")]
+    pub conventions: Option<PathBuf>,
+    /// List every checker, generic or convention, and exit.
+    #[arg(long)]
+    pub list_checks: bool,
 }
 
 fn parse_engine(s: &str) -> Result<String, String> {
@@ -157,7 +171,12 @@ struct Saved {
 
 /// Reruns a failing seed with a trace and writes its scenario. `None`: the rerun
 /// passed (the failure is nondeterministic), so there is nothing to save.
-fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Saved> {
+fn save_failure(
+    factory: &dyn EngineFactory,
+    seed: u64,
+    out: &Path,
+    judging: &Judging,
+) -> Option<Saved> {
     let outcome = run_seed(factory, seed, true);
     let v = outcome.violation.clone()?;
     let options = SimOptions::from_seed(seed);
@@ -175,6 +194,7 @@ fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Sa
     scenario.decisions = outcome.decisions.clone();
     scenario.trace_digest = Some(outcome.digest.clone());
     scenario.excerpt = excerpt(&outcome.trace, EXCERPT_LINES);
+    scenario.judging = judging.clone();
     let path = out.join(format!("seed-{seed}-{}.json", v.invariant));
     let file = save_scenario(&path, &scenario)
         .map(|()| path)
@@ -267,9 +287,22 @@ fn usage(message: &str) -> Exit {
 }
 
 pub(super) fn cmd_run(a: RunArgs) -> Exit {
-    let Ok(factory) = factory(&a.engine) else {
+    if a.list_checks {
+        print!("{}", super::judging::list_checks());
+        return Exit::Pass;
+    }
+    let Ok(engine) = factory(&a.engine) else {
         return Exit::Usage;
     };
+    let judging = match super::judging::from_args(&a) {
+        Ok(j) => j,
+        Err((code, e)) => {
+            eprintln!("turnsim run: {e}");
+            return code;
+        }
+    };
+    let judged = Judged::with(&*engine, &judging);
+    let factory = &judged;
     let single = match std::env::var("TURNSIM_SEED") {
         Ok(_) if a.seeds.is_some() => {
             return usage("TURNSIM_SEED and --seeds both name seeds; give one of them");
@@ -298,15 +331,21 @@ pub(super) fn cmd_run(a: RunArgs) -> Exit {
     };
     let code = match single {
         Some(seed) if std::env::var_os("TURNSIM_SEED").is_some() || a.trace => {
-            run_one(&*factory, seed, &a, &out.path)
+            run_one(factory, seed, &a, &out.path, &judging)
         }
-        _ => run_many(&*factory, &a, &out.path),
+        _ => run_many(factory, &a, &out.path, &judging),
     };
     out.tidy();
     code
 }
 
-fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> Exit {
+fn run_one(
+    factory: &dyn EngineFactory,
+    seed: u64,
+    a: &RunArgs,
+    out: &Path,
+    judging: &Judging,
+) -> Exit {
     let outcome = run_seed(factory, seed, true);
     print!("{}", SimOptions::from_seed(seed));
     if a.trace {
@@ -322,7 +361,8 @@ fn run_one(factory: &dyn EngineFactory, seed: u64, a: &RunArgs, out: &Path) -> E
         println!("PASS");
         return Exit::Pass;
     };
-    match save_failure(factory, seed, out) {
+    print!("{}", super::judging::describe(factory));
+    match save_failure(factory, seed, out, judging) {
         Some(s) => print!("{}", full_report(seed, &s, factory.name())),
         None => println!(
             "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
@@ -353,7 +393,7 @@ fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
+fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path, judging: &Judging) -> Exit {
     let shard = match a.shard {
         Some(s) => Some(s),
         None => match shard_from_env(|k| std::env::var(k).ok()) {
@@ -396,7 +436,7 @@ fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
     };
     let on_failure = |seed: u64, v: &Violation| {
         failed.fetch_add(1, Ordering::SeqCst);
-        let s = save_failure(factory, seed, out);
+        let s = save_failure(factory, seed, out, judging);
         let line = match &s {
             Some(s) => compact_line(seed, s),
             None => format!("  seed {seed}: {} (a rerun passed)", v.invariant),
@@ -445,6 +485,7 @@ fn run_many(factory: &dyn EngineFactory, a: &RunArgs, out: &Path) -> Exit {
         "{}",
         summary(&sum, factory.name(), jobs, started.elapsed(), stopped)
     );
+    print!("{}", super::judging::describe(factory));
     Exit::of_class(sum.first_failure_class())
 }
 
