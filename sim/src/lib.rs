@@ -29,10 +29,10 @@ pub mod atomic;
 pub mod canary;
 pub mod check;
 pub mod checkers;
-pub mod conventions;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod cliargs;
+pub mod conventions;
 pub mod decide;
 pub mod disk;
 #[cfg(feature = "drive")]

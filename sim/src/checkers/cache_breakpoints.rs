@@ -56,17 +56,16 @@ impl Checker for CacheBreakpoints {
             Event::Request { op, request, .. } => {
                 let got = &request.cache.breakpoints;
                 let len = request.messages.len();
-                if let Some(b) = got.iter().find(|b| b.after_message.is_some_and(|i| i >= len)) {
+                if let Some(b) = got
+                    .iter()
+                    .find(|b| b.after_message.is_some_and(|i| i >= len))
+                {
                     return Some(Err(format!(
                         "request {op}: a breakpoint after message {:?} of {len} messages",
                         b.after_message
                     )));
                 }
-                if let Some((k, _)) = got
-                    .iter()
-                    .enumerate()
-                    .find(|(k, b)| got[..*k].contains(b))
-                {
+                if let Some((k, _)) = got.iter().enumerate().find(|(k, b)| got[..*k].contains(b)) {
                     return Some(Err(format!(
                         "request {op}: breakpoint {k} repeats a position: [{}]",
                         show(got)

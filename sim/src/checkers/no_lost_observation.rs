@@ -62,8 +62,8 @@ impl Checker for NoLostObservation {
                     .collect();
                 None
             }
-            Event::Restarted { .. } | Event::LivenessEnd { .. } => {
-                Some(match self.kept.iter().find(|o| !self.present(ctx.history, o)) {
+            Event::Restarted { .. } | Event::LivenessEnd { .. } => Some(
+                match self.kept.iter().find(|o| !self.present(ctx.history, o)) {
                     None => Ok(()),
                     Some(Observation::Prompt { words }) => Err(format!(
                         "the acknowledged prompt {} is gone",
@@ -76,8 +76,8 @@ impl Checker for NoLostObservation {
                         "the saved result of {tool_use_id} ({}) is gone",
                         excerpt(content)
                     )),
-                })
-            }
+                },
+            ),
             _ => None,
         }
     }

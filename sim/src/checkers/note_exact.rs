@@ -61,7 +61,9 @@ impl Checker for NoteExact {
                                 || fixed.iter().any(|t| t == words));
                         if !known {
                             let what = match wrap {
-                                PromptWrap::Directive => "a directive whose words the user never sent",
+                                PromptWrap::Directive => {
+                                    "a directive whose words the user never sent"
+                                }
                                 PromptWrap::Plain => {
                                     "user text the user never wrote and the engine may not author"
                                 }

@@ -34,7 +34,10 @@ pub fn from_args(a: &RunArgs) -> Result<Judging, (Exit, String)> {
     let skip = names("--skip", &a.skip)?.unwrap_or_default();
     let checks = Selection { only, skip };
     if checks.running().is_empty() {
-        return Err((Exit::Usage, "--checks/--skip leave no checker to run".into()));
+        return Err((
+            Exit::Usage,
+            "--checks/--skip leave no checker to run".into(),
+        ));
     }
     let conventions = match &a.conventions {
         None => None,
@@ -61,10 +64,16 @@ pub fn describe(factory: &dyn EngineFactory) -> String {
     for (name, kind) in Checks::catalogue() {
         let runs = selection.running().contains(&name);
         let label = match kind {
-            CheckKind::Convention if c.is_generic() => format!("{name} (convention: generic part only)"),
+            CheckKind::Convention if c.is_generic() => {
+                format!("{name} (convention: generic part only)")
+            }
             _ => format!("{name} ({})", kind.name()),
         };
-        if runs { ran.push(label) } else { skipped.push(name.to_string()) }
+        if runs {
+            ran.push(label)
+        } else {
+            skipped.push(name.to_string())
+        }
     }
     let _ = writeln!(o, "checkers run: {}", ran.join(", "));
     if !skipped.is_empty() {

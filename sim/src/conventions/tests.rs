@@ -19,7 +19,10 @@ fn the_reference_placement_is_the_reference_engines_own() {
 fn the_reference_profile_classifies_the_engines_own_texts() {
     let c = Conventions::reference();
     let marker = Message::user_text("[Request interrupted: runtime restarted]");
-    let note = Message::user_text(tool_in_flight_note_text("Canceled by user", &["bash".into()]));
+    let note = Message::user_text(tool_in_flight_note_text(
+        "Canceled by user",
+        &["bash".into()],
+    ));
     let resume = Message::user_text(turnsim_core::state::TRUNCATION_RESUME_TEXT);
     assert_eq!(c.authored_kind(&marker), Some(AuthoredKind::Marker));
     assert_eq!(c.authored_kind(&note), Some(AuthoredKind::Note));
@@ -56,9 +59,8 @@ fn prompts_are_found_as_the_profile_wraps_them_and_generically_in_any_text() {
 
 #[test]
 fn an_engines_own_classifier_overrides_the_texts() {
-    let c = Conventions::generic().with_authored(|m| {
-        (m.string_content() == Some("~stop~")).then_some(AuthoredKind::Marker)
-    });
+    let c = Conventions::generic()
+        .with_authored(|m| (m.string_content() == Some("~stop~")).then_some(AuthoredKind::Marker));
     assert!(!c.is_generic());
     assert_eq!(
         c.authored_kind(&Message::user_text("~stop~")),
@@ -122,12 +124,16 @@ fn a_bad_profile_file_names_the_field_at_fault() {
 fn selections_parse_known_checkers_and_refuse_anything_else() {
     assert_eq!(
         Selection::parse_names("pairing, liveness,pairing").unwrap(),
-        vec![crate::checkers::Invariant::Pairing, crate::checkers::Invariant::Liveness]
+        vec![
+            crate::checkers::Invariant::Pairing,
+            crate::checkers::Invariant::Liveness
+        ]
     );
     let err = Selection::parse_names("pairng").unwrap_err();
     assert!(
-        err.to_string()
-            .starts_with("\"pairng\" is not a checker that can be selected; the checkers are: pairing, "),
+        err.to_string().starts_with(
+            "\"pairng\" is not a checker that can be selected; the checkers are: pairing, "
+        ),
         "{err}"
     );
     assert!(Selection::parse_names("determinism").is_err());
@@ -136,7 +142,10 @@ fn selections_parse_known_checkers_and_refuse_anything_else() {
         skip: vec![crate::checkers::Invariant::CacheBreakpoints],
     };
     assert!(!s.running().contains(&"cache_breakpoints"));
-    assert_eq!(s.running().len(), crate::checkers::Checks::names().len() - 1);
+    assert_eq!(
+        s.running().len(),
+        crate::checkers::Checks::names().len() - 1
+    );
     assert_eq!(Selection::all().running(), crate::checkers::Checks::names());
 }
 
