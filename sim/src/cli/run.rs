@@ -357,11 +357,11 @@ fn run_one(
         "seed {seed}: {} steps, digest {}",
         outcome.steps, outcome.digest
     );
+    print!("{}", super::judging::describe(factory));
     let Some(v) = &outcome.violation else {
         println!("PASS");
         return Exit::Pass;
     };
-    print!("{}", super::judging::describe(factory));
     match save_failure(factory, seed, out, judging) {
         Some(s) => print!("{}", full_report(seed, &s, factory.name())),
         None => println!(
