@@ -4,8 +4,10 @@
 //! Guarantee: a file either becomes exactly the [`Conventions`] it spells or is an
 //! error naming the file, the line and column, and the field at fault; a misspelt
 //! field is an error, never a convention silently left unknown (which would quietly
-//! turn a convention check off). Every field but `format` is optional: a field left
-//! out is a convention not judged.
+//! turn a convention check off), and so is an empty text (which would match every
+//! message); both are checked as the file is read, so a profile stored in a scenario
+//! is held to the same rules. Every field but `format` is optional: a field left out
+//! is a convention not judged.
 
 use std::path::Path;
 
@@ -15,14 +17,55 @@ use super::{Conventions, Placement, PromptWrap, TextSet};
 
 pub const PROFILE_FORMAT: &str = "turnsim-conventions";
 
+/// A text of a profile: never empty, because an empty prefix matches every message.
+/// Checked as it is read, so a profile stored in a scenario file is held to it too,
+/// with the field path of the offending entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Err(serde::de::Error::custom(
+                "an empty text, which would match every message",
+            ));
+        }
+        Ok(Text(s))
+    }
+}
+
+/// The `format` field: exactly [`PROFILE_FORMAT`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Format;
+
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(PROFILE_FORMAT)
+    }
+}
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s != PROFILE_FORMAT {
+            return Err(serde::de::Error::custom(format!(
+                "\"format\" is {s:?}, expected {PROFILE_FORMAT:?}"
+            )));
+        }
+        Ok(Format)
+    }
+}
+
 /// Texts as a file spells them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TextsFile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub exact: Vec<String>,
+    pub exact: Vec<Text>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prefixes: Vec<String>,
+    pub prefixes: Vec<Text>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +80,7 @@ pub enum PromptFile {
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
     /// Always [`PROFILE_FORMAT`].
-    pub format: String,
+    pub format: Format,
     #[serde(default)]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,8 +99,8 @@ pub struct ProfileFile {
 
 fn texts(t: &TextsFile) -> TextSet {
     TextSet {
-        exact: t.exact.clone(),
-        prefixes: t.prefixes.clone(),
+        exact: t.exact.iter().map(|t| t.0.clone()).collect(),
+        prefixes: t.prefixes.iter().map(|t| t.0.clone()).collect(),
         ..TextSet::default()
     }
 }
@@ -89,32 +132,16 @@ impl ProfileFile {
         let de = &mut serde_json::Deserializer::from_str(text);
         let file: ProfileFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let inner = e.inner();
+            let (line, column) = (inner.line(), inner.column());
+            let text = inner.to_string();
+            let message = text
+                .strip_suffix(&format!(" at line {line} column {column}"))
+                .unwrap_or(&text);
             ProfileError(format!(
-                "{origin}: line {}, column {}: at `{}`: {inner}",
-                inner.line(),
-                inner.column(),
+                "{origin}: line {line}, column {column}: at `{}`: {message}",
                 e.path()
             ))
         })?;
-        if file.format != PROFILE_FORMAT {
-            return Err(ProfileError(format!(
-                "{origin}: \"format\" is {:?}, expected {PROFILE_FORMAT:?}",
-                file.format
-            )));
-        }
-        for (field, set) in [
-            ("markers", &file.markers),
-            ("marker_like", &file.marker_like),
-            ("notes", &file.notes),
-        ] {
-            if let Some(s) = set
-                && (s.exact.iter().chain(&s.prefixes).any(String::is_empty))
-            {
-                return Err(ProfileError(format!(
-                    "{origin}: `{field}` holds an empty text, which would match every message"
-                )));
-            }
-        }
         Ok(file)
     }
 }

@@ -108,12 +108,12 @@ fn a_bad_profile_file_names_the_field_at_fault() {
     let wrong = r#"{"format": "turnsim-scenario"}"#;
     assert_eq!(
         ProfileFile::parse(wrong, "p.json").unwrap_err().0,
-        "p.json: \"format\" is \"turnsim-scenario\", expected \"turnsim-conventions\""
+        "p.json: line 1, column 30: at `format`: \"format\" is \"turnsim-scenario\", expected \"turnsim-conventions\""
     );
     let empty = r#"{"format": "turnsim-conventions", "notes": {"prefixes": [""]}}"#;
     assert_eq!(
         ProfileFile::parse(empty, "p.json").unwrap_err().0,
-        "p.json: `notes` holds an empty text, which would match every message"
+        "p.json: line 1, column 60: at `notes.prefixes[0]`: an empty text, which would match every message"
     );
     let kind = r#"{"format": "turnsim-conventions", "prompt": "wrapped"}"#;
     let err = ProfileFile::parse(kind, "p.json").unwrap_err().0;
@@ -153,4 +153,36 @@ fn selections_parse_known_checkers_and_refuse_anything_else() {
 fn the_default_judging_is_stored_as_nothing() {
     assert!(Judging::default().is_default());
     assert_eq!(serde_json::to_string(&Judging::default()).unwrap(), "{}");
+}
+
+#[test]
+fn a_scenario_stores_its_judging_and_reads_it_back_checked() {
+    use crate::options::SimOptions;
+    use crate::scenario::{Expectation, Scenario, parse_scenario, scenario_to_json};
+    let plain = Scenario::new(SimOptions::from_seed(3), Expectation::Pass);
+    assert!(!scenario_to_json(&plain).unwrap().contains("judging"));
+    let mut s = plain.clone();
+    s.judging = Judging {
+        checks: Selection {
+            only: None,
+            skip: vec![crate::checkers::Invariant::CacheBreakpoints],
+        },
+        conventions: Some(
+            ProfileFile::parse(
+                r#"{"format": "turnsim-conventions", "name": "mine", "prompt": "plain"}"#,
+                "p",
+            )
+            .unwrap(),
+        ),
+    };
+    let json = scenario_to_json(&s).unwrap();
+    assert_eq!(parse_scenario(&json, "s.json").unwrap(), s);
+    let bad = json.replace("\"prompt\": \"plain\"", "\"notes\": {\"exact\": [\"\"]}");
+    assert_ne!(bad, json);
+    let err = parse_scenario(&bad, "s.json").unwrap_err().to_string();
+    assert!(err.contains("judging.conventions.notes.exact[0]"), "{err}");
+    assert!(
+        err.contains("an empty text, which would match every message"),
+        "{err}"
+    );
 }
