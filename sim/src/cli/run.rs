@@ -183,7 +183,7 @@ fn save_failure(
     let mut scenario = Scenario::new(
         options.clone(),
         Expectation::Fail {
-            invariant: v.invariant.clone(),
+            invariant: v.invariant,
             step: v.step,
         },
     );

@@ -57,12 +57,14 @@ pub enum AuthoredKind {
     Fixed,
 }
 
+type Matcher = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// A set of texts: exact strings, prefixes, or a matcher.
 #[derive(Clone, Default)]
 pub struct TextSet {
     pub exact: Vec<String>,
     pub prefixes: Vec<String>,
-    matchers: Vec<Arc<dyn Fn(&str) -> bool + Send + Sync>>,
+    matchers: Vec<Matcher>,
 }
 
 impl TextSet {
@@ -112,7 +114,7 @@ pub enum PromptWrap {
 
 impl PromptWrap {
     /// The user's words in `m`, when `m` is a prompt wrapped this way.
-    pub fn words<'a>(self, m: &'a Message) -> Option<&'a str> {
+    pub fn words(self, m: &Message) -> Option<&str> {
         if m.role != Role::User {
             return None;
         }
