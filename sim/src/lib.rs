@@ -42,6 +42,7 @@ pub mod exit;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
 pub mod judge;
+pub mod openai;
 pub mod options;
 pub mod provider;
 pub mod report;
