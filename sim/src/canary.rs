@@ -234,4 +234,9 @@ impl EngineFactory for Canary {
         }
         Ok((Box::new(CanaryEngine::new(self.0, session)), outputs))
     }
+
+    // A canary is the reference engine with one bug: same wording, same profile.
+    fn conventions(&self) -> crate::conventions::Conventions {
+        crate::conventions::Conventions::reference()
+    }
 }

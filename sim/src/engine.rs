@@ -6,6 +6,7 @@
 //! reference engine gets no privileged access the user's engine would not. An engine
 //! never sees the world's clock or RNG: everything it learns arrives as an input.
 
+use crate::conventions::{Conventions, Selection};
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 /// An engine under test.
@@ -70,6 +71,15 @@ pub trait EngineFactory: Sync {
         config: SessionConfig,
         log: &[u8],
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String>;
+    /// The engine's conventions (its wording and layout) that convention checkers
+    /// hold it to; by default none, so only generic properties are judged.
+    fn conventions(&self) -> Conventions {
+        Conventions::generic()
+    }
+    /// The checkers that judge its runs; by default all of them.
+    fn selection(&self) -> Selection {
+        Selection::all()
+    }
 }
 
 impl Engine for Session {
@@ -123,5 +133,9 @@ impl EngineFactory for Reference {
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
         let (session, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
         Ok((Box::new(session), outputs))
+    }
+
+    fn conventions(&self) -> Conventions {
+        Conventions::reference()
     }
 }

@@ -32,6 +32,7 @@ pub mod checkers;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod cliargs;
+pub mod conventions;
 pub mod decide;
 pub mod disk;
 #[cfg(feature = "drive")]

@@ -8,6 +8,7 @@
 
 use crate::checkers::Violation;
 use crate::checkers::determinism::first_divergence;
+use crate::conventions::Judged;
 use crate::engine::EngineFactory;
 use crate::options::{FaultKind, SimOptions};
 use crate::scenario::{Expectation, Scenario};
@@ -31,6 +32,13 @@ pub fn run_seed(factory: &dyn EngineFactory, seed: u64, trace: bool) -> RunOutco
 /// Runs a scenario: its stored options, its decisions (the seed's own draws when the
 /// list is empty) and its script.
 pub fn run_scenario(factory: &dyn EngineFactory, scenario: &Scenario, trace: bool) -> RunOutcome {
+    // Judged as the run that saved it: its checkers, its profile.
+    let judged = Judged::with(factory, &scenario.judging);
+    let factory: &dyn EngineFactory = if scenario.judging.is_default() {
+        factory
+    } else {
+        &judged
+    };
     run(RunSpec {
         factory,
         options: scenario.options.clone(),

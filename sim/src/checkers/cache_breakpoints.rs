@@ -1,20 +1,50 @@
-//! `cache_breakpoints`: each request marks the stable prefix, the end of the previous
-//! turn (when there is one) and its own last message (docs/spec.md §8).
+//! `cache_breakpoints` (convention, with a generic part): every breakpoint points
+//! inside the request, none twice, at most four (the provider's limit: generic);
+//! and, when the profile says where the engine places them, exactly there (the
+//! reference: the stable prefix, the end of the previous turn, the last message,
+//! docs/spec.md §8).
 //!
 //! Misplaced breakpoints do not break a request; they silently make caching miss,
-//! which is why nothing but a checker notices.
+//! which is why nothing but a checker notices. Where an engine should place them is
+//! its own choice, so without a profile only the positions' validity is judged.
+
+use std::sync::Arc;
 
 use super::{Check, Checker, Ctx, Event, Invariant};
-use turnsim_core::cache_breakpoints;
+use crate::conventions::{CheckKind, Conventions};
+use turnsim_core::CacheBreakpoint;
 
-#[derive(Default)]
+/// The provider accepts at most this many breakpoints in one request.
+pub const MAX_BREAKPOINTS: usize = 4;
+
 pub struct CacheBreakpoints {
+    conventions: Arc<Conventions>,
     baseline: usize,
+}
+
+impl CacheBreakpoints {
+    pub fn new(conventions: Arc<Conventions>) -> CacheBreakpoints {
+        CacheBreakpoints {
+            conventions,
+            baseline: 0,
+        }
+    }
+}
+
+fn show(v: &[CacheBreakpoint]) -> String {
+    v.iter()
+        .map(|b| format!("{:?}", b.after_message))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Checker for CacheBreakpoints {
     fn invariant(&self) -> Invariant {
         Invariant::CacheBreakpoints
+    }
+
+    fn kind(&self) -> CheckKind {
+        CheckKind::Convention
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
@@ -24,19 +54,40 @@ impl Checker for CacheBreakpoints {
                 None
             }
             Event::Request { op, request, .. } => {
-                let want = cache_breakpoints(self.baseline, request.messages.len());
-                Some(if request.cache.breakpoints == want {
+                let got = &request.cache.breakpoints;
+                let len = request.messages.len();
+                if let Some(b) = got
+                    .iter()
+                    .find(|b| b.after_message.is_some_and(|i| i >= len))
+                {
+                    return Some(Err(format!(
+                        "request {op}: a breakpoint after message {:?} of {len} messages",
+                        b.after_message
+                    )));
+                }
+                if let Some((k, _)) = got.iter().enumerate().find(|(k, b)| got[..*k].contains(b)) {
+                    return Some(Err(format!(
+                        "request {op}: breakpoint {k} repeats a position: [{}]",
+                        show(got)
+                    )));
+                }
+                if got.len() > MAX_BREAKPOINTS {
+                    return Some(Err(format!(
+                        "request {op}: {} breakpoints, the provider accepts {MAX_BREAKPOINTS}: [{}]",
+                        got.len(),
+                        show(got)
+                    )));
+                }
+                let Some(placement) = self.conventions.breakpoints else {
+                    return Some(Ok(()));
+                };
+                let want = placement.expected(self.baseline, len);
+                Some(if *got == want {
                     Ok(())
                 } else {
-                    let show = |v: &[turnsim_core::CacheBreakpoint]| {
-                        v.iter()
-                            .map(|b| format!("{:?}", b.after_message))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
                     Err(format!(
                         "request {op}: breakpoints [{}], expected [{}]",
-                        show(&request.cache.breakpoints),
+                        show(got),
                         show(&want)
                     ))
                 })

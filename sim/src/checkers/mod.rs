@@ -22,7 +22,9 @@ mod stale_noop;
 
 pub use invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
 
+use crate::conventions::{CheckKind, Conventions, Selection};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use turnsim_core::{OperationId, Output, Request, SharedMessage, ToolCall};
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -105,6 +107,10 @@ pub enum Event<'a> {
 
 pub trait Checker: Send {
     fn invariant(&self) -> Invariant;
+    /// Generic (every correct engine keeps it) or convention (asks the profile).
+    fn kind(&self) -> CheckKind {
+        CheckKind::Generic
+    }
     /// `None` when the event is not this checker's concern (not counted as a check).
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check>;
 }
@@ -130,22 +136,48 @@ impl Default for Checks {
 }
 
 impl Checks {
+    /// Every checker, holding the engine to the reference engine's profile.
     pub fn new() -> Checks {
-        let list: Vec<Box<dyn Checker>> = vec![
+        Checks::with(&Conventions::reference(), &Selection::all())
+    }
+
+    /// The selected checkers, holding the engine to `conventions`.
+    pub fn with(conventions: &Conventions, selection: &Selection) -> Checks {
+        let list: Vec<Box<dyn Checker>> = Checks::registry(Arc::new(conventions.clone()))
+            .into_iter()
+            .filter(|c| selection.runs(c.invariant()))
+            .collect();
+        let counts = list.iter().map(|c| (c.invariant().name(), 0)).collect();
+        Checks { list, counts }
+    }
+
+    fn registry(c: Arc<Conventions>) -> Vec<Box<dyn Checker>> {
+        vec![
             Box::new(pairing::Pairing),
             Box::<append_only::AppendOnly>::default(),
             Box::<history_stable::HistoryStable>::default(),
-            Box::new(marker_once::MarkerOnce),
-            Box::new(note_exact::NoteExact),
+            Box::new(marker_once::MarkerOnce::new(c.clone())),
+            Box::new(note_exact::NoteExact::new(c.clone())),
             Box::new(at_most_once::AtMostOnce),
-            Box::<no_lost_observation::NoLostObservation>::default(),
+            Box::new(no_lost_observation::NoLostObservation::new(c.clone())),
             Box::new(stale_noop::StaleNoop),
             Box::new(recovery_idempotent::RecoveryIdempotent),
-            Box::<cache_breakpoints::CacheBreakpoints>::default(),
+            Box::new(cache_breakpoints::CacheBreakpoints::new(c)),
             Box::new(liveness::Liveness),
-        ];
-        let counts = list.iter().map(|c| (c.invariant().name(), 0)).collect();
-        Checks { list, counts }
+        ]
+    }
+
+    /// Every checker a run can select, by name, with its kind, in the order they run.
+    pub fn catalogue() -> Vec<(&'static str, CheckKind)> {
+        Checks::registry(Arc::new(Conventions::generic()))
+            .iter()
+            .map(|c| (c.invariant().name(), c.kind()))
+            .collect()
+    }
+
+    /// Every checker a run can select, by name.
+    pub fn names() -> Vec<&'static str> {
+        Checks::catalogue().into_iter().map(|(n, _)| n).collect()
     }
 
     pub fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Result<(), Violation> {

@@ -1,30 +1,44 @@
-//! `no_lost_observation`: the user's prompt and every tool result the engine saved
-//! survive failure and restart.
+//! `no_lost_observation` (generic): the user's prompt and every tool result the
+//! engine saved survive failure and restart.
 //!
 //! A prompt the runtime acknowledged and then lost is a user's instruction silently
 //! dropped; a lost result makes the model redo work whose effects already happened.
+//! Where a prompt sits in a message is the engine's convention, so finding it asks
+//! the profile ([`Conventions::holds_prompt`]); with none, the words must be the
+//! whole of some text of a user message, which any wrapping that keeps them keeps.
+
+use std::sync::Arc;
 
 use super::{Check, Checker, Ctx, Event, Invariant, Observation, excerpt};
-use turnsim_core::request::directive_words;
+use crate::conventions::Conventions;
 use turnsim_core::{Block, SharedMessage};
 
-#[derive(Default)]
 pub struct NoLostObservation {
+    conventions: Arc<Conventions>,
     kept: Vec<Observation>,
 }
 
-fn present(history: &[SharedMessage], o: &Observation) -> bool {
-    match o {
-        Observation::Prompt { words } => history.iter().any(|m| directive_words(m) == Some(words)),
-        Observation::ToolResult {
-            tool_use_id,
-            content,
-        } => history.iter().any(|m| {
-            m.blocks().iter().any(|b| {
-                matches!(b, Block::ToolResult { tool_use_id: id, content: c, .. }
-                    if id == tool_use_id && c.text() == *content)
-            })
-        }),
+impl NoLostObservation {
+    pub fn new(conventions: Arc<Conventions>) -> NoLostObservation {
+        NoLostObservation {
+            conventions,
+            kept: Vec::new(),
+        }
+    }
+
+    fn present(&self, history: &[SharedMessage], o: &Observation) -> bool {
+        match o {
+            Observation::Prompt { words } => self.conventions.holds_prompt(history, words),
+            Observation::ToolResult {
+                tool_use_id,
+                content,
+            } => history.iter().any(|m| {
+                m.blocks().iter().any(|b| {
+                    matches!(b, Block::ToolResult { tool_use_id: id, content: c, .. }
+                        if id == tool_use_id && c.text() == *content)
+                })
+            }),
+        }
     }
 }
 
@@ -41,11 +55,15 @@ impl Checker for NoLostObservation {
             }
             Event::Reset(_) => {
                 // A rewind or compaction drops observations on purpose.
-                self.kept.retain(|o| present(ctx.history, o));
+                let kept = std::mem::take(&mut self.kept);
+                self.kept = kept
+                    .into_iter()
+                    .filter(|o| self.present(ctx.history, o))
+                    .collect();
                 None
             }
-            Event::Restarted { .. } | Event::LivenessEnd { .. } => {
-                Some(match self.kept.iter().find(|o| !present(ctx.history, o)) {
+            Event::Restarted { .. } | Event::LivenessEnd { .. } => Some(
+                match self.kept.iter().find(|o| !self.present(ctx.history, o)) {
                     None => Ok(()),
                     Some(Observation::Prompt { words }) => Err(format!(
                         "the acknowledged prompt {} is gone",
@@ -58,8 +76,8 @@ impl Checker for NoLostObservation {
                         "the saved result of {tool_use_id} ({}) is gone",
                         excerpt(content)
                     )),
-                })
-            }
+                },
+            ),
             _ => None,
         }
     }

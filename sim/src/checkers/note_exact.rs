@@ -1,62 +1,113 @@
-//! `note_exact`: every user-role text the runtime writes is exactly a marker, a
-//! tool-in-flight note, a directive of the user's own words, or another fixed text of
-//! the engine, and carries no model-written text (docs/spec.md §5, §8).
+//! `note_exact` (convention, with a generic part): no user-role message carries
+//! model-written text outside a tool result (generic: any engine); and, as far as
+//! the profile knows the engine's texts, every user-role text it writes is exactly a
+//! marker, a tool-in-flight note, a prompt of the user's own words wrapped as the
+//! engine wraps them, or another fixed text of the engine (docs/spec.md §5, §8).
 //!
 //! A user-role message is what the model trusts most; model-controlled text copied
 //! into one (a tool name, a reply) is a prompt injection the runtime performed itself.
+//! Exactness needs the whole vocabulary (markers, notes and the prompt wrapping):
+//! without it a user string cannot be told from the engine's own, so only the
+//! generic part runs.
+
+use std::sync::Arc;
 
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use crate::conventions::{CheckKind, Conventions, PromptWrap};
 use crate::provider::MODEL_TAINT;
-use turnsim_core::request::{TURN_CONTEXT_OPEN, directive_words};
-use turnsim_core::{Block, Role, is_interruption_marker, tool_in_flight_note_label};
+use turnsim_core::request::TURN_CONTEXT_OPEN;
+use turnsim_core::{Block, Role};
 
-pub struct NoteExact;
+pub struct NoteExact {
+    conventions: Arc<Conventions>,
+}
+
+impl NoteExact {
+    pub fn new(conventions: Arc<Conventions>) -> NoteExact {
+        NoteExact { conventions }
+    }
+}
 
 impl Checker for NoteExact {
     fn invariant(&self) -> Invariant {
         Invariant::NoteExact
     }
 
+    fn kind(&self) -> CheckKind {
+        CheckKind::Convention
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Request { op, request, seen } = event else {
             return None;
         };
+        let c = &self.conventions;
+        let exact = match (&c.markers, &c.notes, c.prompt) {
+            (Some(markers), Some(notes), Some(wrap)) => Some((markers, notes, wrap)),
+            _ => None,
+        };
+        let fixed = c.fixed_texts.as_deref().unwrap_or(ctx.fixed_texts);
         for (i, m) in request.messages.iter().enumerate().skip(*seen) {
             if m.role != Role::User {
                 continue;
             }
-            if let Some(s) = m.string_content() {
-                let known = is_interruption_marker(s)
-                    || tool_in_flight_note_label(s).is_some()
-                    || ctx.fixed_texts.iter().any(|t| t == s);
-                if !known {
-                    return Some(Err(format!(
-                        "request {op}: message {i} is user text the user never wrote and the engine may not author: {}",
-                        excerpt(s)
-                    )));
+            if let Some((markers, notes, wrap)) = exact {
+                if let Some(words) = wrap.words(m) {
+                    if !ctx.prompts.iter().any(|p| p == words) {
+                        // Plainly wrapped, the engine's own texts look like prompts.
+                        let known = wrap == PromptWrap::Plain
+                            && (markers.matches(words)
+                                || notes.matches(words)
+                                || fixed.iter().any(|t| t == words));
+                        if !known {
+                            let what = match wrap {
+                                PromptWrap::Directive => {
+                                    "a directive whose words the user never sent"
+                                }
+                                PromptWrap::Plain => {
+                                    "user text the user never wrote and the engine may not author"
+                                }
+                            };
+                            return Some(Err(format!(
+                                "request {op}: message {i} is {what}: {}",
+                                excerpt(words)
+                            )));
+                        }
+                    }
+                    if let (PromptWrap::Directive, Some(Block::Text { text })) =
+                        (wrap, m.blocks().first())
+                        && text.contains(MODEL_TAINT)
+                    {
+                        return Some(Err(format!(
+                            "request {op}: message {i}: the turn context carries model-written text: {}",
+                            excerpt(text)
+                        )));
+                    }
+                    continue;
                 }
-                continue;
+                if let Some(s) = m.string_content() {
+                    if !(markers.matches(s) || notes.matches(s) || fixed.iter().any(|t| t == s)) {
+                        return Some(Err(format!(
+                            "request {op}: message {i} is user text the user never wrote and the engine may not author: {}",
+                            excerpt(s)
+                        )));
+                    }
+                    continue;
+                }
             }
-            if let Some(words) = directive_words(m) {
-                if !ctx.prompts.iter().any(|p| p == words) {
-                    return Some(Err(format!(
-                        "request {op}: message {i} is a directive whose words the user never sent: {}",
-                        excerpt(words)
-                    )));
-                }
-                if let Some(Block::Text { text }) = m.blocks().first()
-                    && text.contains(MODEL_TAINT)
-                {
-                    return Some(Err(format!(
-                        "request {op}: message {i}: the turn context carries model-written text: {}",
-                        excerpt(text)
-                    )));
-                }
-                continue;
+            if let Some(s) = m.string_content()
+                && s.contains(MODEL_TAINT)
+            {
+                return Some(Err(format!(
+                    "request {op}: message {i}: model-written text in a user message: {}",
+                    excerpt(s)
+                )));
             }
             for (j, b) in m.blocks().iter().enumerate() {
                 if let Block::Text { text } = b {
-                    if text.starts_with(TURN_CONTEXT_OPEN) {
+                    if exact.is_some_and(|(_, _, w)| w == PromptWrap::Directive)
+                        && text.starts_with(TURN_CONTEXT_OPEN)
+                    {
                         return Some(Err(format!(
                             "request {op}: message {i}, block {j}: a turn context outside its directive"
                         )));

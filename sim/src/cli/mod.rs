@@ -20,6 +20,7 @@
 
 pub mod engines;
 pub mod interrupt;
+mod judging;
 pub mod run;
 pub mod scenario;
 

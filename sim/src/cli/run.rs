@@ -20,6 +20,7 @@ use crate::checkers::Violation;
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
 };
+use crate::conventions::{Judged, Judging};
 use crate::engine::EngineFactory;
 use crate::exit::Exit;
 use crate::options::SimOptions;
@@ -79,6 +80,19 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Run only these checkers (comma-separated names, see --list-checks).
+    #[arg(long, value_name = "NAMES")]
+    pub checks: Option<String>,
+    /// Do not run these checkers (comma-separated names, see --list-checks).
+    #[arg(long, value_name = "NAMES")]
+    pub skip: Option<String>,
+    /// Judge the engine's conventions by this profile (JSON; docs/invariants.md)
+    /// instead of the engine's own.
+    #[arg(long, value_name = "FILE")]
+    pub conventions: Option<PathBuf>,
+    /// List every checker, generic or convention, and exit.
+    #[arg(long)]
+    pub list_checks: bool,
 }
 
 /// A progress-bar rate: whole numbers with thousands separators from 100 up
@@ -153,6 +167,7 @@ fn save_failure(
     process: Option<&EngineProcess>,
     seed: u64,
     out: &Path,
+    judging: &Judging,
 ) -> Option<Saved> {
     let outcome = run_seed(factory, seed, true);
     let v = outcome.violation.clone()?;
@@ -172,6 +187,7 @@ fn save_failure(
     scenario.decisions = outcome.decisions.clone();
     scenario.trace_digest = Some(outcome.digest.clone());
     scenario.excerpt = excerpt(&outcome.trace, EXCERPT_LINES);
+    scenario.judging = judging.clone();
     let path = out.join(format!("seed-{seed}-{}.json", v.invariant));
     let file = save_scenario(&path, &scenario)
         .map(|()| path)
@@ -264,15 +280,27 @@ fn usage(message: &str) -> Exit {
 }
 
 pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
+    if a.list_checks {
+        print!("{}", super::judging::list_checks());
+        return Exit::Pass;
+    }
     let chosen = match a.engine.choose(engines) {
         Ok(c) => c,
         Err(e) => return usage(&e),
     };
-    let factory = chosen.factory();
     let target = Target {
         process: chosen.process(),
         flags: chosen.run_flags(engines),
     };
+    let judging = match super::judging::from_args(&a) {
+        Ok(j) => j,
+        Err((code, e)) => {
+            eprintln!("turnsim run: {e}");
+            return code;
+        }
+    };
+    let judged = Judged::with(chosen.factory(), &judging);
+    let factory = &judged;
     let single = match std::env::var("TURNSIM_SEED") {
         Ok(_) if a.seeds.is_some() => {
             return usage("TURNSIM_SEED and --seeds both name seeds; give one of them");
@@ -301,9 +329,9 @@ pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
     };
     let code = match single {
         Some(seed) if std::env::var_os("TURNSIM_SEED").is_some() || a.trace => {
-            run_one(factory, &target, seed, &a, &out.path)
+            run_one(factory, &target, seed, &a, &out.path, &judging)
         }
-        _ => run_many(factory, &target, &a, &out.path),
+        _ => run_many(factory, &target, &a, &out.path, &judging),
     };
     out.tidy();
     code
@@ -321,6 +349,7 @@ fn run_one(
     seed: u64,
     a: &RunArgs,
     out: &Path,
+    judging: &Judging,
 ) -> Exit {
     let outcome = run_seed(factory, seed, true);
     print!("{}", SimOptions::from_seed(seed));
@@ -333,11 +362,12 @@ fn run_one(
         "seed {seed}: {} steps, digest {}",
         outcome.steps, outcome.digest
     );
+    print!("{}", super::judging::describe(factory));
     let Some(v) = &outcome.violation else {
         println!("PASS");
         return Exit::Pass;
     };
-    match save_failure(factory, target.process, seed, out) {
+    match save_failure(factory, target.process, seed, out, judging) {
         Some(s) => print!("{}", full_report(seed, &s, &target.flags)),
         None => println!(
             "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
@@ -368,7 +398,13 @@ fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-fn run_many(factory: &dyn EngineFactory, target: &Target, a: &RunArgs, out: &Path) -> Exit {
+fn run_many(
+    factory: &dyn EngineFactory,
+    target: &Target,
+    a: &RunArgs,
+    out: &Path,
+    judging: &Judging,
+) -> Exit {
     let shard = match a.shard {
         Some(s) => Some(s),
         None => match shard_from_env(|k| std::env::var(k).ok()) {
@@ -411,7 +447,7 @@ fn run_many(factory: &dyn EngineFactory, target: &Target, a: &RunArgs, out: &Pat
     };
     let on_failure = |seed: u64, v: &Violation| {
         failed.fetch_add(1, Ordering::SeqCst);
-        let s = save_failure(factory, target.process, seed, out);
+        let s = save_failure(factory, target.process, seed, out, judging);
         let line = match &s {
             Some(s) => compact_line(seed, s),
             None => format!("  seed {seed}: {} (a rerun passed)", v.invariant),
@@ -460,6 +496,7 @@ fn run_many(factory: &dyn EngineFactory, target: &Target, a: &RunArgs, out: &Pat
         "{}",
         summary(&sum, factory.name(), jobs, started.elapsed(), stopped)
     );
+    print!("{}", super::judging::describe(factory));
     Exit::of_class(sum.first_failure_class())
 }
 

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::checkers::Invariant;
+use crate::conventions::Judging;
 use crate::options::SimOptions;
 
 pub const SCENARIO_FORMAT: &str = "turnsim-scenario";
@@ -74,6 +75,10 @@ pub struct Scenario {
     /// Provider responses to play instead of generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub script: Vec<ScriptedResponse>,
+    /// Checkers switched off and a profile given on the command line, so a replay
+    /// judges as the run did; absent: every checker, the engine's own profile.
+    #[serde(default, skip_serializing_if = "Judging::is_default")]
+    pub judging: Judging,
     /// The subprocess the engine ran as (`turnsim run --engine-cmd`), so that replay
     /// and shrink start the same engine; absent for an engine built into the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +121,7 @@ impl Scenario {
             excerpt: String::new(),
             script: Vec::new(),
             engine_process: None,
+            judging: Judging::default(),
         }
     }
 }

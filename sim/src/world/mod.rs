@@ -273,7 +273,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         hasher: crate::trace::TraceHasher::default(),
         step_digests: Vec::new(),
         trace: spec.trace.then(Vec::new),
-        checks: Checks::new(),
+        checks: Checks::with(&spec.factory.conventions(), &spec.factory.selection()),
         ledger: Ledger::default(),
         ids: IdGen::default(),
         script: spec.script.into(),

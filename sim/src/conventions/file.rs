@@ -1,0 +1,160 @@
+//! A conventions profile as a JSON file (`turnsim run --conventions FILE`), the form
+//! documented in docs/invariants.md.
+//!
+//! Guarantee: a file either becomes exactly the [`Conventions`] it spells or is an
+//! error naming the file, the line and column, and the field at fault; a misspelt
+//! field is an error, never a convention silently left unknown (which would quietly
+//! turn a convention check off), and so is an empty text (which would match every
+//! message); both are checked as the file is read, so a profile stored in a scenario
+//! is held to the same rules. Every field but `format` is optional: a field left out
+//! is a convention not judged.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Conventions, Placement, PromptWrap, TextSet};
+
+pub const PROFILE_FORMAT: &str = "turnsim-conventions";
+
+/// A text of a profile: never empty, because an empty prefix matches every message.
+/// Checked as it is read, so a profile stored in a scenario file is held to it too,
+/// with the field path of the offending entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Text(pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.is_empty() {
+            return Err(serde::de::Error::custom(
+                "an empty text, which would match every message",
+            ));
+        }
+        Ok(Text(s))
+    }
+}
+
+/// The `format` field: exactly [`PROFILE_FORMAT`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Format;
+
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(PROFILE_FORMAT)
+    }
+}
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s != PROFILE_FORMAT {
+            return Err(serde::de::Error::custom(format!(
+                "\"format\" is {s:?}, expected {PROFILE_FORMAT:?}"
+            )));
+        }
+        Ok(Format)
+    }
+}
+
+/// Texts as a file spells them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextsFile {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exact: Vec<Text>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Text>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptFile {
+    Directive,
+    Plain,
+}
+
+/// A profile as stored in a file and in a scenario.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    /// Always [`PROFILE_FORMAT`].
+    pub format: Format,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub markers: Option<TextsFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker_like: Option<TextsFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<TextsFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PromptFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_texts: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakpoints: Option<Placement>,
+}
+
+fn texts(t: &TextsFile) -> TextSet {
+    TextSet {
+        exact: t.exact.iter().map(|t| t.0.clone()).collect(),
+        prefixes: t.prefixes.iter().map(|t| t.0.clone()).collect(),
+        ..TextSet::default()
+    }
+}
+
+impl ProfileFile {
+    /// The conventions this file spells.
+    pub fn conventions(&self) -> Conventions {
+        Conventions {
+            name: if self.name.is_empty() {
+                "file".into()
+            } else {
+                self.name.clone()
+            },
+            markers: self.markers.as_ref().map(texts),
+            marker_like: self.marker_like.as_ref().map(texts),
+            notes: self.notes.as_ref().map(texts),
+            prompt: self.prompt.map(|p| match p {
+                PromptFile::Directive => PromptWrap::Directive,
+                PromptFile::Plain => PromptWrap::Plain,
+            }),
+            fixed_texts: self.fixed_texts.clone(),
+            breakpoints: self.breakpoints,
+            authored: None,
+        }
+    }
+
+    /// Parses a profile; `origin` names the text in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<ProfileFile, ProfileError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let file: ProfileFile = serde_path_to_error::deserialize(de).map_err(|e| {
+            let inner = e.inner();
+            let (line, column) = (inner.line(), inner.column());
+            let text = inner.to_string();
+            let message = text
+                .strip_suffix(&format!(" at line {line} column {column}"))
+                .unwrap_or(&text);
+            ProfileError(format!(
+                "{origin}: line {line}, column {column}: at `{}`: {message}",
+                e.path()
+            ))
+        })?;
+        Ok(file)
+    }
+}
+
+/// A profile file that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProfileError(pub String);
+
+/// Reads a profile file.
+pub fn load_profile(path: &Path) -> Result<ProfileFile, ProfileError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ProfileError(format!("{origin}: cannot read the conventions file: {e}")))?;
+    ProfileFile::parse(&text, &origin)
+}
