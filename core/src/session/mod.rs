@@ -31,6 +31,7 @@ use crate::state::{
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
+mod ids;
 mod restore;
 mod stream;
 
