@@ -38,6 +38,12 @@ impl Session {
             recover_crashed_turn(&mut history, draft);
         }
         let history = recover_checkpoint_with_results(history, &replay.pending, &replay.results)?;
+        // Recovery checks the history only when an operation was pending; a log whose
+        // records replay to an invalid history with nothing pending (a compaction or an
+        // append that breaks pairing, a rewind that splits a tool pair, written by an
+        // older or a damaged writer) is refused here rather than adopted, since every
+        // request built from it would be rejected (docs/spec.md §7).
+        crate::history::validate_history(&history).map_err(StateError::from)?;
         let state = TurnState::recovered(history, replay.last_op)
             .with_max_truncated_resumes(config.max_truncated_resumes);
         let mut session = Session {

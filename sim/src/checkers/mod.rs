@@ -11,6 +11,7 @@ mod at_most_once;
 mod cache_breakpoints;
 pub mod determinism;
 mod history_stable;
+mod hostile_input;
 mod invariant;
 mod liveness;
 pub(crate) mod marker_once;
@@ -26,7 +27,7 @@ use std::collections::BTreeMap;
 use turnsim_core::{OperationId, Output, Request, SharedMessage, ToolCall};
 
 /// Every invariant's name, as reports and scenario files spell it.
-pub const INVARIANTS: [&str; 13] = INVARIANT_NAMES;
+pub const INVARIANTS: [&str; INVARIANT_NAMES.len()] = INVARIANT_NAMES;
 
 pub type Check = Result<(), String>;
 
@@ -101,6 +102,12 @@ pub enum Event<'a> {
         turn_open: bool,
         detail: String,
     },
+    /// The engine was handed an input it must refuse or repair (a hostile or legacy
+    /// input); `held` is the history it holds after accepting it, or its refusal.
+    Hostile {
+        what: &'a str,
+        held: Result<&'a [SharedMessage], &'a str>,
+    },
 }
 
 pub trait Checker: Send {
@@ -143,6 +150,7 @@ impl Checks {
             Box::new(recovery_idempotent::RecoveryIdempotent),
             Box::<cache_breakpoints::CacheBreakpoints>::default(),
             Box::new(liveness::Liveness),
+            Box::new(hostile_input::HostileInput),
         ];
         let counts = list.iter().map(|c| (c.invariant().name(), 0)).collect();
         Checks { list, counts }

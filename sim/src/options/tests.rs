@@ -240,7 +240,7 @@ fn parsing_an_unknown_fault_kind_lists_the_known_ones() {
     assert_eq!(err.found, "Crash");
     let text = err.to_string();
     assert!(text.starts_with("unknown fault kind \"Crash\"; expected one of: cancel, crash,"));
-    assert!(text.ends_with("rewind, prefix_change"));
+    assert!(text.ends_with("rewind, prefix_change, tool_stop_other, reused_ids, hostile_input"));
 }
 
 #[test]

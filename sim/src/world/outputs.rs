@@ -81,6 +81,9 @@ impl World<'_> {
                 if let Some(kind) = plan.fault {
                     self.count_fault(kind);
                 }
+                if let Some(kind) = plan.world {
+                    self.count_fault(kind);
+                }
                 let mut t = self.sched.now();
                 let last = plan.events.len().saturating_sub(1);
                 for (i, (delay, event)) in plan.events.into_iter().enumerate() {
