@@ -1,5 +1,5 @@
 //! Provider tool-use ids (docs/spec.md §6): a provider that numbers calls per reply
-//! repeats ids across replies; the session keeps every id in its history unique, and
+//! repeats ids across replies; the session keeps every id it ever kept unique, and
 //! leaves ids the provider never repeats untouched.
 
 mod common;
@@ -83,11 +83,29 @@ fn an_id_repeated_within_one_reply_is_renamed_at_its_second_use() {
 }
 
 #[test]
-fn a_rewind_that_drops_an_id_frees_it_again() {
+fn an_id_a_rewind_or_a_compaction_dropped_stays_taken_and_restore_agrees() {
     let mut d = Driver::default();
     turn_with_calls(&mut d, "one", &["exec_0"]);
     d.handle(Input::Rewind { index: 0 });
-    assert_eq!(turn_with_calls(&mut d, "two", &["exec_0"]), ["exec_0"]);
+    assert_eq!(turn_with_calls(&mut d, "two", &["exec_0"]), ["exec_0-2"]);
+    d.handle(Input::Compact {
+        summary: "the story so far".into(),
+    });
+    assert_eq!(history_ids(&d), Vec::<String>::new());
+    let (restored, _) = Session::restore(config(), &d.log.bytes).expect("a clean log restores");
+    // The run's usage is not in the log; everything else, the retired ids included,
+    // must agree.
+    let retired = |s: &Session| {
+        let v: serde_json::Value = serde_json::from_slice(&s.to_bytes()).expect("json");
+        v["retired_ids"].clone()
+    };
+    assert_eq!(
+        retired(&restored),
+        serde_json::json!(["exec_0", "exec_0-2"])
+    );
+    assert_eq!(retired(&restored), retired(&d.session));
+    assert_eq!(restored.history(), d.session.history());
+    assert_eq!(turn_with_calls(&mut d, "three", &["exec_0"]), ["exec_0-3"]);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! restart from whatever reached the disk.
 
 use super::*;
+use std::collections::BTreeSet;
 
 impl Session {
     /// Rebuilds a session from its log after a crash. The outputs (a truncation of a
@@ -52,6 +53,7 @@ impl Session {
             turn_baseline: replay.turn_baseline,
             in_turn: replay.in_turn,
             compacted: replay.compacted,
+            retired_ids: replay.retired_ids,
             last_receipt: replay.last_receipt,
             stream: None,
             results: Vec::new(),
@@ -90,6 +92,7 @@ struct Replay {
     turn_baseline: usize,
     in_turn: bool,
     compacted: Vec<String>,
+    retired_ids: BTreeSet<String>,
 }
 
 impl Replay {
@@ -167,6 +170,7 @@ impl Replay {
                 messages,
                 compacted,
             } => {
+                self.retired_ids.extend(super::ids::retiring(&self.history));
                 self.history = messages.iter().cloned().map(Arc::new).collect();
                 self.compacted = compacted.clone();
                 self.turn_baseline = self.history.len();
@@ -178,6 +182,8 @@ impl Replay {
                         self.history.len()
                     ));
                 }
+                self.retired_ids
+                    .extend(super::ids::retiring(&self.history[*len..]));
                 self.history.truncate(*len);
                 self.turn_baseline = self.turn_baseline.min(*len);
             }

@@ -233,7 +233,8 @@ impl Session {
                 index,
                 block: BlockStart::ToolUse { id, name },
             } => {
-                let id = unique_tool_use_id(&id, self.state.history(), stream).unwrap_or(id);
+                let (history, retired) = (self.state.history(), &self.retired_ids);
+                let id = unique_tool_use_id(&id, history, stream, retired).unwrap_or(id);
                 StreamEvent::BlockStart {
                     index,
                     block: BlockStart::ToolUse { id, name },
