@@ -97,16 +97,14 @@ struct CanaryEngine {
     provider_ids: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     streamed: Vec<String>,
-    #[serde(skip_serializing_if = "is_zero")]
+    /// Bookkeeping only, so not state: it starts at the restored history's length.
+    #[serde(skip)]
     matched: usize,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 impl CanaryEngine {
     fn new(bug: Bug, inner: Session) -> CanaryEngine {
+        let matched = inner.history().len();
         CanaryEngine {
             bug,
             inner,
@@ -115,7 +113,7 @@ impl CanaryEngine {
             doubled: false,
             provider_ids: BTreeMap::new(),
             streamed: Vec::new(),
-            matched: 0,
+            matched,
         }
     }
 

@@ -56,6 +56,7 @@ fn seed_zero_derives_the_pinned_options() {
             ("compaction", 1),
             ("rewind", 20),
             ("prefix_change", 150),
+            ("reused_ids", 1),
         ]
     );
 }
