@@ -30,3 +30,56 @@ impl Checker for HostileInput {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use turnsim_core::{Block, Message, SharedMessage};
+
+    fn observe(held: Result<&[SharedMessage], &str>) -> Option<Check> {
+        let ctx = Ctx {
+            step: 7,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+        };
+        HostileInput.observe(&ctx, &Event::Hostile { what: "x", held })
+    }
+
+    #[test]
+    fn an_accepted_input_that_leaves_an_unanswered_call_is_a_violation() {
+        let history: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("summary")),
+            Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+                id: "t".into(),
+                name: "ls".into(),
+                input: serde_json::json!({}),
+            }])),
+        ];
+        assert_eq!(
+            observe(Ok(&history)),
+            Some(Err(
+                "the engine accepted x and now holds an invalid history: message 1: history ends with unanswered tool call t".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_refusal_or_a_valid_history_passes() {
+        assert_eq!(observe(Err("refused")), Some(Ok(())));
+        let history: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi"))];
+        assert_eq!(observe(Ok(&history)), Some(Ok(())));
+    }
+
+    #[test]
+    fn other_events_are_not_its_concern() {
+        let ctx = Ctx {
+            step: 0,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+        };
+        assert_eq!(HostileInput.observe(&ctx, &Event::Step), None);
+    }
+}

@@ -182,7 +182,8 @@ fn display_is_one_readable_block() {
     assert!(text.ends_with(
         "  faults off         torn_write, stale_delivery, duplicate_delivery, \
          provider_error_before, provider_error_mid, hang, tool_error, tool_empty, \
-         tool_cancel, busy_input, compaction, rewind, prefix_change\n"
+         tool_cancel, busy_input, compaction, rewind, prefix_change, tool_stop_other, \
+         reused_ids, hostile_input\n"
     ));
 }
 
