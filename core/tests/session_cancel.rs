@@ -477,9 +477,10 @@ fn cancel_mid_stream_keeps_no_whitespace_only_text() {
 }
 
 #[test]
-fn cancel_succeeds_even_when_the_partial_reply_reuses_a_tool_use_id() {
-    // Turn 1 uses toolu_a. In turn 2 the model streams a call with the same id (a
-    // reply the engine would refuse if it completed); the user cancels mid-stream.
+fn a_cancel_keeps_a_streamed_call_that_reused_an_id_under_its_fresh_id() {
+    // Turn 1 uses toolu_a. In turn 2 the model streams a call with the same id; the
+    // session keeps it as toolu_a-2 (docs/spec.md §6), so a cancel mid-stream answers
+    // it like any other finished call.
     let mut d = Driver::default();
     let op = d.prompt("one");
     let (tools_op, _) = the_dispatch(&d.stream(
@@ -517,11 +518,11 @@ fn cancel_succeeds_even_when_the_partial_reply_reuses_a_tool_use_id() {
         .expect("a cancel is never refused while work is outstanding");
     assert_eq!(out[0], Output::Abort { op });
     assert!(d.session.is_idle());
-    // The text is kept; no tool call is (the reused id cannot be sent back).
     assert_eq!(
         jsons_of(&d.history()[len + 1..]),
         vec![
-            r#"{"role":"assistant","content":[{"type":"text","text":"Again."}]}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"Again."},{"type":"tool_use","id":"toolu_a-2","name":"ls","input":{}}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_a-2","content":"Canceled by user","is_error":true}]}"#,
             USER_MARKER
         ]
     );

@@ -4,6 +4,9 @@
 //!
 //! Run it only after an intentional change to the simulator, then review the diff:
 //! `cargo run --release -p turnsim --example make_scenarios -- scenarios`.
+//! File names after the directory write only those files
+//! (`… -- scenarios fault-reused_ids.json`), so adding a scenario for a new option or
+//! invariant leaves every pinned file as it is.
 //! Each file stores its decisions and trace digest, so `cargo test` replays it exactly.
 
 use std::path::{Path, PathBuf};
@@ -24,7 +27,16 @@ fn excerpt(trace: &[String]) -> String {
     trace[trace.len().saturating_sub(8)..].join("\n")
 }
 
+/// Whether `file` is to be written: every file when no names were given.
+fn wanted(file: &str) -> bool {
+    let only: Vec<String> = std::env::args().skip(2).collect();
+    only.is_empty() || only.iter().any(|o| o == file)
+}
+
 fn finish(factory: &dyn EngineFactory, mut s: Scenario, dir: &Path, file: &str) {
+    if !wanted(file) {
+        return;
+    }
     let o = run_scenario(factory, &s, true);
     if s.decisions.is_empty() {
         s.decisions = o.decisions.clone();
@@ -115,6 +127,9 @@ fn main() {
         finish(&Reference, s, &dir, &format!("fixed-{what}-{seed}.json"));
     }
     for bug in Bug::ALL {
+        if !wanted(&format!("canary-{}.json", bug.name())) {
+            continue;
+        }
         let factory = Canary(bug);
         let Some(first) = (0..500u64)
             .map(|seed| run_seed(&factory, seed, false))

@@ -9,11 +9,12 @@
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::request::directive_words;
 use turnsim_core::{
-    Block, Content, Input, Message, OperationId, Output, PendingOperation, Record, Role, Session,
-    SessionConfig, SharedMessage, decode_log, is_marker_message,
+    Block, BlockStart, Content, Input, Message, OperationId, Output, PendingOperation, Record,
+    Role, Session, SessionConfig, SharedMessage, StreamEvent, decode_log, is_marker_message,
 };
 
 /// The planted bugs.
@@ -30,15 +31,19 @@ pub enum Bug {
     TailOnToolResult,
     /// A cancel's marker is appended twice.
     MarkerTwice,
+    /// Tool-use ids are sent back exactly as the provider streamed them, so a provider
+    /// that numbers calls per reply puts one id in the history twice.
+    ReusedIdsVerbatim,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 5] = [
+    pub const ALL: [Bug; 6] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
         Bug::TailOnToolResult,
         Bug::MarkerTwice,
+        Bug::ReusedIdsVerbatim,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,6 +53,7 @@ impl Bug {
             Bug::RestartRedispatches => "restart_redispatches",
             Bug::TailOnToolResult => "tail_on_tool_result",
             Bug::MarkerTwice => "marker_twice",
+            Bug::ReusedIdsVerbatim => "reused_ids_verbatim",
         }
     }
 
@@ -63,6 +69,7 @@ impl Bug {
             Bug::RestartRedispatches => Invariant::AtMostOnce,
             Bug::TailOnToolResult => Invariant::AppendOnly,
             Bug::MarkerTwice => Invariant::MarkerOnce,
+            Bug::ReusedIdsVerbatim => Invariant::Pairing,
         }
     }
 }
@@ -82,16 +89,31 @@ struct CanaryEngine {
     applied: Vec<String>,
     /// Marker messages the bug repeats in later requests.
     doubled: bool,
+    /// `reused_ids_verbatim` only (left out of the state bytes while empty, so the
+    /// other canaries' bytes are what they were): the provider's id of each call the
+    /// engine renamed, the ids streamed since the last request, and how much of the
+    /// history has been matched against them.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    provider_ids: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    streamed: Vec<String>,
+    /// Bookkeeping only, so not state: it starts at the restored history's length.
+    #[serde(skip)]
+    matched: usize,
 }
 
 impl CanaryEngine {
     fn new(bug: Bug, inner: Session) -> CanaryEngine {
+        let matched = inner.history().len();
         CanaryEngine {
             bug,
             inner,
             orphaned: Vec::new(),
             applied: Vec::new(),
             doubled: false,
+            provider_ids: BTreeMap::new(),
+            streamed: Vec::new(),
+            matched,
         }
     }
 
@@ -134,8 +156,56 @@ impl CanaryEngine {
                     *last = Arc::new(Message::user_blocks(b));
                 }
             }
+            Bug::ReusedIdsVerbatim => {
+                let verbatim = |id: &mut String| {
+                    if let Some(p) = self.provider_ids.get(id.as_str()) {
+                        *id = p.clone();
+                    }
+                };
+                for m in messages.iter_mut() {
+                    let mut blocks = m.blocks().to_vec();
+                    let mut changed = false;
+                    for b in &mut blocks {
+                        if let Block::ToolUse { id, .. }
+                        | Block::ToolResult {
+                            tool_use_id: id, ..
+                        } = b
+                            && self.provider_ids.contains_key(id.as_str())
+                        {
+                            verbatim(id);
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        *m = Arc::new(Message {
+                            role: m.role,
+                            content: Content::Blocks(blocks),
+                        });
+                    }
+                }
+            }
             _ => {}
         }
+    }
+
+    /// Pairs the calls that reached the history since the last look with the ids the
+    /// provider streamed for them, in order, remembering each one the engine renamed.
+    fn match_streamed_ids(&mut self) {
+        let history = self.inner.history();
+        self.matched = self.matched.min(history.len());
+        for m in &history[self.matched..] {
+            for b in m.blocks() {
+                if let Block::ToolUse { id, .. } = b
+                    && !self.streamed.is_empty()
+                {
+                    let provider = self.streamed.remove(0);
+                    if provider != *id {
+                        self.provider_ids.insert(id.clone(), provider);
+                    }
+                }
+            }
+        }
+        self.matched = history.len();
     }
 }
 
@@ -149,7 +219,28 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let cancel = matches!(input, Input::Cancel { .. });
+        if let (
+            Bug::ReusedIdsVerbatim,
+            Input::Stream {
+                op,
+                event:
+                    StreamEvent::BlockStart {
+                        block: BlockStart::ToolUse { id, .. },
+                        ..
+                    },
+            },
+        ) = (self.bug, &input)
+            && self.current_op() == Some(*op)
+        {
+            self.streamed.push(id.clone());
+        }
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if self.bug == Bug::ReusedIdsVerbatim {
+            self.match_streamed_ids();
+            if outputs.iter().any(|o| matches!(o, Output::Send { .. })) {
+                self.streamed.clear();
+            }
+        }
         if let (Bug::StaleCompletionApplied, Some(op)) = (self.bug, stale_op) {
             self.applied.push(op.to_string());
         }

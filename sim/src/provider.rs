@@ -43,6 +43,9 @@ pub struct Plan {
     pub hangs: bool,
     /// Which fault, if any, shaped this response.
     pub fault: Option<FaultKind>,
+    /// Which world behaviour of the later options (`tool_stop_other`, `reused_ids`),
+    /// if any, shaped it too; counted apart from `fault` since both can happen at once.
+    pub world: Option<FaultKind>,
 }
 
 /// Draws tool-use ids that are unique within a run.
@@ -206,6 +209,7 @@ pub fn plan_response_with(
             events: vec![(latency(d, opts), overloaded())],
             hangs: false,
             fault: Some(FaultKind::ProviderErrorBefore),
+            world: None,
         };
     }
     let mut b = Builder {
@@ -245,10 +249,17 @@ pub fn plan_response_with(
         b.block(BlockStart::Text, deltas);
     }
     let mut calls = 0;
+    let mut world = None;
     if wants_tools {
         d.mark(Tag::Calls);
         calls = d.range(1, opts.parallel_max.max(1));
-        for _ in 0..calls {
+        // Drawn only for a reply with calls and only when the option is on, so the
+        // decision lists of seeds without it are unchanged.
+        let per_reply = fault_on(d, opts, faults, FaultKind::ReusedIds);
+        if per_reply {
+            world = Some(FaultKind::ReusedIds);
+        }
+        for call in 0..calls {
             d.mark(Tag::Call);
             let name = if d.chance(opts.rates.implausible_tool) {
                 IMPLAUSIBLE_NAMES[d.below(IMPLAUSIBLE_NAMES.len() as u32) as usize].to_string()
@@ -257,7 +268,11 @@ pub fn plan_response_with(
             };
             // The id comes first so the input may mention it; `IdGen` draws nothing,
             // so the decision list is the same as with the id drawn after.
-            let id = ids.next_id();
+            let id = if per_reply {
+                reply_local_id(call)
+            } else {
+                ids.next_id()
+            };
             let input = input(d, &name, &id).to_string();
             d.mark(Tag::Pieces);
             let pieces = d.range(1, 4);
@@ -272,7 +287,17 @@ pub fn plan_response_with(
         }
     }
     d.mark(Tag::ReplyEnd);
-    let stop_reason = if calls > 0 {
+    let other = if calls > 0 && fault_on(d, opts, faults, FaultKind::ToolStopOther) {
+        world = Some(FaultKind::ToolStopOther);
+        Some(OTHER_STOPS[d.below(OTHER_STOPS.len() as u32) as usize])
+    } else {
+        None
+    };
+    let stop_reason = if other == Some(OtherStop::EndTurn) {
+        StopReason::EndTurn
+    } else if other == Some(OtherStop::MaxTokens) {
+        StopReason::MaxTokens
+    } else if calls > 0 {
         StopReason::ToolUse
     } else if d.chance(opts.max_tokens) {
         StopReason::MaxTokens
@@ -290,7 +315,16 @@ pub fn plan_response_with(
     let mut events = b.events;
     let mut hangs = false;
     let mut fault = None;
-    if fault_on(d, opts, faults, FaultKind::ProviderErrorMid) {
+    if other == Some(OtherStop::ResetAfterCall) {
+        // The stream dies right after the last tool_use block finished, before the
+        // stop reason: the calls are complete, the reply is not.
+        let cut = events
+            .iter()
+            .rposition(|e| matches!(e, StreamEvent::BlockStop { .. }))
+            .map_or(1, |i| i + 1);
+        events.truncate(cut);
+        events.push(connection_reset());
+    } else if fault_on(d, opts, faults, FaultKind::ProviderErrorMid) {
         let cut = 1 + d.below(events.len() as u32 - 1) as usize;
         events.truncate(cut);
         events.push(connection_reset());
@@ -307,7 +341,28 @@ pub fn plan_response_with(
         events,
         hangs,
         fault,
+        world,
     }
+}
+
+/// How a `tool_stop_other` reply ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OtherStop {
+    EndTurn,
+    MaxTokens,
+    /// A connection reset after the last `tool_use` block stopped.
+    ResetAfterCall,
+}
+
+const OTHER_STOPS: [OtherStop; 3] = [
+    OtherStop::EndTurn,
+    OtherStop::MaxTokens,
+    OtherStop::ResetAfterCall,
+];
+
+/// The id a provider that numbers calls per reply gives its `call`-th call.
+fn reply_local_id(call: u32) -> String {
+    format!("exec_{call}")
 }
 
 fn overloaded() -> StreamEvent {
@@ -435,5 +490,6 @@ fn plan_scripted(
         events,
         hangs: hang,
         fault,
+        world: None,
     }
 }

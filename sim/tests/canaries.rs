@@ -52,8 +52,17 @@ fn first_scenario(dir: &Path) -> PathBuf {
 }
 
 fn canary_is_found_shrunk_and_replayed(bug: Bug) {
+    canary_is_found_within(bug, SEED_BUDGET);
+}
+
+/// Seeds `turnsim run` gets to find `reused_ids_verbatim`: it needs a seed with the
+/// `reused_ids` option on (half of them) whose provider numbers two replies' calls
+/// per reply within one history, which is rarer than the other canaries' triggers.
+const REUSED_IDS_BUDGET: u64 = 1000;
+
+fn canary_is_found_within(bug: Bug, budget: u64) {
     let dir = scratch(bug.name());
-    let seeds = format!("0..{SEED_BUDGET}");
+    let seeds = format!("0..{budget}");
     let (code, text) = turnsim(&[
         "run",
         "--engine",
@@ -119,4 +128,9 @@ fn a_tail_moved_onto_a_tool_result_message_is_found_by_append_only() {
 #[test]
 fn a_marker_appended_twice_is_found_by_marker_once() {
     canary_is_found_shrunk_and_replayed(Bug::MarkerTwice);
+}
+
+#[test]
+fn a_provider_id_sent_back_verbatim_after_reuse_is_found_by_pairing() {
+    canary_is_found_within(Bug::ReusedIdsVerbatim, REUSED_IDS_BUDGET);
 }

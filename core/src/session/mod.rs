@@ -29,8 +29,10 @@ use crate::state::{
     recover_checkpoint_with_results,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+mod ids;
 mod restore;
 mod stream;
 
@@ -149,6 +151,9 @@ pub struct Session {
     turn_baseline: usize,
     in_turn: bool,
     compacted: Vec<String>,
+    /// Tool-use ids a rewind, a compaction or a repair took out of the history (§7).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    retired_ids: BTreeSet<String>,
     last_receipt: Option<Receipt>,
     stream: Option<Stream>,
     results: Vec<ToolOutcome>,
@@ -166,6 +171,7 @@ impl Session {
             turn_baseline: 0,
             in_turn: false,
             compacted: Vec::new(),
+            retired_ids: BTreeSet::new(),
             last_receipt: None,
             stream: None,
             results: Vec::new(),
@@ -213,6 +219,7 @@ impl Session {
             turn_baseline: usize,
             in_turn: bool,
             compacted: &'a [String],
+            retired_ids: &'a BTreeSet<String>,
             last_receipt: &'a Option<Receipt>,
             stream: &'a Option<Stream>,
             results: &'a [ToolOutcome],
@@ -227,6 +234,7 @@ impl Session {
             turn_baseline: self.turn_baseline,
             in_turn: self.in_turn,
             compacted: &self.compacted,
+            retired_ids: &self.retired_ids,
             last_receipt: &self.last_receipt,
             stream: &self.stream,
             results: &self.results,
@@ -394,15 +402,11 @@ impl Session {
         if matches!(outcome, TurnOutcome::Failed { .. }) {
             let mut repaired = self.state.history().to_vec();
             repair_history_after_failure(&mut repaired, self.turn_baseline);
-            if repaired.len() < self.state.history().len()
-                && self.state.rewind(repaired.len()).is_ok()
-            {
-                Self::persist(
-                    out,
-                    &Record::Rewind {
-                        len: repaired.len(),
-                    },
-                );
+            let len = repaired.len();
+            let retiring = ids::retiring(self.state.history().get(len..).unwrap_or_default());
+            if len < self.state.history().len() && self.state.rewind(len).is_ok() {
+                self.retired_ids.extend(retiring);
+                Self::persist(out, &Record::Rewind { len });
             }
         }
         self.in_turn = false;
@@ -530,7 +534,9 @@ impl Session {
             }
         }
         let messages = compacted_history(summary);
+        let retiring = ids::retiring(self.state.history());
         self.state.replace_context(messages.clone())?;
+        self.retired_ids.extend(retiring);
         self.compacted = compacted;
         self.turn_baseline = messages.len();
         let mut out = Vec::new();
@@ -546,7 +552,9 @@ impl Session {
 
     fn rewind(&mut self, index: usize) -> Result<Vec<Output>, SessionError> {
         self.require_idle()?;
+        let retiring = ids::retiring(self.state.history().get(index..).unwrap_or_default());
         self.state.rewind(index)?;
+        self.retired_ids.extend(retiring);
         self.turn_baseline = self.turn_baseline.min(index);
         let mut out = Vec::new();
         Self::persist(&mut out, &Record::Rewind { len: index });

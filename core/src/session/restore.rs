@@ -6,6 +6,7 @@
 //! restart from whatever reached the disk.
 
 use super::*;
+use std::collections::BTreeSet;
 
 impl Session {
     /// Rebuilds a session from its log after a crash. The outputs (a truncation of a
@@ -38,6 +39,12 @@ impl Session {
             recover_crashed_turn(&mut history, draft);
         }
         let history = recover_checkpoint_with_results(history, &replay.pending, &replay.results)?;
+        // Recovery checks the history only when an operation was pending; a log whose
+        // records replay to an invalid history with nothing pending (a compaction or an
+        // append that breaks pairing, a rewind that splits a tool pair, written by an
+        // older or a damaged writer) is refused here rather than adopted, since every
+        // request built from it would be rejected (docs/spec.md §7).
+        crate::history::validate_history(&history).map_err(StateError::from)?;
         let state = TurnState::recovered(history, replay.last_op)
             .with_max_truncated_resumes(config.max_truncated_resumes);
         let mut session = Session {
@@ -46,6 +53,7 @@ impl Session {
             turn_baseline: replay.turn_baseline,
             in_turn: replay.in_turn,
             compacted: replay.compacted,
+            retired_ids: replay.retired_ids,
             last_receipt: replay.last_receipt,
             stream: None,
             results: Vec::new(),
@@ -84,6 +92,7 @@ struct Replay {
     turn_baseline: usize,
     in_turn: bool,
     compacted: Vec<String>,
+    retired_ids: BTreeSet<String>,
 }
 
 impl Replay {
@@ -161,6 +170,7 @@ impl Replay {
                 messages,
                 compacted,
             } => {
+                self.retired_ids.extend(super::ids::retiring(&self.history));
                 self.history = messages.iter().cloned().map(Arc::new).collect();
                 self.compacted = compacted.clone();
                 self.turn_baseline = self.history.len();
@@ -172,6 +182,8 @@ impl Replay {
                         self.history.len()
                     ));
                 }
+                self.retired_ids
+                    .extend(super::ids::retiring(&self.history[*len..]));
                 self.history.truncate(*len);
                 self.turn_baseline = self.turn_baseline.min(*len);
             }

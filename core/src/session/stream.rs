@@ -6,6 +6,7 @@
 //! are errors, not silent repairs), and a stream cut short keeps only blocks the
 //! provider would accept back, so the message the session keeps is one it really sent.
 
+use super::ids::unique_tool_use_id;
 use super::*;
 
 /// The opening of a streamed content block.
@@ -78,6 +79,14 @@ pub(super) struct Stream {
 }
 
 impl Stream {
+    /// The ids of the `tool_use` blocks opened so far in this reply.
+    pub(super) fn tool_use_ids(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().filter_map(|b| match &b.kind {
+            Some(BlockStart::ToolUse { id, .. }) => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
     fn block(&mut self, index: usize) -> Result<&mut PartialBlock, String> {
         match self.blocks.get_mut(index) {
             Some(b) if !b.done => Ok(b),
@@ -218,6 +227,20 @@ impl Session {
         let mut out = Vec::new();
         let Some(stream) = self.stream.as_mut().filter(|s| s.op == op) else {
             return out; // stale: an operation that is over
+        };
+        let event = match event {
+            StreamEvent::BlockStart {
+                index,
+                block: BlockStart::ToolUse { id, name },
+            } => {
+                let (history, retired) = (self.state.history(), &self.retired_ids);
+                let id = unique_tool_use_id(&id, history, stream, retired).unwrap_or(id);
+                StreamEvent::BlockStart {
+                    index,
+                    block: BlockStart::ToolUse { id, name },
+                }
+            }
+            other => other,
         };
         if let StreamEvent::Error { kind, message } = &event {
             let why = format!("provider error {kind}: {message}");

@@ -26,11 +26,12 @@ pub enum Invariant {
     Liveness,
     Determinism,
     EnginePanic,
+    HostileInput,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 13] = [
+    pub const ALL: [Invariant; 14] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -44,6 +45,7 @@ impl Invariant {
         Invariant::Liveness,
         Invariant::Determinism,
         Invariant::EnginePanic,
+        Invariant::HostileInput,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -62,6 +64,7 @@ impl Invariant {
             Invariant::Liveness => "liveness",
             Invariant::Determinism => "determinism",
             Invariant::EnginePanic => "engine_panic",
+            Invariant::HostileInput => "hostile_input",
         }
     }
 }
@@ -164,6 +167,7 @@ mod tests {
                 "liveness",
                 "determinism",
                 "engine_panic",
+                "hostile_input",
             ]
         );
     }

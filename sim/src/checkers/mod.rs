@@ -11,6 +11,7 @@ mod at_most_once;
 mod cache_breakpoints;
 pub mod determinism;
 mod history_stable;
+mod hostile_input;
 mod invariant;
 mod liveness;
 pub(crate) mod marker_once;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 use turnsim_core::{OperationId, Output, Request, SharedMessage, ToolCall};
 
 /// Every invariant's name, as reports and scenario files spell it.
-pub const INVARIANTS: [&str; 13] = INVARIANT_NAMES;
+pub const INVARIANTS: [&str; INVARIANT_NAMES.len()] = INVARIANT_NAMES;
 
 pub type Check = Result<(), String>;
 
@@ -103,6 +104,12 @@ pub enum Event<'a> {
         turn_open: bool,
         detail: String,
     },
+    /// The engine was handed an input it must refuse or repair (a hostile or legacy
+    /// input); `held` is the history it holds after accepting it, or its refusal.
+    Hostile {
+        what: &'a str,
+        held: Result<&'a [SharedMessage], &'a str>,
+    },
 }
 
 pub trait Checker: Send {
@@ -164,6 +171,7 @@ impl Checks {
             Box::new(recovery_idempotent::RecoveryIdempotent),
             Box::new(cache_breakpoints::CacheBreakpoints::new(c)),
             Box::new(liveness::Liveness),
+            Box::new(hostile_input::HostileInput),
         ]
     }
 

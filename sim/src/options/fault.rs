@@ -29,10 +29,20 @@ pub enum FaultKind {
     Compaction,
     Rewind,
     PrefixChange,
+    /// A reply holding tool calls ends with `end_turn` or `max_tokens`, or fails
+    /// mid-stream after a `tool_use` block finished.
+    ToolStopOther,
+    /// The provider numbers tool calls per reply (`exec_0`, `exec_1`, …), repeating
+    /// ids across replies.
+    ReusedIds,
+    /// The host hands the engine something it must refuse or repair: a rewind that
+    /// splits a tool pair, a blank compaction summary, a log whose last record breaks
+    /// the history.
+    HostileInput,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 15] = [
+    pub const ALL: [FaultKind; 18] = [
         FaultKind::Cancel,
         FaultKind::Crash,
         FaultKind::TornWrite,
@@ -48,7 +58,16 @@ impl FaultKind {
         FaultKind::Compaction,
         FaultKind::Rewind,
         FaultKind::PrefixChange,
+        FaultKind::ToolStopOther,
+        FaultKind::ReusedIds,
+        FaultKind::HostileInput,
     ];
+
+    /// How many kinds of [`FaultKind::ALL`] are drawn in the first loop of the option
+    /// derivation (with the fallback that switches one on when none is); the kinds
+    /// after them are world behaviours added later, drawn after every other draw, so
+    /// each seed keeps its options for everything before them.
+    pub const FIRST_DRAWN: usize = 15;
 
     /// The snake_case name, identical to the serde name so that CLI flags, Display
     /// and scenario files all spell a kind the same way.
@@ -69,6 +88,9 @@ impl FaultKind {
             FaultKind::Compaction => "compaction",
             FaultKind::Rewind => "rewind",
             FaultKind::PrefixChange => "prefix_change",
+            FaultKind::ToolStopOther => "tool_stop_other",
+            FaultKind::ReusedIds => "reused_ids",
+            FaultKind::HostileInput => "hostile_input",
         }
     }
 }

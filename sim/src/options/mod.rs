@@ -179,7 +179,8 @@ impl SimOptions {
         let tool_latency = [tool_min, tool_min + rng.random_range(0..=2000)];
 
         let mut faults = BTreeMap::new();
-        for kind in FaultKind::ALL {
+        let (first, later) = FaultKind::ALL.split_at(FaultKind::FIRST_DRAWN);
+        for &kind in first {
             // Both draws happen for every kind, on or off, so that one kind's coin
             // never shifts the draws of the kinds after it.
             let on = rng.random_range(0..2u32) == 1;
@@ -190,8 +191,17 @@ impl SimOptions {
         }
         if faults.is_empty() {
             // A seed with no fault at all would only repeat the liveness phase.
-            let kind = FaultKind::ALL[rng.random_range(0..FaultKind::ALL.len())];
+            let kind = first[rng.random_range(0..first.len())];
             faults.insert(kind, Ratio::new(pick(&mut rng, &FAULT_WEIGHTS), FAULT_DEN));
+        }
+        // The world behaviours added later: the same two draws per kind, after every
+        // draw above, so no earlier option of any seed moves.
+        for &kind in later {
+            let on = rng.random_range(0..2u32) == 1;
+            let num = pick(&mut rng, &FAULT_WEIGHTS);
+            if on {
+                faults.insert(kind, Ratio::new(num, FAULT_DEN));
+            }
         }
 
         SimOptions {

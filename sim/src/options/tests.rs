@@ -56,6 +56,7 @@ fn seed_zero_derives_the_pinned_options() {
             ("compaction", 1),
             ("rewind", 20),
             ("prefix_change", 150),
+            ("reused_ids", 1),
         ]
     );
 }
@@ -181,7 +182,8 @@ fn display_is_one_readable_block() {
     assert!(text.ends_with(
         "  faults off         torn_write, stale_delivery, duplicate_delivery, \
          provider_error_before, provider_error_mid, hang, tool_error, tool_empty, \
-         tool_cancel, busy_input, compaction, rewind, prefix_change\n"
+         tool_cancel, busy_input, compaction, rewind, prefix_change, tool_stop_other, \
+         reused_ids, hostile_input\n"
     ));
 }
 
@@ -240,7 +242,7 @@ fn parsing_an_unknown_fault_kind_lists_the_known_ones() {
     assert_eq!(err.found, "Crash");
     let text = err.to_string();
     assert!(text.starts_with("unknown fault kind \"Crash\"; expected one of: cancel, crash,"));
-    assert!(text.ends_with("rewind, prefix_change"));
+    assert!(text.ends_with("rewind, prefix_change, tool_stop_other, reused_ids, hostile_input"));
 }
 
 #[test]

@@ -13,6 +13,7 @@
 
 mod deliver;
 mod faults;
+mod hostile;
 mod outputs;
 mod phases;
 
@@ -71,7 +72,8 @@ impl EnginePhase {
             ProviderErrorBefore | ProviderErrorMid | Hang => self == Streaming,
             ToolError | ToolEmpty | ToolCancel => self == Tools,
             BusyInput => matches!(self, Streaming | Tools),
-            Compaction | Rewind | PrefixChange => self == Idle,
+            Compaction | Rewind | PrefixChange | HostileInput => self == Idle,
+            ToolStopOther | ReusedIds => self == Streaming,
         }
     }
 }

@@ -82,6 +82,9 @@ impl World<'_> {
                 if let Some(kind) = plan.fault {
                     self.count_fault(kind);
                 }
+                if let Some(kind) = plan.world {
+                    self.count_fault(kind);
+                }
                 let mut t = self.sched.now();
                 let last = plan.events.len().saturating_sub(1);
                 self.d.mark(Tag::Dup);

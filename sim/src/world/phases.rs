@@ -220,6 +220,7 @@ impl World<'_> {
                 Mode::MayRefuse("a refused configure"),
             )?;
         }
+        self.maybe_hostile_input()?;
         self.sched
             .push_after(u64::from(self.d.range(1, 5000)), Ev::Prompt);
         self.prompt_scheduled = true;

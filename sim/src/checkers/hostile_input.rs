@@ -1,0 +1,85 @@
+//! `hostile_input`: an input the engine must refuse or repair never leaves it holding
+//! an invalid history (docs/spec.md §7, "Hostile and legacy inputs").
+//!
+//! A host hands an engine things no correct session produces: a rewind that would
+//! split a tool call from its results, a blank compaction summary, a log whose last
+//! record (a compaction, an append, a record from an older writer) breaks the
+//! history. Refusing is correct; so is repairing. Accepting the input as it is and
+//! holding a history the API rejects is not: every later request of the session would
+//! be refused, and the user's session is lost without an error at the moment it broke.
+
+use super::{Check, Checker, Ctx, Event, Invariant};
+use turnsim_core::validate_history;
+
+pub struct HostileInput;
+
+impl Checker for HostileInput {
+    fn invariant(&self) -> Invariant {
+        Invariant::HostileInput
+    }
+
+    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        let Event::Hostile { what, held } = event else {
+            return None;
+        };
+        let Ok(history) = held else {
+            return Some(Ok(())); // refused
+        };
+        Some(validate_history(history).map_err(|e| {
+            format!("the engine accepted {what} and now holds an invalid history: {e}")
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use turnsim_core::{Block, Message, SharedMessage};
+
+    fn observe(held: Result<&[SharedMessage], &str>) -> Option<Check> {
+        let ctx = Ctx {
+            step: 7,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+        };
+        HostileInput.observe(&ctx, &Event::Hostile { what: "x", held })
+    }
+
+    #[test]
+    fn an_accepted_input_that_leaves_an_unanswered_call_is_a_violation() {
+        let history: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("summary")),
+            Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+                id: "t".into(),
+                name: "ls".into(),
+                input: serde_json::json!({}),
+            }])),
+        ];
+        assert_eq!(
+            observe(Ok(&history)),
+            Some(Err(
+                "the engine accepted x and now holds an invalid history: message 1: history ends with unanswered tool call t".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_refusal_or_a_valid_history_passes() {
+        assert_eq!(observe(Err("refused")), Some(Ok(())));
+        let history: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi"))];
+        assert_eq!(observe(Ok(&history)), Some(Ok(())));
+    }
+
+    #[test]
+    fn other_events_are_not_its_concern() {
+        let ctx = Ctx {
+            step: 0,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+        };
+        assert_eq!(HostileInput.observe(&ctx, &Event::Step), None);
+    }
+}

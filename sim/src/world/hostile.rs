@@ -1,0 +1,151 @@
+//! Hostile and legacy inputs: what a host or an older writer may hand the engine that
+//! it must refuse or repair (the `hostile_input` option).
+//!
+//! Guarantee: every such input is judged by the `hostile_input` checker through one
+//! [`Event::Hostile`]: refused, or accepted with a valid history held afterwards. A
+//! live input goes through the engine the run continues with (a refusal is also held
+//! to "changes nothing" like any refused input); a hostile log is handed to a second
+//! engine restored beside the live one and then dropped, since a log the engine
+//! refuses would otherwise end the run rather than test the refusal. The option draws
+//! nothing while it is off, so runs without it keep their decision lists.
+
+use super::*;
+use turnsim_core::log::encode_frame;
+use turnsim_core::{Block, Message, Record, encode_record};
+
+/// The kinds of hostile input, one drawn per roll.
+const KINDS: u32 = 5;
+
+impl World<'_> {
+    /// Between turns, maybe hands the engine one hostile input.
+    pub(super) fn maybe_hostile_input(&mut self) -> Step {
+        if self.turn_open || !self.roll(FaultKind::HostileInput) {
+            return Ok(());
+        }
+        self.count_fault(FaultKind::HostileInput);
+        match self.d.below(KINDS) {
+            0 => self.split_rewind(),
+            1 => self.blank_summary(),
+            2 => {
+                let messages = vec![
+                    Message::user_text(format!("{MODEL_TAINT} summary")),
+                    Message::assistant_blocks(vec![Block::ToolUse {
+                        id: "hostile_call".into(),
+                        name: "read_file".into(),
+                        input: serde_json::json!({}),
+                    }]),
+                ];
+                let record = Record::Reset {
+                    messages,
+                    compacted: Vec::new(),
+                };
+                self.hostile_log(
+                    "a compaction record whose summary leaves a tool_use unanswered",
+                    encode_record(&record),
+                )
+            }
+            3 => {
+                let record = Record::Append {
+                    messages: vec![Message::user_blocks(vec![Block::tool_result(
+                        "hostile_orphan",
+                        "ok",
+                        false,
+                    )])],
+                    pending: turnsim_core::PendingOperation::None,
+                };
+                self.hostile_log(
+                    "an appended tool_result that answers no call",
+                    encode_record(&record),
+                )
+            }
+            _ => {
+                // The older session format kept a free-text recap of an interrupted
+                // turn; a log record in that shape is one no current record type reads.
+                let payload = serde_json::json!({
+                    "record": "abort_context",
+                    "text": "The previous turn was interrupted; continue where it stopped.",
+                });
+                let bytes = encode_frame(payload.to_string().as_bytes());
+                self.hostile_log("a log record in the older abort-context format", bytes)
+            }
+        }
+    }
+
+    /// A rewind to just after a message holding tool calls, which would leave them
+    /// unanswered; with no such message, a rewind past the end.
+    fn split_rewind(&mut self) -> Step {
+        let history = self.engine.history();
+        let splits: Vec<usize> = (1..=history.len())
+            .filter(|&i| !history[i - 1].tool_calls().is_empty())
+            .collect();
+        let (index, what) = if splits.is_empty() {
+            (history.len() + 1, "a rewind past the end of the history")
+        } else {
+            let i = splits[self.d.below(splits.len() as u32) as usize];
+            (i, "a rewind that splits a tool_use from its results")
+        };
+        self.note(|| format!("host hands a hostile input: {what} (index {index})"));
+        self.hostile_live(Input::Rewind { index }, what, Some(ResetKind::Rewind))
+    }
+
+    fn blank_summary(&mut self) -> Step {
+        let what = "a blank compaction summary";
+        self.note(|| format!("host hands a hostile input: {what}"));
+        let input = Input::Compact {
+            summary: " \n\t".into(),
+        };
+        self.hostile_live(input, what, Some(ResetKind::Compaction))
+    }
+
+    fn hostile_live(&mut self, input: Input, what: &'static str, reset: Option<ResetKind>) -> Step {
+        if self.deliver(input, Mode::MayRefuse(what))? {
+            let held = self.engine.history().to_vec();
+            self.ctx_check(Event::Hostile {
+                what,
+                held: Ok(&held),
+            })?;
+            if let Some(kind) = reset {
+                self.ctx_check(Event::Reset(kind))?;
+            }
+        } else {
+            self.ctx_check(Event::Hostile {
+                what,
+                held: Err("refused"),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Restores a second engine from the durable log with `record` after it, judges
+    /// what it holds, and drops it.
+    fn hostile_log(&mut self, what: &'static str, record: Vec<u8>) -> Step {
+        self.note(|| format!("host restores from a hostile log: {what}"));
+        self.events += 1;
+        let mut log = self.disk.durable().to_vec();
+        log.extend_from_slice(&record);
+        let factory = self.factory;
+        let config = self.config.clone();
+        let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
+        match restored {
+            Err(panic) => Err(Violation {
+                invariant: Invariant::EnginePanic,
+                step: self.steps,
+                message: format!(
+                    "the engine panicked restoring {what}: {}",
+                    panic_text(&*panic)
+                ),
+            }),
+            Ok(Err(refusal)) => {
+                self.note(|| format!("refused: {refusal}"));
+                self.ctx_check(Event::Hostile {
+                    what,
+                    held: Err(&refusal),
+                })
+            }
+            Ok(Ok((engine, _outputs))) => self.ctx_check(Event::Hostile {
+                what,
+                held: Ok(engine.history()),
+            }),
+        }
+    }
+}
