@@ -26,11 +26,17 @@ pub enum Invariant {
     Liveness,
     Determinism,
     EnginePanic,
+    InterruptionRecorded,
+    LabelMatches,
+    QuietAfterCancel,
+    ShownSurvives,
+    ReplyNeverFails,
+    ModelEndsTurn,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 13] = [
+    pub const ALL: [Invariant; 19] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -44,6 +50,12 @@ impl Invariant {
         Invariant::Liveness,
         Invariant::Determinism,
         Invariant::EnginePanic,
+        Invariant::InterruptionRecorded,
+        Invariant::LabelMatches,
+        Invariant::QuietAfterCancel,
+        Invariant::ShownSurvives,
+        Invariant::ReplyNeverFails,
+        Invariant::ModelEndsTurn,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -62,6 +74,12 @@ impl Invariant {
             Invariant::Liveness => "liveness",
             Invariant::Determinism => "determinism",
             Invariant::EnginePanic => "engine_panic",
+            Invariant::InterruptionRecorded => "interruption_recorded",
+            Invariant::LabelMatches => "label_matches",
+            Invariant::QuietAfterCancel => "quiet_after_cancel",
+            Invariant::ShownSurvives => "shown_survives",
+            Invariant::ReplyNeverFails => "reply_never_fails",
+            Invariant::ModelEndsTurn => "model_ends_turn",
         }
     }
 }
@@ -164,6 +182,12 @@ mod tests {
                 "liveness",
                 "determinism",
                 "engine_panic",
+                "interruption_recorded",
+                "label_matches",
+                "quiet_after_cancel",
+                "shown_survives",
+                "reply_never_fails",
+                "model_ends_turn",
             ]
         );
     }

@@ -21,6 +21,7 @@ impl World<'_> {
     ) -> Step {
         if !dup && self.is_live(op, false) {
             self.note(|| format!("provider {op} {}", show_event(&event)));
+            self.ctx_check(Event::Streamed { op, event: &event })?;
             self.deliver(Input::Stream { op, event }, Mode::Live)?;
             return Ok(());
         }

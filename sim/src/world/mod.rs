@@ -13,6 +13,7 @@
 
 mod deliver;
 mod faults;
+mod observe;
 mod outputs;
 mod phases;
 
@@ -245,6 +246,8 @@ struct World<'a> {
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
+    /// Set while a crash cuts short an output list that holds a turn's end.
+    crash_cuts_turn_end: bool,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -290,6 +293,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),
+        crash_cuts_turn_end: false,
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();
