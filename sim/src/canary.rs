@@ -268,8 +268,7 @@ impl EngineFactory for Canary {
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
         if self.0.turns_canary() {
             let log = restore_log(self.0, log);
-            let (session, outputs) =
-                Session::restore(config, &log).map_err(|e| e.to_string())?;
+            let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
             return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
         }
         let (session, mut outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;

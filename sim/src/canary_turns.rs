@@ -14,12 +14,12 @@ use crate::engine::Engine;
 use serde::Serialize;
 use std::sync::Arc;
 use turnsim_core::log::{Record, decode_log, encode_record};
-use turnsim_core::state::StopReason;
 use turnsim_core::note::{CANCEL_PHRASES, tool_in_flight_note_text};
 use turnsim_core::session::StreamEvent;
+use turnsim_core::state::StopReason;
 use turnsim_core::{
-    Block, Input, InterruptReason, Message, Output, PendingOperation, Role, Session,
-    SharedMessage, ToolCall, is_tool_in_flight_note,
+    Block, Input, InterruptReason, Message, Output, PendingOperation, Role, Session, SharedMessage,
+    ToolCall, is_tool_in_flight_note,
 };
 
 #[derive(Serialize)]
@@ -65,8 +65,7 @@ fn rewrite(bug: Bug, messages: &[SharedMessage]) -> Vec<SharedMessage> {
         let replaced = match (bug, text) {
             // Every live cancel is recorded without its cause.
             (Bug::MarkerWithoutCause, Some(t))
-                if InterruptReason::from_marker(t)
-                    .is_some_and(|r| r.cancel_cause().is_some()) =>
+                if InterruptReason::from_marker(t).is_some_and(|r| r.cancel_cause().is_some()) =>
             {
                 Some(InterruptReason::Unknown.marker().to_string())
             }

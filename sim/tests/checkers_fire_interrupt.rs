@@ -8,8 +8,8 @@ use turnsim_core::log::TurnOutcome;
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::state::{StopReason, Usage};
 use turnsim_core::{
-    Block, CacheBreakpoint, CacheHints, CancelCause, InterruptReason, Message, OperationId, Request, SharedMessage,
-    ToolCall, tool_in_flight_note_text,
+    Block, CacheBreakpoint, CacheHints, CancelCause, InterruptReason, Message, OperationId,
+    Request, SharedMessage, ToolCall, tool_in_flight_note_text,
 };
 
 fn directive(words: &str) -> SharedMessage {
@@ -77,8 +77,11 @@ impl Fixture {
     fn cancelled(&mut self, cause: CancelCause, running: &[String]) {
         self.observe(&[], Event::TurnStarted { baseline: 0 })
             .expect("the turn starts");
-        self.observe(&[directive("fix it")], Event::CancelAccepted { cause, running })
-            .expect("the cancel is accepted");
+        self.observe(
+            &[directive("fix it")],
+            Event::CancelAccepted { cause, running },
+        )
+        .expect("the cancel is accepted");
     }
 
     fn stream(&mut self, events: &[StreamEvent]) {
@@ -119,7 +122,10 @@ fn request() -> Request {
 fn interruption_recorded_fires_when_a_cancelled_turn_has_no_marker() {
     let mut f = Fixture::new();
     f.cancelled(CancelCause::User, &[]);
-    let h = [directive("fix it"), Arc::new(Message::assistant_text("half"))];
+    let h = [
+        directive("fix it"),
+        Arc::new(Message::assistant_text("half")),
+    ];
     let err = f.observe(&h, Event::TurnEnded).expect_err("no marker");
     assert_eq!(
         err,
@@ -305,7 +311,9 @@ fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
     )
     .expect("the cancel");
     let h = [directive("fix it"), marker(InterruptReason::User)];
-    let err = f.observe(&h, Event::TurnEnded).expect_err("the text is gone");
+    let err = f
+        .observe(&h, Event::TurnEnded)
+        .expect_err("the text is gone");
     assert_eq!(
         err,
         "shown_survives@7: text the user saw streamed is not in the history after the interruption: I will fix the parser"

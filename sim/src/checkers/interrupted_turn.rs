@@ -40,14 +40,20 @@ pub fn interruption_wording(m: &Message) -> Option<InterruptionWording<'_>> {
     // The label is a note the generator writes, so its list sits between the fixed
     // head and tail and its items are separated by ", ".
     let (_, after) = label.split_once(" while the tool call")?;
-    let list = after.strip_prefix("s ").or_else(|| after.strip_prefix(' '))?;
+    let list = after
+        .strip_prefix("s ")
+        .or_else(|| after.strip_prefix(' '))?;
     let list = list
         .split_once(" was running.")
         .or_else(|| list.split_once(" were running."))?
         .0;
     let names = list
         .split(", ")
-        .map(|item| item.strip_prefix('`').and_then(|n| n.strip_suffix('`')).unwrap_or(item))
+        .map(|item| {
+            item.strip_prefix('`')
+                .and_then(|n| n.strip_suffix('`'))
+                .unwrap_or(item)
+        })
         .collect();
     Some(InterruptionWording::MayHaveRun(names))
 }
@@ -122,7 +128,8 @@ impl TurnWatch {
             }
             Event::TurnEnded => {
                 let baseline = self.baseline.take()?;
-                (self.cancel.is_some() || self.crashed).then(|| self.due(baseline, !self.turn_end_cut))
+                (self.cancel.is_some() || self.crashed)
+                    .then(|| self.due(baseline, !self.turn_end_cut))
             }
             Event::Restarted { .. } => {
                 let baseline = self.baseline?;

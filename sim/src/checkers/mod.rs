@@ -126,7 +126,8 @@ pub enum Event<'a> {
         running: &'a [String],
         turn_end_in_flight: bool,
     },
-    /// A live provider event, just before the engine gets it: what the model said.
+    /// A live provider event, just before the engine gets it: what the model said
+    /// (thinking, signature and tool-input deltas are not reported).
     Streamed {
         op: OperationId,
         event: &'a StreamEvent,

@@ -31,11 +31,18 @@ struct Reply {
 impl Default for ModelEndsTurn {
     fn default() -> Self {
         ModelEndsTurn {
-            cap: crate::world::sim_config().max_truncated_resumes,
+            cap: configured_cap(),
             reply: None,
             resumed: 0,
         }
     }
+}
+
+/// The cap of the session the world configures, built once per process: every run
+/// uses the same configuration, and building it per run would cost every seed.
+fn configured_cap() -> u32 {
+    static CAP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| crate::world::sim_config().max_truncated_resumes)
 }
 
 impl ModelEndsTurn {

@@ -8,7 +8,9 @@
 //! (docs/spec.md §4, §7: the provider refuses a whitespace-only text block), and each
 //! shown text must survive trimmed, as part of the turn's assistant text. Tool calls
 //! are required after a live cancel only: crash recovery drafts text, never calls,
-//! and no call of an unfinished reply was dispatched.
+//! and no call of an unfinished reply was dispatched. When the crash cut short the
+//! output list that ended the turn, the turn may have ended (failed, keeping nothing
+//! of the generation) before it, so nothing is required.
 
 use super::interrupted_turn::TurnWatch;
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
@@ -95,6 +97,11 @@ impl Checker for ShownSurvives {
             _ => {}
         }
         let due = self.watch.follow(ctx, event)?;
+        if !due.strict {
+            // The crash cut short the list that ended the turn: it may have ended
+            // first, and a failed generation keeps nothing of itself (spec.md §6).
+            return Some(Ok(()));
+        }
         let turn = ctx.history.get(due.baseline..).unwrap_or_default();
         let mut said = String::new();
         for m in turn.iter().filter(|m| m.role == Role::Assistant) {
