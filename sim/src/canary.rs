@@ -6,6 +6,7 @@
 //! uses. A harness that passes a canary has a blind spot; the canary tests require
 //! `turnsim run` to find each one within a stated seed budget.
 
+use crate::canary_turns::{TurnCanary, restore_log};
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
 use serde::Serialize;
@@ -34,16 +35,34 @@ pub enum Bug {
     /// Tool-use ids are sent back exactly as the provider streamed them, so a provider
     /// that numbers calls per reply puts one id in the history twice.
     ReusedIdsVerbatim,
+    /// A live cancel's marker omits its cause (the generic marker for every cancel).
+    MarkerWithoutCause,
+    /// The tool-in-flight note names every call of the batch, finished ones too.
+    NoteNamesFinished,
+    /// A cancel during a stream still dispatches the calls whose blocks had finished.
+    DispatchAfterCancel,
+    /// Restore drops the text streamed before a crash.
+    CrashLosesDraft,
+    /// A reply with two or more tool calls fails the turn.
+    ParallelCallsFail,
+    /// Every finished reply is read as cut off at the output limit and resumed.
+    ContinuesAfterEndTurn,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 6] = [
+    pub const ALL: [Bug; 12] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
         Bug::TailOnToolResult,
         Bug::MarkerTwice,
         Bug::ReusedIdsVerbatim,
+        Bug::MarkerWithoutCause,
+        Bug::NoteNamesFinished,
+        Bug::DispatchAfterCancel,
+        Bug::CrashLosesDraft,
+        Bug::ParallelCallsFail,
+        Bug::ContinuesAfterEndTurn,
     ];
 
     pub fn name(self) -> &'static str {
@@ -54,11 +73,23 @@ impl Bug {
             Bug::TailOnToolResult => "tail_on_tool_result",
             Bug::MarkerTwice => "marker_twice",
             Bug::ReusedIdsVerbatim => "reused_ids_verbatim",
+            Bug::MarkerWithoutCause => "marker_without_cause",
+            Bug::NoteNamesFinished => "note_names_finished",
+            Bug::DispatchAfterCancel => "dispatch_after_cancel",
+            Bug::CrashLosesDraft => "crash_loses_draft",
+            Bug::ParallelCallsFail => "parallel_calls_fail",
+            Bug::ContinuesAfterEndTurn => "continues_after_end_turn",
         }
     }
 
     pub fn parse(name: &str) -> Option<Bug> {
         Bug::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether it is one of the interruption and turn-end canaries of
+    /// [`crate::canary_turns`].
+    fn turns_canary(self) -> bool {
+        Bug::ALL[5..].contains(&self)
     }
 
     /// The invariant that should catch it.
@@ -70,6 +101,12 @@ impl Bug {
             Bug::TailOnToolResult => Invariant::AppendOnly,
             Bug::MarkerTwice => Invariant::MarkerOnce,
             Bug::ReusedIdsVerbatim => Invariant::Pairing,
+            Bug::MarkerWithoutCause => Invariant::InterruptionRecorded,
+            Bug::NoteNamesFinished => Invariant::LabelMatches,
+            Bug::DispatchAfterCancel => Invariant::QuietAfterCancel,
+            Bug::CrashLosesDraft => Invariant::ShownSurvives,
+            Bug::ParallelCallsFail => Invariant::ReplyNeverFails,
+            Bug::ContinuesAfterEndTurn => Invariant::ModelEndsTurn,
         }
     }
 }
@@ -309,6 +346,9 @@ impl EngineFactory for Canary {
     }
 
     fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
+        if self.0.turns_canary() {
+            return Box::new(TurnCanary::new(self.0, Session::new(config)));
+        }
         Box::new(CanaryEngine::new(self.0, Session::new(config)))
     }
 
@@ -317,6 +357,11 @@ impl EngineFactory for Canary {
         config: SessionConfig,
         log: &[u8],
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        if self.0.turns_canary() {
+            let log = restore_log(self.0, log);
+            let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
+            return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
+        }
         let (session, mut outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
         if self.0 == Bug::RestartRedispatches
             && let Some((op, calls)) = pending_at_end(log)

@@ -27,6 +27,7 @@
 
 pub mod atomic;
 pub mod canary;
+mod canary_turns;
 pub mod check;
 pub mod checkers;
 #[cfg(feature = "cli")]

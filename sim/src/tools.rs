@@ -82,6 +82,16 @@ impl Ledger {
         self.entries.get(id).map_or(&[], |v| v.as_slice())
     }
 
+    /// The ids of the executions running now (started, neither finished, cancelled nor
+    /// cut off), in id order.
+    pub fn running(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|(_, runs)| runs.iter().any(|e| e.state == Execution::Running))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     pub fn executions(&self) -> usize {
         self.entries.values().map(Vec::len).sum()
     }

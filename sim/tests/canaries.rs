@@ -134,3 +134,33 @@ fn a_marker_appended_twice_is_found_by_marker_once() {
 fn a_provider_id_sent_back_verbatim_after_reuse_is_found_by_pairing() {
     canary_is_found_within(Bug::ReusedIdsVerbatim, REUSED_IDS_BUDGET);
 }
+
+#[test]
+fn a_cancel_marker_without_its_cause_is_found_by_interruption_recorded() {
+    canary_is_found_shrunk_and_replayed(Bug::MarkerWithoutCause);
+}
+
+#[test]
+fn a_note_naming_finished_calls_is_found_by_label_matches() {
+    canary_is_found_shrunk_and_replayed(Bug::NoteNamesFinished);
+}
+
+#[test]
+fn a_dispatch_after_an_accepted_cancel_is_found_by_quiet_after_cancel() {
+    canary_is_found_shrunk_and_replayed(Bug::DispatchAfterCancel);
+}
+
+#[test]
+fn a_restore_that_loses_the_streamed_text_is_found_by_shown_survives() {
+    canary_is_found_shrunk_and_replayed(Bug::CrashLosesDraft);
+}
+
+#[test]
+fn a_valid_reply_that_fails_the_turn_is_found_by_reply_never_fails() {
+    canary_is_found_shrunk_and_replayed(Bug::ParallelCallsFail);
+}
+
+#[test]
+fn a_finished_reply_resumed_as_truncated_is_found_by_model_ends_turn() {
+    canary_is_found_shrunk_and_replayed(Bug::ContinuesAfterEndTurn);
+}

@@ -27,11 +27,17 @@ pub enum Invariant {
     Determinism,
     EnginePanic,
     HostileInput,
+    InterruptionRecorded,
+    LabelMatches,
+    QuietAfterCancel,
+    ShownSurvives,
+    ReplyNeverFails,
+    ModelEndsTurn,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 14] = [
+    pub const ALL: [Invariant; 20] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -46,6 +52,12 @@ impl Invariant {
         Invariant::Determinism,
         Invariant::EnginePanic,
         Invariant::HostileInput,
+        Invariant::InterruptionRecorded,
+        Invariant::LabelMatches,
+        Invariant::QuietAfterCancel,
+        Invariant::ShownSurvives,
+        Invariant::ReplyNeverFails,
+        Invariant::ModelEndsTurn,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -65,6 +77,12 @@ impl Invariant {
             Invariant::Determinism => "determinism",
             Invariant::EnginePanic => "engine_panic",
             Invariant::HostileInput => "hostile_input",
+            Invariant::InterruptionRecorded => "interruption_recorded",
+            Invariant::LabelMatches => "label_matches",
+            Invariant::QuietAfterCancel => "quiet_after_cancel",
+            Invariant::ShownSurvives => "shown_survives",
+            Invariant::ReplyNeverFails => "reply_never_fails",
+            Invariant::ModelEndsTurn => "model_ends_turn",
         }
     }
 }
@@ -168,6 +186,12 @@ mod tests {
                 "determinism",
                 "engine_panic",
                 "hostile_input",
+                "interruption_recorded",
+                "label_matches",
+                "quiet_after_cancel",
+                "shown_survives",
+                "reply_never_fails",
+                "model_ends_turn",
             ]
         );
     }

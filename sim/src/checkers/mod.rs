@@ -21,12 +21,24 @@ pub(crate) mod pairing;
 mod recovery_idempotent;
 mod stale_noop;
 
+mod interrupted_turn;
+mod interruption_recorded;
+mod label_matches;
+mod model_ends_turn;
+mod quiet_after_cancel;
+mod reply_never_fails;
+mod shown_survives;
+pub use interrupted_turn::{InterruptionWording, interruption_wording};
+
 pub use invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
 
 use crate::conventions::{CheckKind, Conventions, Selection};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use turnsim_core::{OperationId, Output, Request, SharedMessage, ToolCall};
+use turnsim_core::log::TurnOutcome;
+use turnsim_core::{
+    CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
+};
 
 /// Every invariant's name, as reports and scenario files spell it.
 pub const INVARIANTS: [&str; INVARIANT_NAMES.len()] = INVARIANT_NAMES;
@@ -110,6 +122,31 @@ pub enum Event<'a> {
         what: &'a str,
         held: Result<&'a [SharedMessage], &'a str>,
     },
+    /// A cancel was accepted while a turn was open, before its outputs are carried out;
+    /// `running` are the tool-use ids the ledger had started and not finished then.
+    CancelAccepted {
+        cause: CancelCause,
+        running: &'a [String],
+    },
+    /// The process died, before the restart; `running` as for a cancel, and
+    /// `turn_end_in_flight` when the output list the crash cut short held a turn's end
+    /// (so the log may or may not say the turn ended).
+    Crashed {
+        running: &'a [String],
+        turn_end_in_flight: bool,
+    },
+    /// A live provider event, just before the engine gets it: what the model said
+    /// (thinking, signature and tool-input deltas are not reported).
+    Streamed {
+        op: OperationId,
+        event: &'a StreamEvent,
+    },
+    /// How the engine says the turn ended, just before `TurnEnded`; `injected` counts
+    /// the provider and tool faults the world injected in the run so far.
+    TurnOutcome {
+        outcome: &'a TurnOutcome,
+        injected: u64,
+    },
 }
 
 pub trait Checker: Send {
@@ -171,6 +208,12 @@ impl Checks {
             Box::new(recovery_idempotent::RecoveryIdempotent),
             Box::new(cache_breakpoints::CacheBreakpoints::new(c)),
             Box::new(liveness::Liveness),
+            Box::<interruption_recorded::InterruptionRecorded>::default(),
+            Box::<label_matches::LabelMatches>::default(),
+            Box::<quiet_after_cancel::QuietAfterCancel>::default(),
+            Box::<shown_survives::ShownSurvives>::default(),
+            Box::<reply_never_fails::ReplyNeverFails>::default(),
+            Box::<model_ends_turn::ModelEndsTurn>::default(),
             Box::new(hostile_input::HostileInput),
         ]
     }

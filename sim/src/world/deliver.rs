@@ -21,6 +21,16 @@ impl World<'_> {
     ) -> Step {
         if !dup && self.is_live(op, false) {
             self.note(|| format!("provider {op} {}", show_event(&event)));
+            // Thinking and tool-input fragments say nothing about what the model said
+            // or ended; leaving them out keeps the per-event cost where it was.
+            if !matches!(
+                event,
+                StreamEvent::ThinkingDelta { .. }
+                    | StreamEvent::SignatureDelta { .. }
+                    | StreamEvent::InputJsonDelta { .. }
+            ) {
+                self.ctx_check(Event::Streamed { op, event: &event })?;
+            }
             self.deliver(Input::Stream { op, event }, Mode::Live)?;
             return Ok(());
         }

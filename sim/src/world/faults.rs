@@ -80,6 +80,7 @@ impl World<'_> {
         self.disk.crash(keep);
         self.hash(b"crash", &(keep as u64).to_le_bytes());
         self.note(|| format!("CRASH (torn write keeps {keep} bytes); restarting"));
+        self.observe_crash()?;
         self.ledger.crash();
         self.outstanding = None;
         self.delivered.clear();

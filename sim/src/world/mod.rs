@@ -14,6 +14,7 @@
 mod deliver;
 mod faults;
 mod hostile;
+mod observe;
 mod outputs;
 mod phases;
 
@@ -249,6 +250,8 @@ struct World<'a> {
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
+    /// Set while a crash cuts short an output list that holds a turn's end.
+    crash_cuts_turn_end: bool,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -294,6 +297,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),
+        crash_cuts_turn_end: false,
     };
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();

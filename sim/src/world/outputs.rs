@@ -11,10 +11,14 @@ impl World<'_> {
     /// Carries out outputs in order; a crash may strike before any of them. Returns
     /// whether all were carried out.
     pub(super) fn execute(&mut self, outputs: Vec<Output>) -> Result<bool, Violation> {
-        for out in outputs {
+        let turn_end = outputs
+            .iter()
+            .position(|o| matches!(o, Output::TurnEnded { .. }));
+        for (i, out) in outputs.into_iter().enumerate() {
             self.events += 1;
             self.d.mark(Tag::Crash);
             if self.restart_depth < 2 && self.roll_crash_per_output() {
+                self.crash_cuts_turn_end = turn_end.is_some_and(|end| end >= i);
                 self.count_fault(FaultKind::Crash);
                 let torn = match &out {
                     Output::Persist { bytes }
@@ -173,6 +177,7 @@ impl World<'_> {
                 self.note(|| format!("turn ended: {text}"));
                 self.turn_open = false;
                 self.outstanding = None;
+                self.observe_turn_outcome(&outcome)?;
                 self.ctx_check(Event::TurnEnded)?;
                 if self.faults_on && self.prompts_sent < self.opts.turns && !self.prompt_scheduled {
                     self.d.mark(Tag::Between);

@@ -82,7 +82,7 @@ impl World<'_> {
                 if self.turn_open {
                     self.count_fault(FaultKind::Cancel);
                     self.note(|| format!("user/host cancels ({cause:?})"));
-                    self.deliver(Input::Cancel { cause }, Mode::Live)?;
+                    self.cancel_live(cause)?;
                 } else {
                     self.count_fault(FaultKind::Cancel);
                     self.deliver(Input::Cancel { cause }, Mode::Noop("a cancel while idle"))?;
@@ -109,12 +109,7 @@ impl World<'_> {
             Ev::Watchdog { op } => {
                 if self.outstanding.map(|o| o.0) == Some(op) {
                     self.note(|| format!("host watchdog cancels silent {op}"));
-                    self.deliver(
-                        Input::Cancel {
-                            cause: CancelCause::Host,
-                        },
-                        Mode::Live,
-                    )?;
+                    self.cancel_live(CancelCause::Host)?;
                 }
             }
         }

@@ -1,0 +1,96 @@
+//! `label_matches`: every tool call that had started and not finished when a cancel
+//! or a crash struck is answered as "may have run, effects unknown", and after a live
+//! cancel no other call is (issue 17, item 2).
+//!
+//! The world's tool ledger is the truth: it knows which executions started and which
+//! finished. A call that ran but is labelled as never run makes the model retry a
+//! payment or a deploy whose effects already happened; a call labelled as possibly
+//! run that finished (or never started) sends it to inspect and undo work that is
+//! fine. After a crash the engine cannot know whether an intent it logged was
+//! dispatched, so there only the calls that ran must be labelled; extra names are
+//! honest uncertainty.
+
+use super::interrupted_turn::{InterruptionWording, TurnWatch, interruption_wording, rendered};
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use std::collections::BTreeMap;
+use turnsim_core::{Block, SharedMessage};
+
+#[derive(Default)]
+pub struct LabelMatches {
+    watch: TurnWatch,
+    /// Tool-use ids running when the turn was interrupted, from the ledger.
+    running: Vec<String>,
+}
+
+/// The name a turn's `tool_use` with this id carries, the latest one first.
+fn call_name<'h>(turn: &'h [SharedMessage], id: &str) -> Option<&'h str> {
+    turn.iter().rev().find_map(|m| {
+        m.blocks().iter().find_map(|b| match b {
+            Block::ToolUse { id: i, name, .. } if i == id => Some(name.as_str()),
+            _ => None,
+        })
+    })
+}
+
+fn counts<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, usize> {
+    let mut c = BTreeMap::new();
+    for n in names {
+        *c.entry(n).or_default() += 1;
+    }
+    c
+}
+
+impl Checker for LabelMatches {
+    fn invariant(&self) -> Invariant {
+        Invariant::LabelMatches
+    }
+
+    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { .. } => self.running.clear(),
+            Event::CancelAccepted { running, .. } | Event::Crashed { running, .. } => {
+                for id in running.iter() {
+                    if !self.running.contains(id) {
+                        self.running.push(id.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+        let due = self.watch.follow(ctx, event)?;
+        let turn = ctx.history.get(due.baseline..).unwrap_or_default();
+        // Calls whose tool_use did not survive are pairing's concern, not a label's.
+        let ran = counts(
+            self.running
+                .iter()
+                .filter_map(|id| call_name(turn, id))
+                .map(rendered),
+        );
+        let labelled = counts(turn.iter().flat_map(|m| match interruption_wording(m) {
+            Some(InterruptionWording::MayHaveRun(names)) => names,
+            _ => Vec::new(),
+        }));
+        self.running.clear();
+        for (name, n) in &ran {
+            let have = labelled.get(name).copied().unwrap_or(0);
+            if have < *n {
+                return Some(Err(format!(
+                    "{n} call(s) of {} were running when the turn was interrupted, but only {have} are labelled as possibly run",
+                    excerpt(name)
+                )));
+            }
+        }
+        if !due.crashed {
+            for (name, n) in &labelled {
+                let truth = ran.get(name).copied().unwrap_or(0);
+                if *n > truth {
+                    return Some(Err(format!(
+                        "{n} call(s) of {} are labelled as possibly run, but the ledger had {truth} running when the cancel was accepted",
+                        excerpt(name)
+                    )));
+                }
+            }
+        }
+        Some(Ok(()))
+    }
+}

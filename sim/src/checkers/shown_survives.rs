@@ -1,0 +1,146 @@
+//! `shown_survives`: text and tool calls streamed to the user before a cancel or a
+//! crash are in the history afterwards (issue 17, item 4).
+//!
+//! The user watched the reply stream; a history without it makes the model's next
+//! reply contradict what the user saw, or redo work the user already read about.
+//! Streamed text counts as shown once the engine received it and every output of that
+//! delivery was carried out (a crash in between may lose it); blank text is exempt
+//! (docs/spec.md §4, §7: the provider refuses a whitespace-only text block), and each
+//! shown text must survive trimmed, as part of the turn's assistant text. Tool calls
+//! are required after a live cancel only: crash recovery drafts text, never calls,
+//! and no call of an unfinished reply was dispatched. When the crash cut short the
+//! output list that ended the turn, the turn may have ended (failed, keeping nothing
+//! of the generation) before it, so nothing is required.
+
+use super::interrupted_turn::TurnWatch;
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use turnsim_core::session::{BlockStart, StreamEvent};
+use turnsim_core::{Block, Content, Role};
+
+#[derive(Default)]
+pub struct ShownSurvives {
+    watch: TurnWatch,
+    /// Text blocks shown in this turn, by reply then block index.
+    texts: Vec<String>,
+    /// Where the current reply's blocks start in `texts`, and its tool blocks.
+    reply_start: usize,
+    tool_blocks: Vec<(usize, String)>,
+    /// Tool calls whose input finished streaming.
+    calls: Vec<String>,
+    /// The last delivery, until its step ends: a crash in it undoes it.
+    undo: Option<Undo>,
+}
+
+enum Undo {
+    Text { slot: usize, len: usize },
+    Call,
+}
+
+impl ShownSurvives {
+    fn slot(&mut self, index: usize) -> usize {
+        let slot = self.reply_start + index;
+        if self.texts.len() <= slot {
+            self.texts.resize(slot + 1, String::new());
+        }
+        slot
+    }
+}
+
+impl Checker for ShownSurvives {
+    fn invariant(&self) -> Invariant {
+        Invariant::ShownSurvives
+    }
+
+    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.texts.clear();
+                self.calls.clear();
+                self.tool_blocks.clear();
+                self.reply_start = 0;
+                self.undo = None;
+            }
+            Event::Step => self.undo = None,
+            Event::Crashed { .. } => match self.undo.take() {
+                Some(Undo::Text { slot, len }) => self.texts[slot].truncate(len),
+                Some(Undo::Call) => {
+                    self.calls.pop();
+                }
+                None => {}
+            },
+            Event::Streamed { event, .. } => {
+                self.undo = None;
+                match event {
+                    StreamEvent::MessageStart => {
+                        self.reply_start = self.texts.len();
+                        self.tool_blocks.clear();
+                    }
+                    StreamEvent::TextDelta { index, text } => {
+                        let slot = self.slot(*index);
+                        let len = self.texts[slot].len();
+                        self.texts[slot].push_str(text);
+                        self.undo = Some(Undo::Text { slot, len });
+                    }
+                    StreamEvent::BlockStart {
+                        index,
+                        block: BlockStart::ToolUse { id, .. },
+                    } => self.tool_blocks.push((*index, id.clone())),
+                    StreamEvent::BlockStop { index } => {
+                        if let Some((_, id)) = self.tool_blocks.iter().find(|(i, _)| i == index) {
+                            self.calls.push(id.clone());
+                            self.undo = Some(Undo::Call);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        let due = self.watch.follow(ctx, event)?;
+        if !due.strict {
+            // The crash cut short the list that ended the turn: it may have ended
+            // first, and a failed generation keeps nothing of itself (spec.md §6).
+            return Some(Ok(()));
+        }
+        let turn = ctx.history.get(due.baseline..).unwrap_or_default();
+        let mut said = String::new();
+        for m in turn.iter().filter(|m| m.role == Role::Assistant) {
+            match &m.content {
+                Content::Text(s) => said.push_str(s),
+                Content::Blocks(blocks) => {
+                    for b in blocks {
+                        if let Block::Text { text } = b {
+                            said.push_str(text);
+                        }
+                    }
+                }
+            }
+        }
+        let lost_text = self
+            .texts
+            .iter()
+            .map(|t| t.trim())
+            .find(|t| !t.is_empty() && !said.contains(t));
+        if let Some(t) = lost_text {
+            return Some(Err(format!(
+                "text the user saw streamed is not in the history after the interruption: {}",
+                excerpt(t)
+            )));
+        }
+        if !due.crashed {
+            let lost_call = self.calls.iter().find(|id| {
+                !turn.iter().any(|m| {
+                    m.blocks()
+                        .iter()
+                        .any(|b| matches!(b, Block::ToolUse { id: i, .. } if i == *id))
+                })
+            });
+            if let Some(id) = lost_call {
+                return Some(Err(format!(
+                    "the tool call {id} the user saw streamed is not in the history after the cancel"
+                )));
+            }
+        }
+        Some(Ok(()))
+    }
+}

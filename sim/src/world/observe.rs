@@ -1,0 +1,57 @@
+//! The world's own observations around an interruption: a cancel the engine accepted,
+//! a crash with the tools it cut off, and how the engine said the turn ended.
+//!
+//! Guarantee: each observation is taken from the world's side (the tool ledger, the
+//! output list being carried out, the faults it injected), never from the engine's
+//! report of itself, and costs nothing on a step without a cancel, a crash or a turn
+//! end: no history is copied, the ledger is read only at those moments.
+
+use super::*;
+use turnsim_core::log::TurnOutcome;
+
+/// Fault kinds that may legitimately fail a turn: the provider broke or a tool did.
+pub const TURN_FAILING_FAULTS: [FaultKind; 6] = [
+    FaultKind::ProviderErrorBefore,
+    FaultKind::ProviderErrorMid,
+    FaultKind::Hang,
+    FaultKind::ToolError,
+    FaultKind::ToolEmpty,
+    FaultKind::ToolCancel,
+];
+
+impl World<'_> {
+    /// Delivers a live cancel into an open turn; once the engine accepts it the
+    /// checkers hear of it before any of its outputs is carried out.
+    pub(super) fn cancel_live(&mut self, cause: CancelCause) -> Step {
+        let running = self.ledger.running();
+        match self.call(Input::Cancel { cause })? {
+            Ok(outputs) => {
+                self.ctx_check(Event::CancelAccepted {
+                    cause,
+                    running: &running,
+                })?;
+                self.execute(outputs)?;
+            }
+            Err(refusal) => self.note(|| format!("refused: {refusal}")),
+        }
+        Ok(())
+    }
+
+    /// Called as the process dies, before the ledger marks anything cut off.
+    pub(super) fn observe_crash(&mut self) -> Step {
+        let running = self.ledger.running();
+        let turn_end_in_flight = std::mem::take(&mut self.crash_cuts_turn_end);
+        self.ctx_check(Event::Crashed {
+            running: &running,
+            turn_end_in_flight,
+        })
+    }
+
+    pub(super) fn observe_turn_outcome(&mut self, outcome: &TurnOutcome) -> Step {
+        let injected = TURN_FAILING_FAULTS
+            .iter()
+            .map(|k| self.faults.get(k).copied().unwrap_or(0))
+            .sum();
+        self.ctx_check(Event::TurnOutcome { outcome, injected })
+    }
+}

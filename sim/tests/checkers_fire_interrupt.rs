@@ -1,0 +1,442 @@
+//! The interruption and turn-end checkers (issue 17, items 1, 2, 3, 4, 9, 10) each fire
+//! on the violation they exist for, fed crafted events through the same registry the
+//! world uses, and stay quiet on the correct version of the same turn.
+
+use std::sync::Arc;
+use turnsim::checkers::{Checks, Ctx, Event};
+use turnsim_core::log::TurnOutcome;
+use turnsim_core::session::{BlockStart, StreamEvent};
+use turnsim_core::state::{StopReason, Usage};
+use turnsim_core::{
+    Block, CacheBreakpoint, CacheHints, CancelCause, InterruptReason, Message, OperationId,
+    Request, SharedMessage, ToolCall, tool_in_flight_note_text,
+};
+
+fn directive(words: &str) -> SharedMessage {
+    Arc::new(turnsim_core::request::directive_message(
+        turnsim_core::request::turn_context_block("now", "stance", &[]),
+        words.into(),
+    ))
+}
+
+fn user(text: &str) -> SharedMessage {
+    Arc::new(Message::user_text(text))
+}
+
+fn marker(reason: InterruptReason) -> SharedMessage {
+    user(reason.marker())
+}
+
+fn two_calls() -> SharedMessage {
+    let call = |id: &str, name: &str| Block::ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input: serde_json::json!({}),
+    };
+    Arc::new(Message::assistant_blocks(vec![
+        call("t1", "read_file"),
+        call("t2", "write_file"),
+    ]))
+}
+
+fn results(phrase: &str) -> SharedMessage {
+    Arc::new(Message::user_blocks(vec![
+        Block::tool_result("t1", phrase, true),
+        Block::tool_result("t2", "written", false),
+    ]))
+}
+
+struct Fixture {
+    checks: Checks,
+    prompts: Vec<String>,
+    fixed: Vec<String>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture {
+            checks: Checks::new(),
+            prompts: vec!["fix it".into()],
+            fixed: Vec::new(),
+        }
+    }
+
+    fn observe(&mut self, history: &[SharedMessage], event: Event<'_>) -> Result<(), String> {
+        let ctx = Ctx {
+            step: 7,
+            history,
+            fixed_texts: &self.fixed,
+            prompts: &self.prompts,
+        };
+        self.checks
+            .observe(&ctx, &event)
+            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
+    }
+
+    /// A turn opened on an empty history, then cancelled with `running` in flight.
+    fn cancelled(&mut self, cause: CancelCause, running: &[String]) {
+        self.observe(&[], Event::TurnStarted { baseline: 0 })
+            .expect("the turn starts");
+        self.observe(
+            &[directive("fix it")],
+            Event::CancelAccepted { cause, running },
+        )
+        .expect("the cancel is accepted");
+    }
+
+    fn stream(&mut self, events: &[StreamEvent]) {
+        for e in events {
+            self.observe(
+                &[],
+                Event::Streamed {
+                    op: OperationId(1),
+                    event: e,
+                },
+            )
+            .expect("streaming");
+            self.observe(&[], Event::Step).expect("a step");
+        }
+    }
+}
+
+fn request() -> Request {
+    Request {
+        system: "s".into(),
+        tools: Vec::new().into(),
+        messages: vec![directive("fix it")],
+        cache: CacheHints {
+            session_key: "k".into(),
+            breakpoints: vec![
+                CacheBreakpoint {
+                    after_message: None,
+                },
+                CacheBreakpoint {
+                    after_message: Some(0),
+                },
+            ],
+        },
+    }
+}
+
+#[test]
+fn interruption_recorded_fires_when_a_cancelled_turn_has_no_marker() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &[]);
+    let h = [
+        directive("fix it"),
+        Arc::new(Message::assistant_text("half")),
+    ];
+    let err = f.observe(&h, Event::TurnEnded).expect_err("no marker");
+    assert_eq!(
+        err,
+        "interruption_recorded@7: the turn from message 0 was cancelled (User) but its history holds no interruption record"
+    );
+}
+
+#[test]
+fn interruption_recorded_fires_on_a_marker_for_another_cause() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::Host, &[]);
+    let h = [directive("fix it"), marker(InterruptReason::Unknown)];
+    let err = f.observe(&h, Event::TurnEnded).expect_err("wrong cause");
+    assert_eq!(
+        err,
+        "interruption_recorded@7: the turn from message 0 was cancelled (Host) but message 1 records Unknown"
+    );
+}
+
+#[test]
+fn interruption_recorded_fires_when_a_crashed_turn_is_restored_without_a_marker() {
+    let mut f = Fixture::new();
+    f.observe(&[], Event::TurnStarted { baseline: 0 })
+        .expect("the turn starts");
+    f.observe(
+        &[directive("fix it")],
+        Event::Crashed {
+            running: &[],
+            turn_end_in_flight: false,
+        },
+    )
+    .expect("the crash");
+    let h = vec![directive("fix it")];
+    let err = f
+        .observe(
+            &h,
+            Event::Restarted {
+                again: Ok((h.clone(), &[])),
+            },
+        )
+        .expect_err("no crash marker");
+    assert_eq!(
+        err,
+        "interruption_recorded@7: the turn from message 0 was cut short by a crash but its history holds no interruption record"
+    );
+}
+
+#[test]
+fn label_matches_fires_when_a_running_call_is_not_labelled() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &["t1".to_string()]);
+    let phrase = CancelCause::User.phrase();
+    let h = [
+        directive("fix it"),
+        two_calls(),
+        results(phrase),
+        marker(InterruptReason::User),
+    ];
+    let err = f.observe(&h, Event::TurnEnded).expect_err("no note");
+    assert_eq!(
+        err,
+        "label_matches@7: 1 call(s) of read_file were running when the turn was interrupted, but only 0 are labelled as possibly run"
+    );
+}
+
+#[test]
+fn label_matches_fires_when_a_finished_call_is_labelled_as_possibly_run() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &["t1".to_string()]);
+    let phrase = CancelCause::User.phrase();
+    let names = ["read_file".to_string(), "write_file".to_string()];
+    let note = tool_in_flight_note_text(phrase, &names);
+    let h = [
+        directive("fix it"),
+        two_calls(),
+        results(phrase),
+        user(&note),
+        marker(InterruptReason::User),
+    ];
+    let err = f.observe(&h, Event::TurnEnded).expect_err("a lie");
+    assert_eq!(
+        err,
+        "label_matches@7: 1 call(s) of write_file are labelled as possibly run, but the ledger had 0 running when the cancel was accepted"
+    );
+    // The truthful note passes.
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &["t1".to_string()]);
+    let note = tool_in_flight_note_text(phrase, &names[..1]);
+    let h = [
+        directive("fix it"),
+        two_calls(),
+        results(phrase),
+        user(&note),
+        marker(InterruptReason::User),
+    ];
+    f.observe(&h, Event::TurnEnded)
+        .expect("the running call, and only it, is labelled");
+}
+
+#[test]
+fn quiet_after_cancel_fires_on_a_request_or_a_dispatch_after_the_cancel() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &[]);
+    let r = request();
+    let err = f
+        .observe(
+            &[],
+            Event::Request {
+                op: OperationId(2),
+                request: &r,
+                seen: 0,
+            },
+        )
+        .expect_err("a request after the cancel");
+    assert_eq!(
+        err,
+        "quiet_after_cancel@7: request op#2 was sent after a cancel (User) was accepted"
+    );
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::Driver, &[]);
+    let call = ToolCall {
+        id: "t1".into(),
+        name: "run_shell".into(),
+        input: serde_json::json!({}),
+    };
+    let err = f
+        .observe(
+            &[],
+            Event::Dispatched {
+                op: OperationId(2),
+                call: &call,
+                starts: 1,
+            },
+        )
+        .expect_err("a dispatch after the cancel");
+    assert_eq!(
+        err,
+        "quiet_after_cancel@7: tool t1 (run_shell) was dispatched for op#2 after a cancel (Driver) was accepted"
+    );
+}
+
+#[test]
+fn quiet_after_cancel_fires_when_a_cancelled_turn_ends_otherwise() {
+    let mut f = Fixture::new();
+    f.cancelled(CancelCause::User, &[]);
+    let err = f
+        .observe(
+            &[],
+            Event::TurnOutcome {
+                outcome: &TurnOutcome::EndTurn,
+                injected: 0,
+            },
+        )
+        .expect_err("ended as if finished");
+    assert_eq!(
+        err,
+        "quiet_after_cancel@7: the turn ended EndTurn after a cancel (User) was accepted"
+    );
+}
+
+#[test]
+fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
+    let mut f = Fixture::new();
+    f.observe(&[], Event::TurnStarted { baseline: 0 })
+        .expect("the turn starts");
+    f.stream(&[
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::Text,
+        },
+        StreamEvent::TextDelta {
+            index: 0,
+            text: "I will fix the parser ".into(),
+        },
+    ]);
+    f.observe(
+        &[],
+        Event::CancelAccepted {
+            cause: CancelCause::User,
+            running: &[],
+        },
+    )
+    .expect("the cancel");
+    let h = [directive("fix it"), marker(InterruptReason::User)];
+    let err = f
+        .observe(&h, Event::TurnEnded)
+        .expect_err("the text is gone");
+    assert_eq!(
+        err,
+        "shown_survives@7: text the user saw streamed is not in the history after the interruption: I will fix the parser"
+    );
+}
+
+#[test]
+fn shown_survives_does_not_count_a_delta_a_crash_cut_off() {
+    let mut f = Fixture::new();
+    f.observe(&[], Event::TurnStarted { baseline: 0 })
+        .expect("the turn starts");
+    f.stream(&[StreamEvent::MessageStart]);
+    let delta = StreamEvent::TextDelta {
+        index: 0,
+        text: "never persisted".into(),
+    };
+    f.observe(
+        &[],
+        Event::Streamed {
+            op: OperationId(1),
+            event: &delta,
+        },
+    )
+    .expect("streaming");
+    f.observe(
+        &[],
+        Event::Crashed {
+            running: &[],
+            turn_end_in_flight: false,
+        },
+    )
+    .expect("the crash");
+    let h = [directive("fix it"), marker(InterruptReason::Crash)];
+    f.observe(&h, Event::TurnEnded)
+        .expect("a delta whose outputs a crash cut off was never shown");
+}
+
+#[test]
+fn reply_never_fails_fires_on_a_failure_without_an_injected_fault() {
+    let mut f = Fixture::new();
+    let failed = TurnOutcome::Failed {
+        reason: "provider error invalid_response: parallel tool calls are not supported".into(),
+    };
+    let err = f
+        .observe(
+            &[],
+            Event::TurnOutcome {
+                outcome: &failed,
+                injected: 0,
+            },
+        )
+        .expect_err("nothing was injected");
+    assert_eq!(
+        err,
+        "reply_never_fails@7: the turn failed (provider error invalid_response: parallel tool calls are not supported) though the world injected no provider or tool fault in it"
+    );
+    f.observe(
+        &[],
+        Event::TurnOutcome {
+            outcome: &failed,
+            injected: 1,
+        },
+    )
+    .expect("after an injected fault a failure is allowed");
+}
+
+fn reply(stop: StopReason) -> [StreamEvent; 3] {
+    [
+        StreamEvent::MessageStart,
+        StreamEvent::MessageDelta {
+            stop_reason: stop,
+            usage: Usage::default(),
+        },
+        StreamEvent::MessageStop,
+    ]
+}
+
+#[test]
+fn model_ends_turn_fires_on_a_request_after_a_reply_that_ended_the_turn() {
+    let mut f = Fixture::new();
+    f.observe(&[], Event::TurnStarted { baseline: 0 })
+        .expect("the turn starts");
+    f.stream(&reply(StopReason::EndTurn));
+    let r = request();
+    let err = f
+        .observe(
+            &[],
+            Event::Request {
+                op: OperationId(2),
+                request: &r,
+                seen: 0,
+            },
+        )
+        .expect_err("the model had finished");
+    assert_eq!(
+        err,
+        "model_ends_turn@7: request op#2 follows a reply without tool calls that ended the turn (stop Some(EndTurn))"
+    );
+}
+
+#[test]
+fn model_ends_turn_allows_three_resumes_of_a_truncated_reply_and_no_fourth() {
+    let mut f = Fixture::new();
+    f.observe(&[], Event::TurnStarted { baseline: 0 })
+        .expect("the turn starts");
+    let r = request();
+    let send = |f: &mut Fixture| {
+        f.stream(&reply(StopReason::MaxTokens));
+        f.observe(
+            &[],
+            Event::Request {
+                op: OperationId(2),
+                request: &r,
+                seen: 0,
+            },
+        )
+    };
+    for _ in 0..3 {
+        send(&mut f).expect("within the cap");
+    }
+    let err = send(&mut f).expect_err("past the cap");
+    assert_eq!(
+        err,
+        "model_ends_turn@7: request op#2 resumes a truncated reply after 3 resumes in a row; the cap is 3"
+    );
+}
