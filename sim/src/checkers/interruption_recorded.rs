@@ -14,6 +14,18 @@ use super::{Check, Checker, Ctx, Event, Invariant};
 #[derive(Default)]
 pub struct InterruptionRecorded {
     watch: TurnWatch,
+    /// Off unless the run's profile is one whose wording `interruption_wording` reads
+    /// (the reference's): another engine's records cannot be told apart by cause.
+    active: bool,
+}
+
+impl InterruptionRecorded {
+    pub fn new(active: bool) -> InterruptionRecorded {
+        InterruptionRecorded {
+            active,
+            ..InterruptionRecorded::default()
+        }
+    }
 }
 
 impl Checker for InterruptionRecorded {
@@ -21,7 +33,14 @@ impl Checker for InterruptionRecorded {
         Invariant::InterruptionRecorded
     }
 
+    fn kind(&self) -> super::CheckKind {
+        super::CheckKind::Convention
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        if !self.active {
+            return None;
+        }
         let due = self.watch.follow(ctx, event)?;
         let turn = ctx.history.get(due.baseline..).unwrap_or_default();
         let mut records = Vec::new();

@@ -20,6 +20,18 @@ pub struct LabelMatches {
     watch: TurnWatch,
     /// Tool-use ids running when the turn was interrupted, from the ledger.
     running: Vec<String>,
+    /// Off unless the run's profile is one whose wording `interruption_wording` reads
+    /// (the reference's): another engine's notes cannot be read for tool names.
+    active: bool,
+}
+
+impl LabelMatches {
+    pub fn new(active: bool) -> LabelMatches {
+        LabelMatches {
+            active,
+            ..LabelMatches::default()
+        }
+    }
 }
 
 /// The name a turn's `tool_use` with this id carries, the latest one first.
@@ -45,7 +57,14 @@ impl Checker for LabelMatches {
         Invariant::LabelMatches
     }
 
+    fn kind(&self) -> super::CheckKind {
+        super::CheckKind::Convention
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        if !self.active {
+            return None;
+        }
         match event {
             Event::TurnStarted { .. } => self.running.clear(),
             Event::CancelAccepted { running, .. } | Event::Crashed { running, .. } => {

@@ -196,6 +196,7 @@ impl Checks {
     }
 
     fn registry(c: Arc<Conventions>) -> Vec<Box<dyn Checker>> {
+        let reference_wording = c.name == "reference";
         vec![
             Box::new(pairing::Pairing),
             Box::<append_only::AppendOnly>::default(),
@@ -208,8 +209,12 @@ impl Checks {
             Box::new(recovery_idempotent::RecoveryIdempotent),
             Box::new(cache_breakpoints::CacheBreakpoints::new(c)),
             Box::new(liveness::Liveness),
-            Box::<interruption_recorded::InterruptionRecorded>::default(),
-            Box::<label_matches::LabelMatches>::default(),
+            // These two read the reference wording (`interruption_wording`): they judge
+            // only an engine held to the reference profile.
+            Box::new(interruption_recorded::InterruptionRecorded::new(
+                reference_wording,
+            )),
+            Box::new(label_matches::LabelMatches::new(reference_wording)),
             Box::<quiet_after_cancel::QuietAfterCancel>::default(),
             Box::<shown_survives::ShownSurvives>::default(),
             Box::<reply_never_fails::ReplyNeverFails>::default(),
