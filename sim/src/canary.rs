@@ -6,6 +6,8 @@
 //! uses. A harness that passes a canary has a blind spot; the canary tests require
 //! `turnsim run` to find each one within a stated seed budget.
 
+mod judged;
+
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
 use serde::Serialize;
@@ -30,15 +32,31 @@ pub enum Bug {
     TailOnToolResult,
     /// A cancel's marker is appended twice.
     MarkerTwice,
+    /// Parallel tool results are listed in the order the tools finished.
+    ResultsInCompletionOrder,
+    /// Thinking blocks are sent back without their signatures.
+    UnsignedThinking,
+    /// The system prompt carries the current time, so it changes at every turn.
+    TimeInSystemPrompt,
+    /// The records written as a turn ends are never persisted.
+    TurnEndNotPersisted,
+    /// A stale delivery bumps a counter that leaks into the cache key, while the
+    /// engine's state bytes stay the same.
+    StaleBumpsCacheKey,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 5] = [
+    pub const ALL: [Bug; 10] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
         Bug::TailOnToolResult,
         Bug::MarkerTwice,
+        Bug::ResultsInCompletionOrder,
+        Bug::UnsignedThinking,
+        Bug::TimeInSystemPrompt,
+        Bug::TurnEndNotPersisted,
+        Bug::StaleBumpsCacheKey,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,6 +66,11 @@ impl Bug {
             Bug::RestartRedispatches => "restart_redispatches",
             Bug::TailOnToolResult => "tail_on_tool_result",
             Bug::MarkerTwice => "marker_twice",
+            Bug::ResultsInCompletionOrder => "results_in_completion_order",
+            Bug::UnsignedThinking => "unsigned_thinking",
+            Bug::TimeInSystemPrompt => "time_in_system_prompt",
+            Bug::TurnEndNotPersisted => "turn_end_not_persisted",
+            Bug::StaleBumpsCacheKey => "stale_bumps_cache_key",
         }
     }
 
@@ -63,6 +86,11 @@ impl Bug {
             Bug::RestartRedispatches => Invariant::AtMostOnce,
             Bug::TailOnToolResult => Invariant::AppendOnly,
             Bug::MarkerTwice => Invariant::MarkerOnce,
+            Bug::ResultsInCompletionOrder => Invariant::LogicalOrder,
+            Bug::UnsignedThinking => Invariant::ThinkingIntact,
+            Bug::TimeInSystemPrompt => Invariant::PrefixStable,
+            Bug::TurnEndNotPersisted => Invariant::DurableLive,
+            Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,
         }
     }
 }
@@ -82,6 +110,8 @@ struct CanaryEngine {
     applied: Vec<String>,
     /// Marker messages the bug repeats in later requests.
     doubled: bool,
+    #[serde(skip)]
+    memory: judged::Memory,
 }
 
 impl CanaryEngine {
@@ -92,6 +122,7 @@ impl CanaryEngine {
             orphaned: Vec::new(),
             applied: Vec::new(),
             doubled: false,
+            memory: judged::Memory::default(),
         }
     }
 
@@ -149,7 +180,29 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let cancel = matches!(input, Input::Cancel { .. });
+        let completed = match &input {
+            Input::ToolResult { outcome, .. } if stale_op.is_none() => {
+                Some(outcome.tool_use_id.clone())
+            }
+            _ => None,
+        };
+        let now = match &input {
+            Input::Prompt { now, .. } => Some(now.clone()),
+            _ => None,
+        };
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if let Some(id) = completed {
+            self.memory.tool_completed(&id);
+        }
+        if let Some(now) = now {
+            self.memory.prompt_read(&now);
+        }
+        if stale_op.is_some() {
+            self.memory.stale_received();
+        }
+        if self.bug == Bug::TurnEndNotPersisted {
+            judged::drop_turn_end_records(&mut outputs);
+        }
         if let (Bug::StaleCompletionApplied, Some(op)) = (self.bug, stale_op) {
             self.applied.push(op.to_string());
         }
@@ -165,6 +218,7 @@ impl Engine for CanaryEngine {
         for o in outputs.iter_mut() {
             if let Output::Send { request, .. } = o {
                 self.rewrite(&mut request.messages);
+                self.memory.rewrite(self.bug, request);
             }
         }
         Ok(outputs)

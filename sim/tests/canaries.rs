@@ -120,3 +120,28 @@ fn a_tail_moved_onto_a_tool_result_message_is_found_by_append_only() {
 fn a_marker_appended_twice_is_found_by_marker_once() {
     canary_is_found_shrunk_and_replayed(Bug::MarkerTwice);
 }
+
+#[test]
+fn results_listed_in_completion_order_are_found_by_logical_order() {
+    canary_is_found_shrunk_and_replayed(Bug::ResultsInCompletionOrder);
+}
+
+#[test]
+fn thinking_sent_back_unsigned_is_found_by_thinking_intact() {
+    canary_is_found_shrunk_and_replayed(Bug::UnsignedThinking);
+}
+
+#[test]
+fn the_time_in_the_system_prompt_is_found_by_prefix_stable() {
+    canary_is_found_shrunk_and_replayed(Bug::TimeInSystemPrompt);
+}
+
+#[test]
+fn a_turn_end_never_persisted_is_found_by_durable_live() {
+    canary_is_found_shrunk_and_replayed(Bug::TurnEndNotPersisted);
+}
+
+#[test]
+fn a_stale_delivery_hidden_from_the_state_bytes_is_found_by_twin_agrees() {
+    canary_is_found_shrunk_and_replayed(Bug::StaleBumpsCacheKey);
+}

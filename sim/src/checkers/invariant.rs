@@ -26,11 +26,16 @@ pub enum Invariant {
     Liveness,
     Determinism,
     EnginePanic,
+    LogicalOrder,
+    ThinkingIntact,
+    PrefixStable,
+    DurableLive,
+    TwinAgrees,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 13] = [
+    pub const ALL: [Invariant; 18] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -44,6 +49,11 @@ impl Invariant {
         Invariant::Liveness,
         Invariant::Determinism,
         Invariant::EnginePanic,
+        Invariant::LogicalOrder,
+        Invariant::ThinkingIntact,
+        Invariant::PrefixStable,
+        Invariant::DurableLive,
+        Invariant::TwinAgrees,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -62,6 +72,11 @@ impl Invariant {
             Invariant::Liveness => "liveness",
             Invariant::Determinism => "determinism",
             Invariant::EnginePanic => "engine_panic",
+            Invariant::LogicalOrder => "logical_order",
+            Invariant::ThinkingIntact => "thinking_intact",
+            Invariant::PrefixStable => "prefix_stable",
+            Invariant::DurableLive => "durable_live",
+            Invariant::TwinAgrees => "twin_agrees",
         }
     }
 }
@@ -164,6 +179,11 @@ mod tests {
                 "liveness",
                 "determinism",
                 "engine_panic",
+                "logical_order",
+                "thinking_intact",
+                "prefix_stable",
+                "durable_live",
+                "twin_agrees",
             ]
         );
     }

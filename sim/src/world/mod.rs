@@ -13,6 +13,7 @@
 
 mod deliver;
 mod faults;
+mod judged;
 mod outputs;
 mod phases;
 
@@ -245,6 +246,14 @@ struct World<'a> {
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
+    /// Every (thinking, signature) the provider streamed, for its refusal of altered
+    /// or unsigned thinking.
+    thinking_seen: BTreeSet<(String, String)>,
+    twin: judged::TwinState,
+    /// The delivery in progress must change nothing: the twin neither keeps nor follows it.
+    twin_skip: bool,
+    /// Output lists carried out that wrote to the log; indexes the durable-check sample.
+    writes: u64,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -290,7 +299,20 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),
+        thinking_seen: BTreeSet::new(),
+        twin: judged::TwinState::default(),
+        twin_skip: false,
+        writes: 0,
     };
+    w.twin.on = [
+        FaultKind::StaleDelivery,
+        FaultKind::DuplicateDelivery,
+        FaultKind::BusyInput,
+        FaultKind::Cancel,
+    ]
+    .into_iter()
+    .any(|k| w.opts.fault(k).is_some())
+        && crate::options::FixedRates::picked(seed, 0, w.opts.rates.twin_check);
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();
     RunOutcome {
