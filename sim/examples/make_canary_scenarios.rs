@@ -1,10 +1,14 @@
-//! Writes the shrunk failure of the named canaries into `scenarios/`, exactly as
-//! `make_scenarios` writes every canary's, without regenerating the other files:
-//! `cargo run --release -p turnsim --example make_canary_scenarios -- scenarios NAME…`.
+//! Writes the scenarios of the named canaries and invariants into `scenarios/`,
+//! exactly as `make_scenarios` writes them, without regenerating the other files:
+//! `cargo run --release -p turnsim --example make_canary_scenarios -- scenarios NAME…`
+//! (a canary's name writes its shrunk failure, an invariant's name the seed in
+//! 0..20000 that checks it most, expecting a pass).
 //! Each file stores its decisions and trace digest, so `cargo test` replays it exactly.
 
 use std::path::PathBuf;
 use turnsim::canary::{Bug, Canary};
+use turnsim::checkers::Invariant;
+use turnsim::engine::{EngineFactory, Reference};
 use turnsim::options::SimOptions;
 use turnsim::runner::{run_scenario, run_seed};
 use turnsim::scenario::{Expectation, Scenario, save_scenario};
@@ -13,8 +17,35 @@ use turnsim::shrink::shrink;
 fn main() {
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(args.next().unwrap_or_else(|| "scenarios".into()));
+    let mut outcomes = Vec::new();
     for name in args {
-        let bug = Bug::parse(&name).unwrap_or_else(|| panic!("no canary named {name:?}"));
+        if let Ok(inv) = name.parse::<Invariant>() {
+            if outcomes.is_empty() {
+                outcomes = (0..20_000u64)
+                    .map(|seed| run_seed(&Reference, seed, false))
+                    .filter(|o| o.violation.is_none())
+                    .collect();
+            }
+            let best = outcomes
+                .iter()
+                .max_by_key(|o| {
+                    (
+                        o.checks.get(inv.name()).copied().unwrap_or(0),
+                        o.faults.values().sum::<u64>(),
+                    )
+                })
+                .expect("a passing seed");
+            let n = best.checks.get(inv.name()).copied().unwrap_or(0);
+            let mut s = Scenario::new(SimOptions::from_seed(best.seed), Expectation::Pass);
+            s.seed = best.seed;
+            s.name = format!("invariant {inv}");
+            s.description = format!(
+                "The seed in 0..20000 whose run checks `{inv}` most often ({n} checks); the reference engine passes it. Replaying it also pins its trace digest (determinism)."
+            );
+            finish(&Reference, s, &dir, &format!("invariant-{inv}.json"));
+            continue;
+        }
+        let bug = Bug::parse(&name).unwrap_or_else(|| panic!("no canary or invariant {name:?}"));
         let factory = Canary(bug);
         let Some(first) = (0..500u64)
             .map(|seed| run_seed(&factory, seed, false))
@@ -41,11 +72,18 @@ fn main() {
             shrunk.decisions_before,
             shrunk.decisions_after
         );
-        let o = run_scenario(&factory, &s, true);
-        s.trace_digest = Some(o.digest.clone());
-        s.excerpt = o.trace[o.trace.len().saturating_sub(8)..].join("\n");
-        let path = dir.join(format!("canary-{name}.json"));
-        save_scenario(&path, &s).unwrap_or_else(|e| panic!("{e}"));
-        println!("wrote {} ({} steps)", path.display(), o.steps);
+        finish(&factory, s, &dir, &format!("canary-{name}.json"));
     }
+}
+
+fn finish(factory: &dyn EngineFactory, mut s: Scenario, dir: &std::path::Path, file: &str) {
+    let o = run_scenario(factory, &s, true);
+    if s.decisions.is_empty() {
+        s.decisions = o.decisions.clone();
+    }
+    s.trace_digest = Some(o.digest.clone());
+    s.excerpt = o.trace[o.trace.len().saturating_sub(8)..].join("\n");
+    let path = dir.join(file);
+    save_scenario(&path, &s).unwrap_or_else(|e| panic!("{e}"));
+    println!("wrote {} ({} steps)", path.display(), o.steps);
 }

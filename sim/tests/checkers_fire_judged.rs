@@ -236,9 +236,17 @@ fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
     let mut f = Fixture::new();
     f.send(1, &request("you are an agent", m.clone()))
         .expect("first request");
+    // Between turns, as the host reconfigures; `append_only` judges within a turn.
+    let next_turn = |f: &mut Fixture| {
+        f.observe(&m, Event::TurnEnded).expect("turn ends");
+        f.observe(&m, Event::TurnStarted { baseline: 1 })
+            .expect("turn starts");
+    };
+    next_turn(&mut f);
     f.observe(&m, Event::Reconfigured).expect("no check");
     f.send(2, &request("you are an agent (revision 1)", m.clone()))
         .expect("the host reconfigured");
+    next_turn(&mut f);
     let err = f
         .send(3, &request("you are an agent (revision 2)", m))
         .expect_err("one reconfiguration allows one change");
