@@ -140,8 +140,3 @@ fn the_time_in_the_system_prompt_is_found_by_prefix_stable() {
 fn a_turn_end_never_persisted_is_found_by_durable_live() {
     canary_is_found_shrunk_and_replayed(Bug::TurnEndNotPersisted);
 }
-
-#[test]
-fn a_stale_delivery_hidden_from_the_state_bytes_is_found_by_twin_agrees() {
-    canary_is_found_shrunk_and_replayed(Bug::StaleBumpsCacheKey);
-}

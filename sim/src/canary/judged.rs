@@ -9,7 +9,7 @@
 use super::Bug;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use turnsim_core::{Block, Message, Output, Request, Role};
+use turnsim_core::{Block, Message, Output, Record, Request, Role, decode_log, encode_record};
 
 /// What these bugs remember besides the reference engine's state. None of it is in the
 /// canary's state bytes: `twin_agrees` must see the stale-delivery bug from outside.
@@ -115,13 +115,30 @@ impl Memory {
     }
 }
 
-/// The turn's last records are left unwritten: the turn ends live, but the log still
-/// holds it open.
+/// The record of a turn's end is left unwritten: the turn ends live, but the log
+/// still holds it open. Everything else is written as the reference engine writes it.
 pub(super) fn drop_turn_end_records(outputs: &mut Vec<Output>) {
-    if outputs
+    if !outputs
         .iter()
         .any(|o| matches!(o, Output::TurnEnded { .. }))
     {
-        outputs.retain(|o| !matches!(o, Output::Persist { .. }));
+        return;
     }
+    for o in outputs.iter_mut() {
+        if let Output::Persist { bytes } = o
+            && let Ok(decoded) = decode_log(bytes)
+            && decoded
+                .records
+                .iter()
+                .any(|r| matches!(r, Record::TurnEnd { .. }))
+        {
+            *bytes = decoded
+                .records
+                .iter()
+                .filter(|r| !matches!(r, Record::TurnEnd { .. }))
+                .flat_map(encode_record)
+                .collect();
+        }
+    }
+    outputs.retain(|o| !matches!(o, Output::Persist { bytes } if bytes.is_empty()));
 }
