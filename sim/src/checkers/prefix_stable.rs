@@ -25,7 +25,7 @@ impl PrefixStable {
             return None;
         }
         let before = prefix_json(system, tools);
-        (before != prefix_json(&request.system, &request.tools)).then(|| (*op, before))
+        (before != prefix_json(&request.system, &request.tools)).then_some((*op, before))
     }
 }
 

@@ -49,7 +49,10 @@ impl Checker for TwinAgrees {
             .zip(b.chars())
             .find(|((_, x), y)| x != y)
             .map_or(0, |((k, _), _)| k);
-        let from = a.floor_char_boundary(from.saturating_sub(20));
+        let mut from = from.saturating_sub(20);
+        while !a.is_char_boundary(from) {
+            from -= 1;
+        }
         let tail = |s: &str| excerpt(s.get(from..).unwrap_or(s));
         Some(Err(format!(
             "after {after}, output {i} differs from a twin that never saw it: …{} vs twin …{}",

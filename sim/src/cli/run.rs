@@ -164,7 +164,7 @@ fn save_failure(factory: &dyn EngineFactory, seed: u64, out: &Path) -> Option<Sa
     let mut scenario = Scenario::new(
         options.clone(),
         Expectation::Fail {
-            invariant: v.invariant.clone(),
+            invariant: v.invariant,
             step: v.step,
         },
     );
