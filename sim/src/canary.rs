@@ -7,6 +7,8 @@
 //! `turnsim run` to find each one within a stated seed budget.
 
 use crate::canary_turns::{TurnCanary, restore_log};
+mod judged;
+
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
 use serde::Serialize;
@@ -47,10 +49,21 @@ pub enum Bug {
     ParallelCallsFail,
     /// Every finished reply is read as cut off at the output limit and resumed.
     ContinuesAfterEndTurn,
+    /// Parallel tool results are listed in the order the tools finished.
+    ResultsInCompletionOrder,
+    /// Thinking blocks are sent back without their signatures.
+    UnsignedThinking,
+    /// The system prompt carries the current time, so it changes at every turn.
+    TimeInSystemPrompt,
+    /// The records written as a turn ends are never persisted.
+    TurnEndNotPersisted,
+    /// A stale delivery bumps a counter that leaks into the cache key, while the
+    /// engine's state bytes stay the same.
+    StaleBumpsCacheKey,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 12] = [
+    pub const ALL: [Bug; 17] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -63,6 +76,11 @@ impl Bug {
         Bug::CrashLosesDraft,
         Bug::ParallelCallsFail,
         Bug::ContinuesAfterEndTurn,
+        Bug::ResultsInCompletionOrder,
+        Bug::UnsignedThinking,
+        Bug::TimeInSystemPrompt,
+        Bug::TurnEndNotPersisted,
+        Bug::StaleBumpsCacheKey,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +97,11 @@ impl Bug {
             Bug::CrashLosesDraft => "crash_loses_draft",
             Bug::ParallelCallsFail => "parallel_calls_fail",
             Bug::ContinuesAfterEndTurn => "continues_after_end_turn",
+            Bug::ResultsInCompletionOrder => "results_in_completion_order",
+            Bug::UnsignedThinking => "unsigned_thinking",
+            Bug::TimeInSystemPrompt => "time_in_system_prompt",
+            Bug::TurnEndNotPersisted => "turn_end_not_persisted",
+            Bug::StaleBumpsCacheKey => "stale_bumps_cache_key",
         }
     }
 
@@ -107,6 +130,11 @@ impl Bug {
             Bug::CrashLosesDraft => Invariant::ShownSurvives,
             Bug::ParallelCallsFail => Invariant::ReplyNeverFails,
             Bug::ContinuesAfterEndTurn => Invariant::ModelEndsTurn,
+            Bug::ResultsInCompletionOrder => Invariant::LogicalOrder,
+            Bug::UnsignedThinking => Invariant::ThinkingIntact,
+            Bug::TimeInSystemPrompt => Invariant::PrefixStable,
+            Bug::TurnEndNotPersisted => Invariant::DurableLive,
+            Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,
         }
     }
 }
@@ -137,6 +165,8 @@ struct CanaryEngine {
     /// Bookkeeping only, so not state: it starts at the restored history's length.
     #[serde(skip)]
     matched: usize,
+    #[serde(skip)]
+    memory: judged::Memory,
 }
 
 impl CanaryEngine {
@@ -151,6 +181,7 @@ impl CanaryEngine {
             provider_ids: BTreeMap::new(),
             streamed: Vec::new(),
             matched,
+            memory: judged::Memory::default(),
         }
     }
 
@@ -271,7 +302,29 @@ impl Engine for CanaryEngine {
         {
             self.streamed.push(id.clone());
         }
+        let completed = match &input {
+            Input::ToolResult { outcome, .. } if stale_op.is_none() => {
+                Some(outcome.tool_use_id.clone())
+            }
+            _ => None,
+        };
+        let now = match &input {
+            Input::Prompt { now, .. } => Some(now.clone()),
+            _ => None,
+        };
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if let Some(id) = completed {
+            self.memory.tool_completed(&id);
+        }
+        if let Some(now) = now {
+            self.memory.prompt_read(&now);
+        }
+        if stale_op.is_some() {
+            self.memory.stale_received();
+        }
+        if self.bug == Bug::TurnEndNotPersisted {
+            judged::drop_turn_end_records(&mut outputs);
+        }
         if self.bug == Bug::ReusedIdsVerbatim {
             self.match_streamed_ids();
             if outputs.iter().any(|o| matches!(o, Output::Send { .. })) {
@@ -293,6 +346,7 @@ impl Engine for CanaryEngine {
         for o in outputs.iter_mut() {
             if let Output::Send { request, .. } = o {
                 self.rewrite(&mut request.messages);
+                self.memory.rewrite(self.bug, request);
             }
         }
         Ok(outputs)

@@ -164,3 +164,23 @@ fn a_valid_reply_that_fails_the_turn_is_found_by_reply_never_fails() {
 fn a_finished_reply_resumed_as_truncated_is_found_by_model_ends_turn() {
     canary_is_found_shrunk_and_replayed(Bug::ContinuesAfterEndTurn);
 }
+
+#[test]
+fn results_listed_in_completion_order_are_found_by_logical_order() {
+    canary_is_found_shrunk_and_replayed(Bug::ResultsInCompletionOrder);
+}
+
+#[test]
+fn thinking_sent_back_unsigned_is_found_by_thinking_intact() {
+    canary_is_found_shrunk_and_replayed(Bug::UnsignedThinking);
+}
+
+#[test]
+fn the_time_in_the_system_prompt_is_found_by_prefix_stable() {
+    canary_is_found_shrunk_and_replayed(Bug::TimeInSystemPrompt);
+}
+
+#[test]
+fn a_turn_end_never_persisted_is_found_by_durable_live() {
+    canary_is_found_shrunk_and_replayed(Bug::TurnEndNotPersisted);
+}

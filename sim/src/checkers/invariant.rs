@@ -33,11 +33,16 @@ pub enum Invariant {
     ShownSurvives,
     ReplyNeverFails,
     ModelEndsTurn,
+    LogicalOrder,
+    ThinkingIntact,
+    PrefixStable,
+    DurableLive,
+    TwinAgrees,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 20] = [
+    pub const ALL: [Invariant; 25] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -58,6 +63,11 @@ impl Invariant {
         Invariant::ShownSurvives,
         Invariant::ReplyNeverFails,
         Invariant::ModelEndsTurn,
+        Invariant::LogicalOrder,
+        Invariant::ThinkingIntact,
+        Invariant::PrefixStable,
+        Invariant::DurableLive,
+        Invariant::TwinAgrees,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -83,6 +93,11 @@ impl Invariant {
             Invariant::ShownSurvives => "shown_survives",
             Invariant::ReplyNeverFails => "reply_never_fails",
             Invariant::ModelEndsTurn => "model_ends_turn",
+            Invariant::LogicalOrder => "logical_order",
+            Invariant::ThinkingIntact => "thinking_intact",
+            Invariant::PrefixStable => "prefix_stable",
+            Invariant::DurableLive => "durable_live",
+            Invariant::TwinAgrees => "twin_agrees",
         }
     }
 }
@@ -192,6 +207,11 @@ mod tests {
                 "shown_survives",
                 "reply_never_fails",
                 "model_ends_turn",
+                "logical_order",
+                "thinking_intact",
+                "prefix_stable",
+                "durable_live",
+                "twin_agrees",
             ]
         );
     }

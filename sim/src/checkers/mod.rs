@@ -10,16 +10,21 @@ mod append_only;
 mod at_most_once;
 mod cache_breakpoints;
 pub mod determinism;
+mod durable_live;
 mod history_stable;
 mod hostile_input;
 mod invariant;
 mod liveness;
+mod logical_order;
 pub(crate) mod marker_once;
 mod no_lost_observation;
 mod note_exact;
 pub(crate) mod pairing;
+mod prefix_stable;
 mod recovery_idempotent;
 mod stale_noop;
+mod thinking_intact;
+mod twin_agrees;
 
 mod interrupted_turn;
 mod interruption_recorded;
@@ -147,6 +152,27 @@ pub enum Event<'a> {
         outcome: &'a TurnOutcome,
         injected: u64,
     },
+    /// The provider streamed a thinking block that completed with its signature.
+    ThinkingStreamed {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    /// The host's configuration change (system, tools) was accepted.
+    Reconfigured,
+    /// After a list of outputs that wrote to the log was carried out, a fresh engine
+    /// was restored from the durable log: its history, whether it was idle, and the
+    /// outputs its restore asked for. `live_idle` is whether the live engine is idle.
+    Durable {
+        restored: Result<(Vec<SharedMessage>, bool, &'a [Output]), String>,
+        live_idle: bool,
+    },
+    /// After a delivery that had to change nothing (`after`), the live engine and a
+    /// twin that never saw it were given the same input; what each returned.
+    Twin {
+        after: &'a str,
+        live: &'a Result<Vec<Output>, String>,
+        twin: &'a Result<Vec<Output>, String>,
+    },
 }
 
 pub trait Checker: Send {
@@ -220,6 +246,11 @@ impl Checks {
             Box::<reply_never_fails::ReplyNeverFails>::default(),
             Box::<model_ends_turn::ModelEndsTurn>::default(),
             Box::new(hostile_input::HostileInput),
+            Box::new(logical_order::LogicalOrder),
+            Box::<thinking_intact::ThinkingIntact>::default(),
+            Box::<prefix_stable::PrefixStable>::default(),
+            Box::new(durable_live::DurableLive),
+            Box::new(twin_agrees::TwinAgrees),
         ]
     }
 

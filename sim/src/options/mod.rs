@@ -94,6 +94,18 @@ pub struct FixedRates {
     /// middle of an event rather than between two.
     #[serde(default = "FixedRates::half")]
     pub cut_mid_event: Ratio,
+    /// Share of the output lists that wrote to the log after which `durable_live`
+    /// restores the log, picked by a hash of (seed, write index), never by a decision.
+    /// A restore decodes the whole log: after every write it would cost several times
+    /// the run itself.
+    #[serde(default = "FixedRates::durable_check_default")]
+    pub durable_check: Ratio,
+    /// Share of seeds, picked by a hash of the seed, in which `twin_agrees` keeps every
+    /// live input and, after each no-op delivery (stale, duplicate, refused), rebuilds
+    /// a twin that never saw it. A rebuild replays every input since the engine
+    /// started.
+    #[serde(default = "FixedRates::twin_check_default")]
+    pub twin_check: Ratio,
 }
 
 impl FixedRates {
@@ -112,6 +124,26 @@ impl FixedRates {
     fn implausible_tool_default() -> Ratio {
         Ratio::new(1, 25)
     }
+    fn durable_check_default() -> Ratio {
+        Ratio::new(1, 512)
+    }
+    fn twin_check_default() -> Ratio {
+        Ratio::new(1, 8)
+    }
+
+    /// Whether the `index`th occasion of `seed` is one of the `ratio` share, by a fixed
+    /// hash (SplitMix64's finalizer), so the choice draws nothing from the decisions
+    /// and replays exactly.
+    pub fn picked(seed: u64, index: u64, ratio: Ratio) -> bool {
+        let mut z = seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(index)
+            .wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        ratio.den > 0 && z % u64::from(ratio.den) < u64::from(ratio.num)
+    }
 
     fn is_default(&self) -> bool {
         *self == FixedRates::default()
@@ -128,6 +160,8 @@ impl Default for FixedRates {
             text_with_tools: FixedRates::half(),
             implausible_tool: FixedRates::implausible_tool_default(),
             cut_mid_event: FixedRates::half(),
+            durable_check: FixedRates::durable_check_default(),
+            twin_check: FixedRates::twin_check_default(),
         }
     }
 }
@@ -301,6 +335,12 @@ impl fmt::Display for SimOptions {
             format_args!("{}", r.implausible_tool),
         )?;
         row(f, "cut mid event", format_args!("{}", r.cut_mid_event))?;
+        row(
+            f,
+            "durable check",
+            format_args!("{} of log writes", r.durable_check),
+        )?;
+        row(f, "twin check", format_args!("{} of seeds", r.twin_check))?;
         row(f, "faults on", format_args!("{}", list_or_none(&on)))?;
         row(f, "faults off", format_args!("{}", list_or_none(&off)))
     }

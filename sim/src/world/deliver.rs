@@ -113,8 +113,14 @@ impl World<'_> {
             calls.push(EngineCall::Handle(input.clone()));
         }
         let engine = &mut self.engine;
+        let kept = (self.twin.on && !self.twin_skip).then(|| input.clone());
         match catch_unwind(AssertUnwindSafe(|| engine.handle(input))) {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                if let Some(input) = kept {
+                    self.twin_follow(input, &r)?;
+                }
+                Ok(r)
+            }
             Err(panic) => Err(Violation {
                 invariant: Invariant::EnginePanic,
                 step: self.steps,
@@ -130,9 +136,13 @@ impl World<'_> {
             Mode::Live => None,
             Mode::Noop(_) | Mode::MayRefuse(_) => Some(self.engine.state_bytes()),
         };
-        let result = self.call(input)?;
+        self.twin_skip = matches!(mode, Mode::Noop(_));
+        let result = self.call(input);
+        self.twin_skip = false;
+        let result = result?;
         match (mode, result) {
             (Mode::Noop(what), r) => {
+                self.twin_rebuild(what)?;
                 let outputs = r.unwrap_or_default();
                 let after = self.engine.state_bytes();
                 self.ctx_check(Event::Noop {

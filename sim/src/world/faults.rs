@@ -97,6 +97,7 @@ impl World<'_> {
         if let Some(calls) = &mut self.calls {
             calls.push(EngineCall::Restore(log.clone()));
         }
+        self.twin_restarted(&log);
         let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
         let (engine, outputs) = match restored {
             Err(panic) => {

@@ -14,6 +14,7 @@
 mod deliver;
 mod faults;
 mod hostile;
+mod judged;
 mod observe;
 mod outputs;
 mod phases;
@@ -252,6 +253,14 @@ struct World<'a> {
     calls: Option<Vec<EngineCall>>,
     /// Set while a crash cuts short an output list that holds a turn's end.
     crash_cuts_turn_end: bool,
+    /// Every (thinking, signature) the provider streamed, for its refusal of altered
+    /// or unsigned thinking.
+    thinking_seen: BTreeSet<(String, String)>,
+    twin: judged::TwinState,
+    /// The delivery in progress must change nothing: the twin neither keeps nor follows it.
+    twin_skip: bool,
+    /// Output lists carried out that wrote to the log; indexes the durable-check sample.
+    writes: u64,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -298,7 +307,20 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),
         crash_cuts_turn_end: false,
+        thinking_seen: BTreeSet::new(),
+        twin: judged::TwinState::default(),
+        twin_skip: false,
+        writes: 0,
     };
+    w.twin.on = [
+        FaultKind::StaleDelivery,
+        FaultKind::DuplicateDelivery,
+        FaultKind::BusyInput,
+        FaultKind::Cancel,
+    ]
+    .into_iter()
+    .any(|k| w.opts.fault(k).is_some())
+        && crate::options::FixedRates::picked(seed, 0, w.opts.rates.twin_check);
     let violation = w.run_phases().err();
     let digest = w.hasher.finish();
     let (decisions, decision_tags) = w.d.into_parts();

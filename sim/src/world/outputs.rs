@@ -14,6 +14,10 @@ impl World<'_> {
         let turn_end = outputs
             .iter()
             .position(|o| matches!(o, Output::TurnEnded { .. }));
+        let wrote = self.restart_depth == 0
+            && outputs
+                .iter()
+                .any(|o| matches!(o, Output::Persist { .. } | Output::TruncateLog { .. }));
         for (i, out) in outputs.into_iter().enumerate() {
             self.events += 1;
             self.d.mark(Tag::Crash);
@@ -35,6 +39,13 @@ impl World<'_> {
                 return Ok(false);
             }
             self.output(out)?;
+        }
+        if wrote {
+            self.writes += 1;
+            let rate = self.opts.rates.durable_check;
+            if crate::options::FixedRates::picked(self.opts.seed, self.writes, rate) {
+                self.check_durable()?;
+            }
         }
         Ok(true)
     }
@@ -73,6 +84,23 @@ impl World<'_> {
                     seen,
                 })?;
                 let scripted = self.script.pop_front();
+                if let Some(refusal) =
+                    crate::provider::refuse_thinking(&request, seen, &self.thinking_seen)
+                {
+                    // What the real API does with such a request: refuse it whole, at once.
+                    self.note(|| format!("provider refuses {op}: {refusal}"));
+                    self.turn_requests += 1;
+                    let at = self.sched.now() + 1;
+                    self.sched.push_at(
+                        at,
+                        Ev::Provider {
+                            op,
+                            event: crate::provider::invalid_request(refusal),
+                            dup: false,
+                        },
+                    );
+                    return Ok(());
+                }
                 let plan = plan_response(
                     &mut self.d,
                     &self.opts,
@@ -83,6 +111,7 @@ impl World<'_> {
                     self.turn_requests,
                 );
                 self.turn_requests += 1;
+                self.observe_thinking(&plan.events)?;
                 if let Some(kind) = plan.fault {
                     self.count_fault(kind);
                 }

@@ -210,10 +210,12 @@ impl World<'_> {
             self.config_revision += 1;
             let system = format!("{} (revision {})", self.config.system, self.config_revision);
             let tools = self.config.tools.to_vec();
-            self.deliver(
+            if self.deliver(
                 Input::Configure { system, tools },
                 Mode::MayRefuse("a refused configure"),
-            )?;
+            )? {
+                self.ctx_check(Event::Reconfigured)?;
+            }
         }
         self.maybe_hostile_input()?;
         self.sched

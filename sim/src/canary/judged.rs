@@ -1,0 +1,144 @@
+//! The planted bugs of the checkers that judge order, thinking, the cached prefix, the
+//! durable log and behaviour after stale deliveries: what each one changes in the
+//! reference engine's requests and outputs.
+//!
+//! Guarantee: each rewrite touches only what its bug names, and keeps what it changed
+//! consistent across later requests, so the one checker it is planted for is the one
+//! that sees it; `canary.rs` holds the dispatch.
+
+use super::Bug;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use turnsim_core::{Block, Message, Output, Record, Request, Role, decode_log, encode_record};
+
+/// What these bugs remember besides the reference engine's state. None of it is in the
+/// canary's state bytes: `twin_agrees` must see the stale-delivery bug from outside.
+#[derive(Default)]
+pub(super) struct Memory {
+    /// Completion order of live tool results, by tool-use id.
+    completed: BTreeMap<String, u64>,
+    /// The instant the current turn's prompt was read.
+    now: Option<String>,
+    /// Stale deliveries received.
+    stale: u64,
+}
+
+impl Memory {
+    pub(super) fn tool_completed(&mut self, id: &str) {
+        let next = self.completed.len() as u64;
+        self.completed.entry(id.to_owned()).or_insert(next);
+    }
+
+    pub(super) fn prompt_read(&mut self, now: &str) {
+        self.now = Some(now.to_owned());
+    }
+
+    pub(super) fn stale_received(&mut self) {
+        self.stale += 1;
+    }
+
+    /// Rewrites a request the reference engine built, per the bug.
+    pub(super) fn rewrite(&self, bug: Bug, request: &mut Request) {
+        match bug {
+            // Results listed in the order the tools finished, as a runtime that appends
+            // each result when it arrives would list them.
+            Bug::ResultsInCompletionOrder => {
+                for m in request.messages.iter_mut() {
+                    if m.role == Role::User
+                        && m.blocks()
+                            .iter()
+                            .filter(|b| matches!(b, Block::ToolResult { .. }))
+                            .count()
+                            > 1
+                    {
+                        *m = Arc::new(self.by_completion(m));
+                    }
+                }
+            }
+            // Thinking stored without its signature deltas.
+            Bug::UnsignedThinking => {
+                for m in request.messages.iter_mut() {
+                    if m.blocks()
+                        .iter()
+                        .any(|b| matches!(b, Block::Thinking { .. }))
+                    {
+                        let blocks = m
+                            .blocks()
+                            .iter()
+                            .map(|b| match b {
+                                Block::Thinking { thinking, .. } => Block::Thinking {
+                                    thinking: thinking.clone(),
+                                    signature: String::new(),
+                                },
+                                other => other.clone(),
+                            })
+                            .collect();
+                        *m = Arc::new(Message {
+                            role: m.role,
+                            content: turnsim_core::Content::Blocks(blocks),
+                        });
+                    }
+                }
+            }
+            // The current time written into the system prompt at every turn.
+            Bug::TimeInSystemPrompt => {
+                if let Some(now) = &self.now {
+                    request.system = format!("{}\nCurrent time: {now}", request.system);
+                }
+            }
+            // A stream generation counter that leaks into the cache key, bumped by
+            // every stale delivery.
+            Bug::StaleBumpsCacheKey if self.stale > 0 => {
+                request.cache.session_key = format!("{}#{}", request.cache.session_key, self.stale);
+            }
+            _ => {}
+        }
+    }
+
+    fn by_completion(&self, m: &Message) -> Message {
+        let blocks = m.blocks();
+        let slots: Vec<usize> = (0..blocks.len())
+            .filter(|&i| matches!(blocks[i], Block::ToolResult { .. }))
+            .collect();
+        let mut results: Vec<Block> = slots.iter().map(|&i| blocks[i].clone()).collect();
+        results.sort_by_key(|b| match b {
+            Block::ToolResult { tool_use_id, .. } => {
+                self.completed.get(tool_use_id).copied().unwrap_or(u64::MAX)
+            }
+            _ => u64::MAX,
+        });
+        let mut out = blocks.to_vec();
+        for (slot, b) in slots.into_iter().zip(results) {
+            out[slot] = b;
+        }
+        Message::user_blocks(out)
+    }
+}
+
+/// The record of a turn's end is left unwritten: the turn ends live, but the log
+/// still holds it open. Everything else is written as the reference engine writes it.
+pub(super) fn drop_turn_end_records(outputs: &mut Vec<Output>) {
+    if !outputs
+        .iter()
+        .any(|o| matches!(o, Output::TurnEnded { .. }))
+    {
+        return;
+    }
+    for o in outputs.iter_mut() {
+        if let Output::Persist { bytes } = o
+            && let Ok(decoded) = decode_log(bytes)
+            && decoded
+                .records
+                .iter()
+                .any(|r| matches!(r, Record::TurnEnd { .. }))
+        {
+            *bytes = decoded
+                .records
+                .iter()
+                .filter(|r| !matches!(r, Record::TurnEnd { .. }))
+                .flat_map(encode_record)
+                .collect();
+        }
+    }
+    outputs.retain(|o| !matches!(o, Output::Persist { bytes } if bytes.is_empty()));
+}

@@ -1,0 +1,85 @@
+//! `thinking_intact`: every thinking block sent back is one the provider streamed,
+//! signature and text byte for byte, and no request ends on a thinking-only assistant
+//! message.
+//!
+//! The provider verifies a thinking block by its signature: a block sent back without
+//! it, or with its text altered (trimmed, re-encoded, merged), is refused, and since the
+//! block stays in the history every later request of the session is refused too. A
+//! request whose last message is an assistant message holding only thinking asks the
+//! provider to continue from a thought, which it refuses as well.
+
+use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use std::collections::BTreeSet;
+use turnsim_core::{Block, Role};
+
+#[derive(Default)]
+pub struct ThinkingIntact {
+    /// Every (thinking, signature) the provider streamed to completion in this run.
+    streamed: BTreeSet<(String, String)>,
+}
+
+impl Checker for ThinkingIntact {
+    fn invariant(&self) -> Invariant {
+        Invariant::ThinkingIntact
+    }
+
+    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::ThinkingStreamed {
+                thinking,
+                signature,
+            } => {
+                self.streamed
+                    .insert(((*thinking).to_owned(), (*signature).to_owned()));
+                None
+            }
+            Event::Request {
+                op, request, seen, ..
+            } => Some(judge(&self.streamed, *op, request, *seen)),
+            _ => None,
+        }
+    }
+}
+
+fn judge(
+    streamed: &BTreeSet<(String, String)>,
+    op: turnsim_core::OperationId,
+    request: &turnsim_core::Request,
+    seen: usize,
+) -> Check {
+    for (i, m) in request.messages.iter().enumerate().skip(seen) {
+        for (j, b) in m.blocks().iter().enumerate() {
+            let Block::Thinking {
+                thinking,
+                signature,
+            } = b
+            else {
+                continue;
+            };
+            if signature.is_empty() {
+                return Err(format!(
+                    "request {op}: message {i}, block {j} is a thinking block without its signature"
+                ));
+            }
+            if !streamed.contains(&(thinking.clone(), signature.clone())) {
+                return Err(format!(
+                    "request {op}: message {i}, block {j} is a thinking block the provider never streamed (signature {signature:?}, text {})",
+                    excerpt(thinking)
+                ));
+            }
+        }
+    }
+    if let Some(last) = request.messages.last()
+        && last.role == Role::Assistant
+        && !last.blocks().is_empty()
+        && last
+            .blocks()
+            .iter()
+            .all(|b| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }))
+    {
+        return Err(format!(
+            "request {op}: the last message is an assistant message holding only thinking"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! Observations the world makes only to judge the engine: the thinking the provider
+//! streamed, a restore of the durable log after each write, and a twin engine that
+//! never saw a stale delivery.
+//!
+//! Guarantee: none of this draws a decision, schedules an event or feeds the trace
+//! digest, so a run's decision list and digest are the same with or without it; it
+//! only emits checker events. The twin is rebuilt from the engine's own start (a fresh
+//! engine, or the log it was restored from) and the live inputs since, so it is judged
+//! through the same [`EngineFactory`] a user's engine implements.
+
+use super::*;
+
+/// Live engine calls a twin follows after a no-op delivery before it is dropped (it is
+/// dropped sooner, once both have answered an input with a request); long enough to
+/// cover the rest of the operation the delivery landed in and the request after it,
+/// short enough that a seed with many stale deliveries does not run two engines
+/// throughout.
+pub const TWIN_FOLLOWS: u32 = 24;
+
+/// What the world keeps to rebuild and drive a twin.
+#[derive(Default)]
+pub(super) struct TwinState {
+    /// Whether this seed is one of the `rates.twin_check` share and can deliver a
+    /// no-op at all; otherwise nothing is kept.
+    pub on: bool,
+    /// The durable log the live engine was restored from, or `None` for a fresh one.
+    pub birth: Option<Vec<u8>>,
+    /// Every live input since the engine's start, in order.
+    pub inputs: Vec<Input>,
+    /// The twin, with the live calls it still follows and the delivery it skipped.
+    pub twin: Option<(Box<dyn Engine>, u32, String)>,
+}
+
+/// The complete (thinking, signature) pairs in a planned stream, in block order.
+pub fn streamed_thinking(events: &[(u64, StreamEvent)]) -> Vec<(String, String)> {
+    let mut open: BTreeMap<usize, (String, Option<String>)> = BTreeMap::new();
+    let mut done = Vec::new();
+    for (_, e) in events {
+        match e {
+            StreamEvent::ThinkingDelta { index, thinking } => {
+                open.entry(*index).or_default().0.push_str(thinking);
+            }
+            StreamEvent::SignatureDelta { index, signature } => {
+                let sig = &mut open.entry(*index).or_default().1;
+                sig.get_or_insert_with(String::new).push_str(signature);
+            }
+            StreamEvent::BlockStop { index } => {
+                if let Some((text, Some(sig))) = open.remove(index) {
+                    done.push((text, sig));
+                }
+            }
+            _ => {}
+        }
+    }
+    // A signature that arrived before the stream was cut still signs its text.
+    done.extend(
+        open.into_values()
+            .filter_map(|(text, sig)| sig.map(|s| (text, s))),
+    );
+    done
+}
+
+impl World<'_> {
+    /// Tells the checkers which thinking blocks a planned response streams.
+    pub(super) fn observe_thinking(&mut self, events: &[(u64, StreamEvent)]) -> Step {
+        if !events
+            .iter()
+            .any(|(_, e)| matches!(e, StreamEvent::SignatureDelta { .. }))
+        {
+            return Ok(());
+        }
+        for (thinking, signature) in streamed_thinking(events) {
+            self.thinking_seen
+                .insert((thinking.clone(), signature.clone()));
+            self.ctx_check(Event::ThinkingStreamed {
+                thinking: &thinking,
+                signature: &signature,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Restores a fresh engine from the durable log and lets the checkers compare it
+    /// with the live one.
+    pub(super) fn check_durable(&mut self) -> Step {
+        let factory = self.factory;
+        let config = self.config.clone();
+        let log = self.disk.durable();
+        let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, log)));
+        let restored = match restored {
+            Err(panic) => Err(format!("restore panicked: {}", panic_text(&*panic))),
+            Ok(Err(e)) => Err(e),
+            Ok(Ok((engine, outputs))) => Ok((engine.history().to_vec(), engine.is_idle(), outputs)),
+        };
+        let live_idle = self.engine.is_idle();
+        self.ctx_check(Event::Durable {
+            restored: restored
+                .as_ref()
+                .map(|(h, idle, o)| (h.clone(), *idle, o.as_slice()))
+                .map_err(Clone::clone),
+            live_idle,
+        })
+    }
+
+    /// Keeps a live input for a later twin, and hands it to the twin that follows now.
+    pub(super) fn twin_follow(&mut self, input: Input, live: &Result<Vec<Output>, String>) -> Step {
+        let Some((mut twin, left, after)) = self.twin.twin.take() else {
+            self.twin.inputs.push(input);
+            return Ok(());
+        };
+        self.twin.inputs.push(input.clone());
+        let result = match catch_unwind(AssertUnwindSafe(|| twin.handle(input))) {
+            Ok(r) => r,
+            // A twin that panics where the live engine did not is judged by its outputs.
+            Err(panic) => Err(format!("the twin panicked: {}", panic_text(&*panic))),
+        };
+        self.ctx_check(Event::Twin {
+            after: &after,
+            live,
+            twin: &result,
+        })?;
+        // The request after the delivery is what it could have changed; once the two
+        // agreed on it, following further only costs time.
+        let sent = matches!(live, Ok(o) if o.iter().any(|o| matches!(o, Output::Send { .. })));
+        if left > 1 && !sent {
+            self.twin.twin = Some((twin, left - 1, after));
+        }
+        Ok(())
+    }
+
+    /// After a no-op delivery: a twin from the engine's start and every live input
+    /// since, none of the no-ops among them.
+    pub(super) fn twin_rebuild(&mut self, what: &str) -> Step {
+        if !self.twin.on {
+            return Ok(());
+        }
+        if let Some((_, left, _)) = &mut self.twin.twin {
+            // The twin already never saw this one either; it just follows longer.
+            *left = TWIN_FOLLOWS;
+            return Ok(());
+        }
+
+        let factory = self.factory;
+        let config = self.config.clone();
+        let birth = self.twin.birth.as_deref();
+        let inputs = &self.twin.inputs;
+        let built = catch_unwind(AssertUnwindSafe(|| {
+            let mut engine = match birth {
+                None => factory.create(config),
+                Some(log) => factory.restore(config, log)?.0,
+            };
+            for input in inputs {
+                let _ = engine.handle(input.clone());
+            }
+            Ok::<_, String>(engine)
+        }));
+        let failure = match built {
+            Ok(Ok(engine)) => {
+                self.twin.twin = Some((engine, TWIN_FOLLOWS, what.to_owned()));
+                return Ok(());
+            }
+            Ok(Err(e)) => e,
+            Err(panic) => format!("panicked: {}", panic_text(&*panic)),
+        };
+        // The live engine came from the very same start and inputs.
+        self.ctx_check(Event::Twin {
+            after: what,
+            live: &Ok(Vec::new()),
+            twin: &Err(format!(
+                "a twin from the same start and live inputs could not be built: {failure}"
+            )),
+        })
+    }
+
+    /// A restart starts a new engine: the twin starts over from its log.
+    pub(super) fn twin_restarted(&mut self, log: &[u8]) {
+        if self.twin.on {
+            self.twin.birth = Some(log.to_vec());
+            self.twin.inputs.clear();
+            self.twin.twin = None;
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The checkers of logical order, intact thinking, the stable prefix, durable-equals-
+//! live and the outside twin each fire on a crafted violation, and pass its correct
+//! counterpart, through the same registry the world uses.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use turnsim::checkers::{Checks, Ctx, Event};
+use turnsim_core::{
+    Block, CacheBreakpoint, CacheHints, Message, OperationId, Output, Request, SharedMessage,
+};
+
+fn shared(m: Message) -> SharedMessage {
+    Arc::new(m)
+}
+
+fn request(system: &str, messages: Vec<SharedMessage>) -> Request {
+    let last = messages.len().checked_sub(1);
+    Request {
+        system: system.into(),
+        tools: Vec::new().into(),
+        messages,
+        cache: CacheHints {
+            session_key: "k".into(),
+            breakpoints: vec![
+                CacheBreakpoint {
+                    after_message: None,
+                },
+                CacheBreakpoint {
+                    after_message: last,
+                },
+            ],
+        },
+    }
+}
+
+fn directive(words: &str) -> Message {
+    turnsim_core::request::directive_message(
+        turnsim_core::request::turn_context_block("now", "stance", &[]),
+        words.into(),
+    )
+}
+
+fn call(id: &str) -> Block {
+    Block::ToolUse {
+        id: id.into(),
+        name: "read_file".into(),
+        input: serde_json::json!({}),
+    }
+}
+
+fn thinking(text: &str, signature: &str) -> Block {
+    Block::Thinking {
+        thinking: text.into(),
+        signature: signature.into(),
+    }
+}
+
+struct Fixture {
+    checks: Checks,
+    prompts: Vec<String>,
+    fixed: Vec<String>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture {
+            checks: Checks::new(),
+            prompts: vec!["fix it".into()],
+            fixed: Vec::new(),
+        }
+    }
+
+    fn observe(&mut self, history: &[SharedMessage], event: Event<'_>) -> Result<(), String> {
+        let ctx = Ctx {
+            step: 7,
+            history,
+            fixed_texts: &self.fixed,
+            prompts: &self.prompts,
+        };
+        self.checks
+            .observe(&ctx, &event)
+            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
+    }
+
+    fn send(&mut self, op: u64, request: &Request) -> Result<(), String> {
+        self.observe(
+            &[],
+            Event::Request {
+                op: OperationId(op),
+                request,
+                seen: 0,
+            },
+        )
+    }
+}
+
+fn answered(order: [&str; 2]) -> Vec<SharedMessage> {
+    vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_blocks(vec![call("t1"), call("t2")])),
+        shared(Message::user_blocks(
+            order
+                .iter()
+                .map(|id| Block::tool_result(*id, "ok", false))
+                .collect(),
+        )),
+    ]
+}
+
+#[test]
+fn logical_order_fires_on_results_listed_out_of_call_order() {
+    let mut f = Fixture::new();
+    let err = f
+        .send(3, &request("s", answered(["t2", "t1"])))
+        .expect_err("results in completion order");
+    assert_eq!(
+        err,
+        "logical_order@7: request op#3: message 2 answers the calls of message 1 in the order t2, t1 instead of the call order t1, t2"
+    );
+    let mut f = Fixture::new();
+    f.send(3, &request("s", answered(["t1", "t2"])))
+        .expect("results in call order");
+}
+
+fn with_thinking(block: Block) -> Vec<SharedMessage> {
+    vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_blocks(vec![block, call("t1")])),
+        shared(Message::user_blocks(vec![Block::tool_result(
+            "t1", "ok", false,
+        )])),
+    ]
+}
+
+fn streamed(f: &mut Fixture) {
+    f.observe(
+        &[],
+        Event::ThinkingStreamed {
+            thinking: "let me look",
+            signature: "sig7",
+        },
+    )
+    .expect("streaming is no check");
+}
+
+#[test]
+fn thinking_intact_fires_on_an_unsigned_thinking_block() {
+    let mut f = Fixture::new();
+    streamed(&mut f);
+    let err = f
+        .send(4, &request("s", with_thinking(thinking("let me look", ""))))
+        .expect_err("unsigned");
+    assert_eq!(
+        err,
+        "thinking_intact@7: request op#4: message 1, block 0 is a thinking block without its signature"
+    );
+}
+
+#[test]
+fn thinking_intact_fires_on_altered_thinking_and_passes_the_streamed_pair() {
+    let mut f = Fixture::new();
+    streamed(&mut f);
+    let err = f
+        .send(
+            4,
+            &request("s", with_thinking(thinking("let me look ", "sig7"))),
+        )
+        .expect_err("altered");
+    assert!(
+        err.starts_with(
+            "thinking_intact@7: request op#4: message 1, block 0 is a thinking block the provider never streamed (signature \"sig7\""
+        ),
+        "{err}"
+    );
+    let mut f = Fixture::new();
+    streamed(&mut f);
+    f.send(
+        4,
+        &request("s", with_thinking(thinking("let me look", "sig7"))),
+    )
+    .expect("the streamed pair, intact");
+}
+
+#[test]
+fn thinking_intact_fires_on_a_request_ending_in_a_thinking_only_message() {
+    let mut f = Fixture::new();
+    streamed(&mut f);
+    let m = vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_blocks(vec![thinking(
+            "let me look",
+            "sig7",
+        )])),
+    ];
+    let err = f.send(4, &request("s", m)).expect_err("thinking-only tail");
+    assert_eq!(
+        err,
+        "thinking_intact@7: request op#4: the last message is an assistant message holding only thinking"
+    );
+}
+
+#[test]
+fn the_provider_refuses_unsigned_or_altered_thinking_and_accepts_the_streamed_pair() {
+    let seen: BTreeSet<(String, String)> = [("let me look".to_owned(), "sig7".to_owned())].into();
+    let refuse =
+        |b: Block| turnsim::provider::refuse_thinking(&request("s", with_thinking(b)), 0, &seen);
+    assert_eq!(
+        refuse(thinking("let me look", "")).as_deref(),
+        Some("messages.1: thinking block is missing its signature")
+    );
+    assert_eq!(
+        refuse(thinking("let me", "sig7")).as_deref(),
+        Some("messages.1: invalid signature in thinking block")
+    );
+    assert_eq!(refuse(thinking("let me look", "sig7")), None);
+}
+
+#[test]
+fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
+    let m = vec![shared(directive("fix it"))];
+    let mut f = Fixture::new();
+    f.send(1, &request("you are an agent", m.clone()))
+        .expect("first request");
+    f.observe(&m, Event::TurnEnded).expect("turn ends");
+    f.observe(&m, Event::TurnStarted { baseline: 1 })
+        .expect("turn starts");
+    let err = f
+        .send(2, &request("you are an agent; it is 10:02", m.clone()))
+        .expect_err("volatile system prompt");
+    assert!(
+        err.starts_with(
+            "prefix_stable@7: request op#2: system or tools differ from request op#1 with no reconfiguration in between"
+        ),
+        "{err}"
+    );
+    let mut f = Fixture::new();
+    f.send(1, &request("you are an agent", m.clone()))
+        .expect("first request");
+    // Between turns, as the host reconfigures; `append_only` judges within a turn.
+    let next_turn = |f: &mut Fixture| {
+        f.observe(&m, Event::TurnEnded).expect("turn ends");
+        f.observe(&m, Event::TurnStarted { baseline: 1 })
+            .expect("turn starts");
+    };
+    next_turn(&mut f);
+    f.observe(&m, Event::Reconfigured).expect("no check");
+    f.send(2, &request("you are an agent (revision 1)", m.clone()))
+        .expect("the host reconfigured");
+    next_turn(&mut f);
+    let err = f
+        .send(3, &request("you are an agent (revision 2)", m))
+        .expect_err("one reconfiguration allows one change");
+    assert!(err.starts_with("prefix_stable@7: request op#3"), "{err}");
+}
+
+#[test]
+fn durable_live_fires_when_the_log_restores_less_than_the_live_history() {
+    let live = vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_text("done")),
+    ];
+    let mut f = Fixture::new();
+    let err = f
+        .observe(
+            &live,
+            Event::Durable {
+                restored: Ok((live[..1].to_vec(), true, &[])),
+                live_idle: true,
+            },
+        )
+        .expect_err("the last message was never written");
+    assert_eq!(
+        err,
+        "durable_live@7: the durable log restores 1 messages, the live engine holds 2"
+    );
+}
+
+#[test]
+fn durable_live_fires_between_turns_when_the_log_still_holds_a_turn_open() {
+    let live = vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_text("done")),
+    ];
+    let mut f = Fixture::new();
+    let err = f
+        .observe(
+            &live,
+            Event::Durable {
+                restored: Ok((live.clone(), false, &[])),
+                live_idle: true,
+            },
+        )
+        .expect_err("the turn end was never written");
+    assert_eq!(
+        err,
+        "durable_live@7: the live engine is between turns, the restored one has a turn open"
+    );
+    let mut f = Fixture::new();
+    let mut recovered = live.clone();
+    recovered.push(shared(Message::user_text("[interrupted]")));
+    f.observe(
+        &live,
+        Event::Durable {
+            restored: Ok((recovered, true, &[])),
+            live_idle: false,
+        },
+    )
+    .expect("mid-turn a restore may recover the open turn");
+}
+
+#[test]
+fn twin_agrees_fires_when_the_engine_acts_unlike_a_twin_that_never_saw_the_delivery() {
+    let m = vec![shared(directive("fix it"))];
+    let mut key_bumped = request("s", m.clone());
+    key_bumped.cache.session_key = "k#1".into();
+    let live = Ok(vec![Output::Send {
+        op: OperationId(5),
+        request: key_bumped,
+    }]);
+    let twin = Ok(vec![Output::Send {
+        op: OperationId(5),
+        request: request("s", m.clone()),
+    }]);
+    let mut f = Fixture::new();
+    let err = f
+        .observe(
+            &m,
+            Event::Twin {
+                after: "a stale or duplicate tool result",
+                live: &live,
+                twin: &twin,
+            },
+        )
+        .expect_err("the stale delivery changed what was sent");
+    assert!(
+        err.starts_with(
+            "twin_agrees@7: after a stale or duplicate tool result, output 0 differs from a twin that never saw it: …"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("k#1"), "{err}");
+    f.observe(
+        &m,
+        Event::Twin {
+            after: "a stale or duplicate tool result",
+            live: &twin,
+            twin: &twin,
+        },
+    )
+    .expect("the same outputs");
+}
