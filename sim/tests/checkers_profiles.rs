@@ -106,7 +106,7 @@ fn plain_turn(extra: &str) -> Vec<SharedMessage> {
 }
 
 #[test]
-fn the_catalogue_marks_exactly_the_three_profile_checkers_as_convention() {
+fn the_catalogue_marks_exactly_the_profile_checkers_as_convention() {
     let convention: Vec<&str> = Checks::catalogue()
         .into_iter()
         .filter(|(_, k)| *k == CheckKind::Convention)
@@ -114,7 +114,13 @@ fn the_catalogue_marks_exactly_the_three_profile_checkers_as_convention() {
         .collect();
     assert_eq!(
         convention,
-        ["marker_once", "note_exact", "cache_breakpoints"]
+        [
+            "marker_once",
+            "note_exact",
+            "cache_breakpoints",
+            "interruption_recorded",
+            "label_matches"
+        ]
     );
 }
 

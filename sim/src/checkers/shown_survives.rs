@@ -24,9 +24,9 @@ pub struct ShownSurvives {
     texts: Vec<String>,
     /// Where the current reply's blocks start in `texts`, and its tool blocks.
     reply_start: usize,
-    tool_blocks: Vec<(usize, String)>,
-    /// Tool calls whose input finished streaming.
-    calls: Vec<String>,
+    tool_blocks: Vec<(usize, String, String)>,
+    /// Tool calls (id, name) whose input finished streaming.
+    calls: Vec<(String, String)>,
     /// The last delivery, until its step ends: a crash in it undoes it.
     undo: Option<Undo>,
 }
@@ -83,11 +83,13 @@ impl Checker for ShownSurvives {
                     }
                     StreamEvent::BlockStart {
                         index,
-                        block: BlockStart::ToolUse { id, .. },
-                    } => self.tool_blocks.push((*index, id.clone())),
+                        block: BlockStart::ToolUse { id, name },
+                    } => self.tool_blocks.push((*index, id.clone(), name.clone())),
                     StreamEvent::BlockStop { index } => {
-                        if let Some((_, id)) = self.tool_blocks.iter().find(|(i, _)| i == index) {
-                            self.calls.push(id.clone());
+                        if let Some((_, id, name)) =
+                            self.tool_blocks.iter().find(|(i, _, _)| i == index)
+                        {
+                            self.calls.push((id.clone(), name.clone()));
                             self.undo = Some(Undo::Call);
                         }
                     }
@@ -128,14 +130,21 @@ impl Checker for ShownSurvives {
             )));
         }
         if !due.crashed {
-            let lost_call = self.calls.iter().find(|id| {
-                !turn.iter().any(|m| {
-                    m.blocks()
-                        .iter()
-                        .any(|b| matches!(b, Block::ToolUse { id: i, .. } if i == *id))
-                })
+            // A call is kept under the provider's id, or, when the provider reused an
+            // id, under one the engine gave it (docs/spec.md §7): then the turn must
+            // still hold as many calls of that tool as the user saw.
+            let uses = |pred: &dyn Fn(&str, &str) -> bool| {
+                turn.iter()
+                    .flat_map(|m| m.blocks().iter())
+                    .filter(|b| matches!(b, Block::ToolUse { id, name, .. } if pred(id, name)))
+                    .count()
+            };
+            let lost_call = self.calls.iter().find(|(id, name)| {
+                uses(&|i, _| i == id) == 0
+                    && uses(&|_, n| n == name)
+                        < self.calls.iter().filter(|(_, n)| n == name).count()
             });
-            if let Some(id) = lost_call {
+            if let Some((id, _)) = lost_call {
                 return Some(Err(format!(
                     "the tool call {id} the user saw streamed is not in the history after the cancel"
                 )));

@@ -9,14 +9,16 @@
 use super::*;
 use turnsim_core::log::TurnOutcome;
 
-/// Fault kinds that may legitimately fail a turn: the provider broke or a tool did.
-pub const TURN_FAILING_FAULTS: [FaultKind; 6] = [
+/// Fault kinds that may legitimately fail a turn: the provider broke or a tool did
+/// (`tool_stop_other` includes a stream cut after a finished tool call).
+pub const TURN_FAILING_FAULTS: [FaultKind; 7] = [
     FaultKind::ProviderErrorBefore,
     FaultKind::ProviderErrorMid,
     FaultKind::Hang,
     FaultKind::ToolError,
     FaultKind::ToolEmpty,
     FaultKind::ToolCancel,
+    FaultKind::ToolStopOther,
 ];
 
 impl World<'_> {
