@@ -142,7 +142,8 @@ fn a_cancel_marker_without_its_cause_is_found_by_interruption_recorded() {
 
 #[test]
 fn a_note_naming_finished_calls_is_found_by_label_matches() {
-    canary_is_found_shrunk_and_replayed(Bug::NoteNamesFinished);
+    // First found at seed 259 since the world behaviours of issue 17 joined the swarm.
+    canary_is_found_within(Bug::NoteNamesFinished, 1000);
 }
 
 #[test]

@@ -50,6 +50,18 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "recovery_idempotent generic",
             "cache_breakpoints convention",
             "liveness generic",
+            "interruption_recorded convention",
+            "label_matches convention",
+            "quiet_after_cancel generic",
+            "shown_survives generic",
+            "reply_never_fails generic",
+            "model_ends_turn generic",
+            "hostile_input generic",
+            "logical_order generic",
+            "thinking_intact generic",
+            "prefix_stable generic",
+            "durable_live generic",
+            "twin_agrees generic",
         ]
     );
 }

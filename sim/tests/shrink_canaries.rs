@@ -5,6 +5,16 @@ use turnsim::runner::{matches_expectation, run_scenario};
 use turnsim::scenario::load_scenario;
 use turnsim::shrink::{Budget, shrink_with, story};
 
+/// The five canaries issue 12 holds to this bound; the later canaries' scenarios are
+/// replayed by `scenarios.rs` and shrunk by `canaries.rs`.
+const FIVE: [&str; 5] = [
+    "cancel_orphans_tool_use",
+    "marker_twice",
+    "restart_redispatches",
+    "stale_completion_applied",
+    "tail_on_tool_result",
+];
+
 #[test]
 fn every_canary_shrinks_to_at_most_12_steps() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
@@ -15,7 +25,7 @@ fn every_canary_shrinks_to_at_most_12_steps() {
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("canary-") && n.ends_with(".json"))
+                .is_some_and(|n| FIVE.iter().any(|c| n == format!("canary-{c}.json")))
         })
         .collect();
     names.sort();
