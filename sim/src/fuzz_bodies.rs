@@ -8,6 +8,9 @@
 //! panics, `sim_decisions` writes the failing run as a scenario file, so the find is
 //! replayed with `turnsim replay FILE` like any other failure, with no fuzzer around.
 //!
+//! The bytes are read through `arbitrary::Unstructured`, the one source every fuzz
+//! body of both crates draws from (`turnsim_core::fuzz_bodies` says why).
+//!
 //! Why one byte per decision: every draw clamps what it reads (see
 //! [`crate::decide`]) and 0 is always the least eventful outcome, so a byte per draw
 //! lets libFuzzer's byte mutations flip one choice at a time, and a run of zero bytes
@@ -20,6 +23,7 @@ use crate::runner::run_scenario;
 use crate::scenario::{
     Expectation, Scenario, ScenarioError, parse_scenario, save_scenario, scenario_to_json,
 };
+use arbitrary::{Arbitrary, Unstructured};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -89,11 +93,21 @@ pub fn scenario_parse(data: &[u8]) {
 /// The scenario the bytes describe: the first eight (little-endian) are the seed, and
 /// each byte after them is one decision. `None` when there are fewer than eight bytes.
 pub fn scenario_from_bytes(data: &[u8]) -> Option<Scenario> {
-    let (seed, rest) = data.split_first_chunk::<8>()?;
-    let seed = u64::from_le_bytes(*seed);
+    // `u64::arbitrary` would read a short input as a zero-padded seed; an input that
+    // cannot name its seed runs nothing instead, so every seed the fuzzer reports was
+    // in its bytes.
+    if data.len() < 8 {
+        return None;
+    }
+    let mut u = Unstructured::new(data);
+    let seed = u64::arbitrary(&mut u).ok()?;
+    let mut decisions = Vec::with_capacity(u.len());
+    while !u.is_empty() {
+        decisions.push(u32::from(u8::arbitrary(&mut u).ok()?));
+    }
     let mut scenario = Scenario::new(SimOptions::from_seed(seed), Expectation::Pass);
     scenario.name = format!("sim_decisions seed {seed}");
-    scenario.decisions = rest.iter().map(|&b| u32::from(b)).collect();
+    scenario.decisions = decisions;
     Some(scenario)
 }
 

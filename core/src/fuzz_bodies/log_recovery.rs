@@ -46,10 +46,10 @@ fn check_restore(config: &SessionConfig, log: &[u8]) -> Option<Session> {
 
 /// A well-formed reply to `op` as stream events: start, maybe thinking, text, some
 /// tool calls, the stop reason, stop.
-fn reply_events(g: &mut Gen<'_>) -> Vec<StreamEvent> {
+fn reply_events(g: &mut Gen<'_>) -> Drawn<Vec<StreamEvent>> {
     let mut events = vec![StreamEvent::MessageStart];
     let mut index = 0;
-    if g.r.below(4) == 0 {
+    if g.below(4)? == 0 {
         events.push(StreamEvent::BlockStart {
             index,
             block: BlockStart::Thinking,
@@ -69,23 +69,23 @@ fn reply_events(g: &mut Gen<'_>) -> Vec<StreamEvent> {
         index,
         block: BlockStart::Text,
     });
-    for _ in 0..=g.r.below(3) {
+    for _ in 0..=g.below(3)? {
         events.push(StreamEvent::TextDelta {
             index,
-            text: g.text(),
+            text: g.text()?,
         });
     }
     events.push(StreamEvent::BlockStop { index });
     index += 1;
-    let calls = g.r.below(4);
+    let calls = g.below(4)?;
     for _ in 0..calls {
-        let id = g.tool_id();
-        let name = name(&mut g.r);
+        let id = g.tool_id()?;
+        let name = g.name()?;
         events.push(StreamEvent::BlockStart {
             index,
             block: BlockStart::ToolUse { id, name },
         });
-        let json = if g.r.below(8) == 0 {
+        let json = if g.below(8)? == 0 {
             "{\"path\":".to_string()
         } else {
             "{\"path\":\"a\"}".to_string()
@@ -97,74 +97,74 @@ fn reply_events(g: &mut Gen<'_>) -> Vec<StreamEvent> {
         events.push(StreamEvent::BlockStop { index });
         index += 1;
     }
-    let stop_reason = match (calls, g.r.below(4)) {
+    let stop_reason = match (calls, g.below(4)?) {
         (0, 0) => StopReason::MaxTokens,
         (0, _) | (_, 0) => StopReason::EndTurn,
         _ => StopReason::ToolUse,
     };
     events.push(StreamEvent::MessageDelta {
         stop_reason,
-        usage: g.usage(),
+        usage: g.usage()?,
     });
     events.push(StreamEvent::MessageStop);
-    events
+    Ok(events)
 }
 
 /// Any one stream event.
-fn any_event(g: &mut Gen<'_>) -> StreamEvent {
-    let index = g.r.below(4);
-    match g.r.below(10) {
+fn any_event(g: &mut Gen<'_>) -> Drawn<StreamEvent> {
+    let index = g.below(4)?;
+    Ok(match g.below(10)? {
         0 => StreamEvent::MessageStart,
         1 => StreamEvent::BlockStart {
             index,
-            block: match g.r.below(4) {
+            block: match g.below(4)? {
                 0 => BlockStart::Text,
                 1 => BlockStart::Thinking,
-                2 => BlockStart::RedactedThinking { data: g.text() },
+                2 => BlockStart::RedactedThinking { data: g.text()? },
                 _ => BlockStart::ToolUse {
-                    id: g.tool_id(),
-                    name: name(&mut g.r),
+                    id: g.tool_id()?,
+                    name: g.name()?,
                 },
             },
         },
         2 => StreamEvent::TextDelta {
             index,
-            text: g.text(),
+            text: g.text()?,
         },
         3 => StreamEvent::ThinkingDelta {
             index,
-            thinking: g.text(),
+            thinking: g.text()?,
         },
         4 => StreamEvent::SignatureDelta {
             index,
-            signature: g.text(),
+            signature: g.text()?,
         },
         5 => StreamEvent::InputJsonDelta {
             index,
-            partial_json: g.text(),
+            partial_json: g.text()?,
         },
         6 => StreamEvent::BlockStop { index },
         7 => StreamEvent::MessageDelta {
             stop_reason: StopReason::EndTurn,
-            usage: g.usage(),
+            usage: g.usage()?,
         },
         8 => StreamEvent::MessageStop,
         _ => StreamEvent::Error {
             kind: "overloaded_error".into(),
-            message: g.text(),
+            message: g.text()?,
         },
-    }
+    })
 }
 
 /// Drives a session with inputs decoded from `g` and returns its log. Along the way:
 /// a refused input leaves the session unchanged, and a delivery for an operation that
 /// is not outstanding returns nothing and changes nothing.
-fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Vec<u8> {
+fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Drawn<Vec<u8>> {
     let mut session = Session::new(config.clone());
     let mut log = Vec::new();
     let mut last_op = OperationId(0);
     for _ in 0..24 {
-        if g.r.is_empty() {
+        if g.u.is_empty() {
             break;
         }
         let pending = session.pending_operation();
@@ -172,20 +172,20 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Vec<u8> {
         if let Some(op) = current {
             last_op = op;
         }
-        let op = match g.r.below(6) {
+        let op = match g.below(6)? {
             0 => last_op,
             1 => OperationId(last_op.0.saturating_sub(1)),
             _ => current.unwrap_or(last_op),
         };
-        let inputs: Vec<Input> = match g.r.below(10) {
+        let inputs: Vec<Input> = match g.below(10)? {
             0 | 1 => vec![Input::Prompt {
-                text: g.text(),
+                text: g.text()?,
                 now: "2026-01-01T00:00:00Z".into(),
             }],
             2 | 3 => {
-                let events = reply_events(g);
-                let keep = if g.r.below(4) == 0 {
-                    g.r.below(events.len() + 1)
+                let events = reply_events(g)?;
+                let keep = if g.below(4)? == 0 {
+                    g.below(events.len() + 1)?
                 } else {
                     events.len()
                 };
@@ -197,33 +197,33 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Vec<u8> {
             }
             4 => vec![Input::Stream {
                 op,
-                event: any_event(g),
+                event: any_event(g)?,
             }],
             5 | 6 => {
                 let calls = match &pending {
                     PendingOperation::Tools { calls, .. } => calls.clone(),
-                    _ => vec![g.call()],
+                    _ => vec![g.call()?],
                 };
-                let mut outcomes = g.results(&calls);
-                if g.r.below(4) == 0 {
-                    outcomes.truncate(g.r.below(outcomes.len() + 1));
+                let mut outcomes = g.results(&calls)?;
+                if g.below(4)? == 0 {
+                    outcomes.truncate(g.below(outcomes.len() + 1)?);
                 }
                 outcomes
                     .into_iter()
                     .map(|outcome| Input::ToolResult { op, outcome })
                     .collect()
             }
-            7 => vec![Input::Cancel { cause: g.cause() }],
-            8 => match g.r.below(3) {
-                0 => vec![Input::Compact { summary: g.text() }],
+            7 => vec![Input::Cancel { cause: g.cause()? }],
+            8 => match g.below(3)? {
+                0 => vec![Input::Compact { summary: g.text()? }],
                 1 => vec![Input::Rewind {
-                    index: g.r.below(session.history().len() + 2),
+                    index: g.below(session.history().len() + 2)?,
                 }],
                 _ => vec![Input::Configure {
-                    system: g.text(),
+                    system: g.text()?,
                     tools: vec![ToolSpec {
-                        name: name(&mut g.r),
-                        description: g.text(),
+                        name: g.name()?,
+                        description: g.text()?,
                         input_schema: serde_json::json!({"type": "object"}),
                     }],
                 }],
@@ -232,7 +232,7 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Vec<u8> {
                 op,
                 event: StreamEvent::Error {
                     kind: "api_error".into(),
-                    message: g.text(),
+                    message: g.text()?,
                 },
             }],
         };
@@ -266,25 +266,25 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Vec<u8> {
             }
         }
     }
-    log
+    Ok(log)
 }
 
 /// Records of any kind, well framed, whatever they mean together.
-fn record_soup(g: &mut Gen<'_>) -> Vec<u8> {
+fn record_soup(g: &mut Gen<'_>) -> Drawn<Vec<u8>> {
     let mut log = Vec::new();
     for _ in 0..16 {
-        if g.r.is_empty() {
+        if g.u.is_empty() {
             break;
         }
-        let op = OperationId(u64::from(g.r.byte() % 8));
-        let record = match g.r.below(12) {
+        let op = OperationId(u64::from(u8::arbitrary(&mut g.u)? % 8));
+        let record = match g.below(12)? {
             0 => Record::Configure {
-                system: g.text(),
+                system: g.text()?,
                 tools: Vec::new(),
             },
             1 => {
-                let baseline = g.r.below(6);
-                let message = g.message(Role::User);
+                let baseline = g.below(6)?;
+                let message = g.message(Role::User)?;
                 Record::TurnStart {
                     baseline,
                     messages: vec![message],
@@ -292,13 +292,13 @@ fn record_soup(g: &mut Gen<'_>) -> Vec<u8> {
                 }
             }
             2 | 3 => {
-                let role = if g.r.flag() {
+                let role = if g.flag()? {
                     Role::Assistant
                 } else {
                     Role::User
                 };
-                let message = g.message(role);
-                let pending = match g.r.below(3) {
+                let message = g.message(role)?;
+                let pending = match g.below(3)? {
                     0 => PendingOperation::None,
                     1 => PendingOperation::Generation { op },
                     _ => PendingOperation::Tools {
@@ -313,55 +313,58 @@ fn record_soup(g: &mut Gen<'_>) -> Vec<u8> {
             }
             4 => Record::Draft {
                 op,
-                base_len: g.r.below(6),
+                base_len: g.below(6)?,
             },
-            5 => Record::DraftText { op, text: g.text() },
+            5 => Record::DraftText {
+                op,
+                text: g.text()?,
+            },
             6 => Record::ToolResult {
                 op,
                 outcome: ToolOutcome {
-                    tool_use_id: g.tool_id(),
-                    content: g.text(),
-                    is_error: g.r.flag(),
+                    tool_use_id: g.tool_id()?,
+                    content: g.text()?,
+                    is_error: g.flag()?,
                 },
             },
             7 => Record::Receipt {
                 op,
-                digest: g.text(),
+                digest: g.text()?,
             },
             8 => Record::Reset {
-                messages: vec![g.message(Role::User)],
-                compacted: vec![g.text()],
+                messages: vec![g.message(Role::User)?],
+                compacted: vec![g.text()?],
             },
-            9 => Record::Rewind { len: g.r.below(6) },
+            9 => Record::Rewind { len: g.below(6)? },
             10 => Record::TurnEnd {
                 outcome: TurnOutcome::Crashed,
             },
             _ => {
                 // A payload that is framed correctly but may not be a record at all.
-                log.extend(encode_frame(g.r.take(64)));
+                log.extend(encode_frame(take(&mut g.u, 64)?));
                 continue;
             }
         };
         log.extend(encode_record(&record));
     }
-    log
+    Ok(log)
 }
 
 /// Damage to a log: none, a cut (a torn write), a flipped byte, or both.
-fn damage(g: &mut Gen<'_>, log: &mut Vec<u8>) -> (bool, bool) {
-    let how = g.r.below(4);
+fn damage(g: &mut Gen<'_>, log: &mut Vec<u8>) -> Drawn<(bool, bool)> {
+    let how = g.below(4)?;
     let cut = how & 1 == 1;
     let flip = how & 2 == 2;
     if cut {
-        let at = usize::from(g.r.u16()) % (log.len() + 1);
+        let at = usize::from(u16::arbitrary(&mut g.u)?) % (log.len() + 1);
         log.truncate(at);
     }
     if flip && !log.is_empty() {
-        let at = usize::from(g.r.u16()) % log.len();
-        let bit = 1u8 << (g.r.byte() % 8);
+        let at = usize::from(u16::arbitrary(&mut g.u)?) % log.len();
+        let bit = 1u8 << (u8::arbitrary(&mut g.u)? % 8);
         log[at] ^= bit;
     }
-    (cut, flip && !log.is_empty())
+    Ok((cut, flip && !log.is_empty()))
 }
 
 /// `log_recovery`: the input itself as a log, then a log built from the same bytes
@@ -372,11 +375,15 @@ fn damage(g: &mut Gen<'_>, log: &mut Vec<u8>) -> (bool, bool) {
 pub fn log_recovery(data: &[u8]) {
     let config = SessionConfig::default();
     check_restore(&config, data);
-    let mut g = Gen::new(data);
-    if g.r.flag() {
-        let mut log = scripted_session(&mut g, &config);
-        let (_, flipped) = damage(&mut g, &mut log);
-        let restored = check_restore(&config, &log);
+    drawn(recover_built(&mut Gen::new(data), &config));
+}
+
+/// The second half of [`log_recovery`]: a log built from the bytes, maybe damaged.
+fn recover_built(g: &mut Gen<'_>, config: &SessionConfig) -> Drawn<()> {
+    if g.flag()? {
+        let mut log = scripted_session(g, config)?;
+        let (_, flipped) = damage(g, &mut log)?;
+        let restored = check_restore(config, &log);
         if !flipped {
             let Some(session) = restored else {
                 let err = Session::restore(config.clone(), &log).err();
@@ -387,8 +394,9 @@ pub fn log_recovery(data: &[u8]) {
             }
         }
     } else {
-        let mut log = record_soup(&mut g);
-        damage(&mut g, &mut log);
-        check_restore(&config, &log);
+        let mut log = record_soup(g)?;
+        damage(g, &mut log)?;
+        check_restore(config, &log);
     }
+    Ok(())
 }

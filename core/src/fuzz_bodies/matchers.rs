@@ -120,33 +120,35 @@ pub fn note_matcher(data: &[u8]) {
     if let Ok(s) = std::str::from_utf8(data) {
         check_note_string(s);
     }
-    let mut r = Reader::new(data);
-    let phrase = phrase(&mut r);
-    let names = names(&mut r);
-    let note = tool_in_flight_note_text(&phrase, &names);
-    if CANCEL_PHRASES.contains(&phrase.as_str()) {
-        assert!(
-            !note.contains(['\n', '\r']),
-            "a generated note holds a line break: {note:?}"
-        );
-        for quoted in backticked(&note) {
+    run(data, |u| {
+        let phrase = phrase(u)?;
+        let names = names(u)?;
+        let note = tool_in_flight_note_text(&phrase, &names);
+        if CANCEL_PHRASES.contains(&phrase.as_str()) {
             assert!(
-                is_plausible_tool_name(quoted),
-                "a generated note backticks the implausible name {quoted:?}"
+                !note.contains(['\n', '\r']),
+                "a generated note holds a line break: {note:?}"
             );
+            for quoted in backticked(&note) {
+                assert!(
+                    is_plausible_tool_name(quoted),
+                    "a generated note backticks the implausible name {quoted:?}"
+                );
+            }
+            if !names.is_empty() {
+                let inner = note.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+                assert_eq!(
+                    tool_in_flight_note_label(&note),
+                    inner,
+                    "a generated note does not round-trip: phrase {phrase:?}, names {names:?}"
+                );
+            }
         }
-        if !names.is_empty() {
-            let inner = note.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
-            assert_eq!(
-                tool_in_flight_note_label(&note),
-                inner,
-                "a generated note does not round-trip: phrase {phrase:?}, names {names:?}"
-            );
-        }
-    }
-    check_note_string(&note);
-    let mutated = mutate(&mut r, &note);
-    check_note_string(&mutated);
+        check_note_string(&note);
+        let mutated = mutate(u, &note)?;
+        check_note_string(&mutated);
+        Ok(())
+    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -217,11 +219,13 @@ pub fn note_differential(data: &[u8]) {
     if let Ok(s) = std::str::from_utf8(data) {
         agree(s);
     }
-    let mut r = Reader::new(data);
-    let phrase = phrase(&mut r);
-    let note = tool_in_flight_note_text(&phrase, &names(&mut r));
-    agree(&note);
-    agree(&mutate(&mut r, &note));
+    run(data, |u| {
+        let phrase = phrase(u)?;
+        let note = tool_in_flight_note_text(&phrase, &names(u)?);
+        agree(&note);
+        agree(&mutate(u, &note)?);
+        Ok(())
+    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -289,16 +293,18 @@ pub fn marker_matcher(data: &[u8]) {
     if let Ok(s) = std::str::from_utf8(data) {
         check_marker_string(s);
     }
-    let mut r = Reader::new(data);
-    let base = match r.below(SPEC_MARKERS.len() + 1) {
-        i if i < SPEC_MARKERS.len() => SPEC_MARKERS[i].to_string(),
-        _ => {
-            let phrase = phrase(&mut r);
-            tool_in_flight_note_text(&phrase, &names(&mut r))
-        }
-    };
-    check_marker_string(&base);
-    let mutated = mutate(&mut r, &base);
-    check_marker_string(&mutated);
-    check_note_string(&mutated);
+    run(data, |u| {
+        let base = match below(u, SPEC_MARKERS.len() + 1)? {
+            i if i < SPEC_MARKERS.len() => SPEC_MARKERS[i].to_string(),
+            _ => {
+                let phrase = phrase(u)?;
+                tool_in_flight_note_text(&phrase, &names(u)?)
+            }
+        };
+        check_marker_string(&base);
+        let mutated = mutate(u, &base)?;
+        check_marker_string(&mutated);
+        check_note_string(&mutated);
+        Ok(())
+    });
 }

@@ -12,10 +12,20 @@
 //! Test support, so compiled only with the `fuzzing` feature (the fuzz crate and this
 //! crate's own tests switch it on): an engine that embeds `turnsim-core` never builds it.
 //!
-//! Why a byte [`Reader`] and not `arbitrary::Unstructured`: the committed seeds and
-//! regression inputs under `fuzz/` are encoded for it. The reader follows `Unstructured`'s conventions (a fixed
-//! number of bytes per choice, zeros once the bytes run out), so a short input is
-//! still a complete, uneventful case and a mutated byte changes one choice.
+//! One generator family: every body reads its bytes through `arbitrary::Unstructured`,
+//! the same source the `Arbitrary` impls of the input types read (this feature
+//! switches `arbitrary` on). Where a body wants any value of a type it asks that
+//! type's impl (an [`OperationId`] is `OperationId::arbitrary`); where it wants a
+//! distribution aimed at the engine's edges (tool ids from a small pool so duplicates
+//! arise, stream indices that name open blocks, the spec's own texts and tool names)
+//! it composes `Unstructured`'s draws (`choose`, `int_in_range`, `bool`), because a
+//! uniform value would almost never hit those edges. Those draws read one byte per
+//! choice among at most 256 and yield zeros once the bytes run out, so a short input
+//! is still a complete, uneventful case, a mutated byte changes one choice, and the
+//! committed seeds and regression inputs under `fuzz/` decode as they were written.
+//! Text is a length draw then that many raw bytes (invalid UTF-8 replaced), not
+//! `String::arbitrary`, whose length comes from the end of the input: a mutation in
+//! one place would change a string somewhere else.
 //!
 //! The oracles here are written from the spec, not from the code under test: the note
 //! oracle rebuilds candidates with the generator [`tool_in_flight_note_text`] only, and
@@ -38,95 +48,42 @@ use crate::state::{
     Effect, GenerationOutput, OperationId, PendingOperation, StateError, StopReason, ToolOutcome,
     TurnState, Usage,
 };
+use arbitrary::{Arbitrary, Unstructured};
 use std::sync::{Arc, OnceLock};
 
-/// A cursor over fuzz input: each choice reads a fixed number of bytes, and reads
-/// past the end yield zeros, so every input, however short, decodes to a case.
-#[derive(Clone, Debug)]
-pub struct Reader<'a> {
-    data: &'a [u8],
+/// What the generators return: `Unstructured`'s draws only fail on an empty choice,
+/// which no generator here makes, so an error means a bug in the generator.
+type Drawn<T> = arbitrary::Result<T>;
+
+/// A draw in `0..n` (0 without reading when `n <= 1`): one byte for `n <= 256`.
+fn below(u: &mut Unstructured<'_>, n: usize) -> Drawn<usize> {
+    if n <= 1 {
+        return Ok(0);
+    }
+    u.choose_index(n)
 }
 
-impl<'a> Reader<'a> {
-    pub fn new(data: &'a [u8]) -> Self {
-        Reader { data }
-    }
+/// Up to `max` raw bytes: a length draw, then that many bytes (fewer near the end).
+fn take<'a>(u: &mut Unstructured<'a>, max: usize) -> Drawn<&'a [u8]> {
+    let n = below(u, max + 1)?.min(u.len());
+    u.bytes(n)
+}
 
-    /// True once every byte has been read.
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
+/// Up to `max` bytes as text (invalid UTF-8 replaced).
+fn text(u: &mut Unstructured<'_>, max: usize) -> Drawn<String> {
+    Ok(String::from_utf8_lossy(take(u, max)?).into_owned())
+}
 
-    /// The bytes not read yet.
-    pub fn rest(&self) -> &'a [u8] {
-        self.data
-    }
+/// Runs a body's checks on `data`.
+fn run(data: &[u8], body: impl FnOnce(&mut Unstructured<'_>) -> Drawn<()>) {
+    drawn(body(&mut Unstructured::new(data)));
+}
 
-    /// One byte; 0 past the end.
-    pub fn byte(&mut self) -> u8 {
-        match self.data.split_first() {
-            Some((&b, rest)) => {
-                self.data = rest;
-                b
-            }
-            None => 0,
-        }
-    }
-
-    /// A little-endian integer of `N` bytes, zero-padded past the end.
-    fn le<const N: usize>(&mut self) -> [u8; N] {
-        let mut out = [0u8; N];
-        for b in &mut out {
-            *b = self.byte();
-        }
-        out
-    }
-
-    pub fn u16(&mut self) -> u16 {
-        u16::from_le_bytes(self.le())
-    }
-
-    pub fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.le())
-    }
-
-    pub fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.le())
-    }
-
-    /// A value in `0..n` (0 when `n <= 1`): one byte for `n <= 256`, else four.
-    pub fn below(&mut self, n: usize) -> usize {
-        if n <= 1 {
-            return 0;
-        }
-        if n <= 256 {
-            usize::from(self.byte()) % n
-        } else {
-            usize::try_from(self.u32()).unwrap_or(0) % n
-        }
-    }
-
-    /// True for an odd byte.
-    pub fn flag(&mut self) -> bool {
-        self.byte() & 1 == 1
-    }
-
-    /// Up to `max` raw bytes (fewer near the end).
-    pub fn take(&mut self, max: usize) -> &'a [u8] {
-        let n = self.below(max + 1).min(self.data.len());
-        let (head, rest) = self.data.split_at(n);
-        self.data = rest;
-        head
-    }
-
-    /// Up to `max` bytes as text (invalid UTF-8 replaced).
-    pub fn text(&mut self, max: usize) -> String {
-        String::from_utf8_lossy(self.take(max)).into_owned()
-    }
-
-    /// One of `items` ("" when empty).
-    pub fn pick<'s>(&mut self, items: &[&'s str]) -> &'s str {
-        items.get(self.below(items.len())).copied().unwrap_or("")
+/// A draw error can only come from a generator bug (an empty choice), so it is a
+/// crash like a broken property, never a silently skipped input.
+fn drawn(result: Drawn<()>) {
+    if let Err(e) = result {
+        panic!("a fuzz generator failed to draw: {e}");
     }
 }
 
@@ -162,85 +119,85 @@ const NAMES: [&str; 22] = [
     "a]",
 ];
 
-fn name(r: &mut Reader<'_>) -> String {
-    match r.below(NAMES.len() + 4) {
+fn name(u: &mut Unstructured<'_>) -> Drawn<String> {
+    Ok(match below(u, NAMES.len() + 4)? {
         i if i < NAMES.len() => NAMES[i].to_string(),
         i if i == NAMES.len() => "x".repeat(128),
         i if i == NAMES.len() + 1 => "x".repeat(129),
-        _ => r.text(12),
-    }
+        _ => text(u, 12)?,
+    })
 }
 
-fn names(r: &mut Reader<'_>) -> Vec<String> {
-    let n = r.below(5);
-    (0..n).map(|_| name(r)).collect()
+fn names(u: &mut Unstructured<'_>) -> Drawn<Vec<String>> {
+    let n = below(u, 5)?;
+    (0..n).map(|_| name(u)).collect()
 }
 
-fn phrase(r: &mut Reader<'_>) -> String {
-    match r.below(CANCEL_PHRASES.len() + 3) {
+fn phrase(u: &mut Unstructured<'_>) -> Drawn<String> {
+    Ok(match below(u, CANCEL_PHRASES.len() + 3)? {
         i if i < CANCEL_PHRASES.len() => CANCEL_PHRASES[i].to_string(),
         i if i == CANCEL_PHRASES.len() => "Canceled by user ".to_string(),
         i if i == CANCEL_PHRASES.len() + 1 => "canceled".to_string(),
-        _ => r.text(24),
-    }
+        _ => text(u, 24)?,
+    })
 }
 
 /// Characters worth inserting: the note's and marker's punctuation, line breaks, a
 /// NUL, a non-ASCII letter, or any Latin-1 character.
-fn interesting_char(r: &mut Reader<'_>) -> char {
+fn interesting_char(u: &mut Unstructured<'_>) -> Drawn<char> {
     const CHARS: [char; 14] = [
         ' ', '`', ',', '\n', '\r', '[', ']', '(', ')', 'a', '.', 'é', '\0', ':',
     ];
-    match r.below(CHARS.len() + 1) {
+    Ok(match below(u, CHARS.len() + 1)? {
         i if i < CHARS.len() => CHARS[i],
-        _ => char::from(r.byte()),
-    }
+        _ => char::from(u8::arbitrary(u)?),
+    })
 }
 
 /// One edit of `s`: none, one character inserted, removed or changed, a trailing or
 /// leading space, more text after or before, singular and plural swapped, a
 /// separator dropped, a line break, the text doubled, or the text cut short.
-fn mutate(r: &mut Reader<'_>, s: &str) -> String {
+fn mutate(u: &mut Unstructured<'_>, s: &str) -> Drawn<String> {
     let mut chars: Vec<char> = s.chars().collect();
-    let at = r.below(chars.len() + 1);
-    match r.below(14) {
+    let at = below(u, chars.len() + 1)?;
+    match below(u, 14)? {
         0 => {}
-        1 => chars.insert(at, interesting_char(r)),
+        1 => chars.insert(at, interesting_char(u)?),
         2 if at < chars.len() => {
             chars.remove(at);
         }
-        3 if at < chars.len() => chars[at] = interesting_char(r),
+        3 if at < chars.len() => chars[at] = interesting_char(u)?,
         4 => chars.push(' '),
         5 => chars.insert(0, ' '),
-        6 => chars.extend(r.text(16).chars()),
+        6 => chars.extend(text(u, 16)?.chars()),
         7 => {
-            let prefix: Vec<char> = r.text(16).chars().collect();
+            let prefix: Vec<char> = text(u, 16)?.chars().collect();
             chars.splice(0..0, prefix);
         }
         8 => {
-            return if s.contains(" calls ") {
+            return Ok(if s.contains(" calls ") {
                 s.replacen(" calls ", " call ", 1)
             } else {
                 s.replacen(" call ", " calls ", 1)
-            };
+            });
         }
         9 => {
             const SINGULAR: &str =
                 "was running. It may have already started and partially applied its effects.";
             const PLURAL: &str =
                 "were running. They may have already started and partially applied their effects.";
-            return if s.contains(SINGULAR) {
+            return Ok(if s.contains(SINGULAR) {
                 s.replacen(SINGULAR, PLURAL, 1)
             } else {
                 s.replacen(PLURAL, SINGULAR, 1)
-            };
+            });
         }
-        10 => return s.replacen(", ", ",", 1),
-        11 => chars.insert(at, if r.flag() { '\n' } else { '\r' }),
-        12 => return format!("{s}{s}"),
+        10 => return Ok(s.replacen(", ", ",", 1)),
+        11 => chars.insert(at, if bool::arbitrary(u)? { '\n' } else { '\r' }),
+        12 => return Ok(format!("{s}{s}")),
         _ => chars.truncate(at),
     }
-    chars.into_iter().collect()
+    Ok(chars.into_iter().collect())
 }
 
 #[cfg(test)]
@@ -264,13 +221,33 @@ mod tests {
     }
 
     #[test]
-    fn the_reader_yields_zeros_past_the_end() {
-        let mut r = Reader::new(&[7]);
-        assert_eq!(r.byte(), 7);
-        assert_eq!(r.byte(), 0);
-        assert_eq!(r.u64(), 0);
-        assert_eq!(r.take(10), &[] as &[u8]);
-        assert!(r.is_empty());
+    fn draws_read_one_byte_per_choice_and_zeros_past_the_end() {
+        let data = [7, 2, b'h', b'i', 9];
+        let mut u = Unstructured::new(&data);
+        assert_eq!(below(&mut u, 10).unwrap(), 7);
+        assert_eq!(text(&mut u, 4).unwrap(), "hi");
+        // A choice among more than 256 reads a second byte when there is one.
+        assert_eq!(below(&mut u, 300).unwrap(), 9);
+        assert_eq!(below(&mut u, 10).unwrap(), 0);
+        assert_eq!(u64::arbitrary(&mut u).unwrap(), 0);
+        assert_eq!(take(&mut u, 10).unwrap(), &[] as &[u8]);
+        assert!(u.is_empty());
+    }
+
+    #[test]
+    fn the_committed_regression_input_still_builds_a_note_with_a_trailing_space() {
+        // fuzz/regressions/note_matcher/trailing-space-accepted: phrase 0, one name
+        // ("bash"), then the mutation that appends a space.
+        let data = [0x00, 0x60, 0x00, 0x00, 0x04];
+        let mut u = Unstructured::new(&data);
+        let phrase = phrase(&mut u).unwrap();
+        let names = names(&mut u).unwrap();
+        assert_eq!(
+            (phrase.as_str(), names.as_slice()),
+            (CANCEL_PHRASES[0], &["bash".to_string()][..])
+        );
+        let note = tool_in_flight_note_text(&phrase, &names);
+        assert_eq!(mutate(&mut u, &note).unwrap(), format!("{note} "));
     }
 
     #[test]

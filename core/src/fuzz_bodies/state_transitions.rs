@@ -84,46 +84,49 @@ enum Call {
 /// rejected call leaves the serialized state unchanged, ids strictly increase, an
 /// accepted completion only appends, and the history stays valid.
 pub fn state_transitions(data: &[u8]) {
-    let mut g = Gen::new(data);
-    let mut st = TurnState::default().with_max_truncated_resumes(g.r.below(4) as u32);
+    drawn(transitions(&mut Gen::new(data)));
+}
+
+fn transitions(g: &mut Gen<'_>) -> Drawn<()> {
+    let mut st = TurnState::default().with_max_truncated_resumes(g.below(4)? as u32);
     let mut issued: Option<u64> = None;
     for _ in 0..64 {
-        if g.r.is_empty() {
+        if g.u.is_empty() {
             break;
         }
         let before = st.to_bytes();
         let before_history: Vec<SharedMessage> = st.history().to_vec();
         let outstanding = st.pending_operation().op();
         let last = issued.unwrap_or(0);
-        let call = match g.r.below(10) {
+        let call = match g.below(10)? {
             0 | 1 => Call::Start(st.start()),
             2 | 3 => {
-                let op = g.op(outstanding, st.next_op(), last);
-                let output = g.reply();
+                let op = g.op(outstanding, st.next_op(), last)?;
+                let output = g.reply()?;
                 Call::Completion(op, st.generated(op, output))
             }
             4 => {
-                let op = g.op(outstanding, st.next_op(), last);
+                let op = g.op(outstanding, st.next_op(), last)?;
                 Call::Completion(op, st.generation_failed(op))
             }
             5 => {
-                let op = g.op(outstanding, st.next_op(), last);
+                let op = g.op(outstanding, st.next_op(), last)?;
                 let calls = match st.pending_operation() {
                     PendingOperation::Tools { calls, .. } => calls,
                     _ => Vec::new(),
                 };
-                let results = g.results(&calls);
-                let cancelled = g.r.below(4) == 0;
+                let results = g.results(&calls)?;
+                let cancelled = g.below(4)? == 0;
                 Call::Completion(op, st.tools_completed(op, results, cancelled))
             }
             6 => {
-                let op = g.op(outstanding, st.next_op(), last);
-                let cause = g.cause();
+                let op = g.op(outstanding, st.next_op(), last)?;
+                let cause = g.cause()?;
                 match st.pending_operation() {
-                    PendingOperation::Tools { calls, .. } if g.r.flag() => {
-                        let mask = g.r.byte();
+                    PendingOperation::Tools { calls, .. } if g.flag()? => {
+                        let mask = u8::arbitrary(&mut g.u)?;
                         let finished: Vec<ToolOutcome> = g
-                            .results(&calls)
+                            .results(&calls)?
                             .into_iter()
                             .enumerate()
                             .filter(|(i, _)| mask & (1 << (i % 8)) != 0)
@@ -132,48 +135,48 @@ pub fn state_transitions(data: &[u8]) {
                         Call::Completion(op, st.cancel_tools(op, &finished, cause))
                     }
                     _ => {
-                        let partial = match g.r.below(3) {
+                        let partial = match g.below(3)? {
                             0 => None,
-                            1 => Some(g.reply().message),
-                            _ => Some(g.message(Role::Assistant)),
+                            1 => Some(g.reply()?.message),
+                            _ => Some(g.message(Role::Assistant)?),
                         };
                         Call::Completion(op, st.cancel_generation(op, partial, cause))
                     }
                 }
             }
             7 => {
-                let role = if g.r.below(6) == 0 {
+                let role = if g.below(6)? == 0 {
                     Role::Assistant
                 } else {
                     Role::User
                 };
-                let message = g.message(role);
+                let message = g.message(role)?;
                 Call::Input(st.append_input(message))
             }
             8 => {
-                let index = g.r.below(st.history().len() + 2);
+                let index = g.below(st.history().len() + 2)?;
                 Call::Input(st.rewind(index))
             }
             _ => {
-                let history: Vec<SharedMessage> = match g.r.below(4) {
+                let history: Vec<SharedMessage> = match g.below(4)? {
                     0 => st.history().to_vec(),
                     1 => {
-                        let cut = g.r.below(st.history().len() + 1);
+                        let cut = g.below(st.history().len() + 1)?;
                         st.history()[..cut].to_vec()
                     }
                     2 => Vec::new(),
                     _ => {
-                        let n = g.r.below(4);
-                        (0..n)
-                            .map(|i| {
-                                let role = if i % 2 == 0 {
-                                    Role::User
-                                } else {
-                                    Role::Assistant
-                                };
-                                Arc::new(g.message(role))
-                            })
-                            .collect()
+                        let n = g.below(4)?;
+                        let mut history = Vec::with_capacity(n);
+                        for i in 0..n {
+                            let role = if i % 2 == 0 {
+                                Role::User
+                            } else {
+                                Role::Assistant
+                            };
+                            history.push(Arc::new(g.message(role)?));
+                        }
+                        history
                     }
                 };
                 Call::Input(st.replace_context(history))
@@ -223,4 +226,5 @@ pub fn state_transitions(data: &[u8]) {
         }
         check_state(&st, issued);
     }
+    Ok(())
 }

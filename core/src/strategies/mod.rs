@@ -11,6 +11,14 @@
 //! property that fails must point at the engine, never at its generator; and a user
 //! who composes these into a suite for their own engine can rely on the same promises.
 //!
+//! Why these are not derived from the `Arbitrary` impls (feature `arbitrary`, which the
+//! fuzz bodies draw through): a proptest failure is reported shrunk, and proptest
+//! shrinks through the value tree each strategy builds (a shorter history, a simpler
+//! name), while an `Arbitrary` value can only be shrunk by cutting its input bytes,
+//! which for these structured types rarely yields a smaller case. So two families
+//! remain, each where it is strong: strategies for shrinking property suites,
+//! `Unstructured` draws for byte-mutating fuzzers.
+//!
 //! The catalogue:
 //!
 //! | strategy | yields |
