@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use turnsim::world::{EngineCall, sim_config};
+use turnsim::testing::world::{EngineCall, sim_config};
 use turnsim_benches::{BENCH_SEEDS, recorded_calls};
 use turnsim_core::Session;
 

@@ -3,7 +3,7 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use turnsim::world::sim_config;
+use turnsim::testing::world::sim_config;
 use turnsim_benches::history;
 use turnsim_core::{
     BlockStart, Input, OperationId, Output, Session, StreamEvent, cache_breakpoints,

@@ -3,8 +3,8 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use turnsim::engine::Reference;
-use turnsim::runner::run_seed;
+use turnsim::Reference;
+use turnsim::run_seed;
 use turnsim_benches::BENCH_SEEDS;
 
 fn sim(c: &mut Criterion) {

@@ -4,9 +4,9 @@
 //! measures the same work on every run and every machine; only the timings differ.
 
 use std::sync::Arc;
-use turnsim::engine::Reference;
-use turnsim::options::SimOptions;
-use turnsim::world::{EngineCall, RunSpec, run};
+use turnsim::Reference;
+use turnsim::SimOptions;
+use turnsim::testing::world::{EngineCall, RunSpec, run};
 use turnsim_core::{Block, Message, SharedMessage};
 
 /// The seeds the simulator benchmarks run.

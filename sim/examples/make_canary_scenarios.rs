@@ -6,13 +6,13 @@
 //! Each file stores its decisions and trace digest, so `cargo test` replays it exactly.
 
 use std::path::PathBuf;
-use turnsim::canary::{Bug, Canary};
-use turnsim::checkers::Invariant;
-use turnsim::engine::{EngineFactory, Reference};
-use turnsim::options::SimOptions;
-use turnsim::runner::{run_scenario, run_seed};
-use turnsim::scenario::{Expectation, Scenario, save_scenario};
-use turnsim::shrink::shrink;
+use turnsim::SimOptions;
+use turnsim::shrink;
+use turnsim::testing::checkers::Invariant;
+use turnsim::{Bug, Canary};
+use turnsim::{EngineFactory, Reference};
+use turnsim::{Expectation, Scenario, save_scenario};
+use turnsim::{run_scenario, run_seed};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -10,16 +10,16 @@
 //! Each file stores its decisions and trace digest, so `cargo test` replays it exactly.
 
 use std::path::{Path, PathBuf};
-use turnsim::canary::{Bug, Canary};
-use turnsim::checkers::INVARIANTS;
-use turnsim::engine::{EngineFactory, Reference};
-use turnsim::options::{FaultKind, Ratio, SimOptions};
-use turnsim::runner::{run_scenario, run_seed};
-use turnsim::scenario::{
+use turnsim::shrink;
+use turnsim::testing::checkers::INVARIANTS;
+use turnsim::{Bug, Canary};
+use turnsim::{EngineFactory, Reference};
+use turnsim::{
     Expectation, Scenario, ScriptedCall, ScriptedError, ScriptedResponse, ScriptedStop,
     save_scenario,
 };
-use turnsim::shrink::shrink;
+use turnsim::{FaultKind, Ratio, SimOptions};
+use turnsim::{run_scenario, run_seed};
 
 const RANGE: std::ops::Range<u64> = 0..20_000;
 

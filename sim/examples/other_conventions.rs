@@ -9,7 +9,7 @@
 mod other_support;
 
 use other_support::OtherFactory;
-use turnsim::runner::{Batch, run_batch};
+use turnsim::{Batch, run_batch};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,7 +18,7 @@ fn main() {
         .find(|a| !a.starts_with("--"))
         .map(String::as_str)
         .unwrap_or("0..10000");
-    let Ok(seeds) = turnsim::cliargs::parse_seed_range(range) else {
+    let Ok(seeds) = turnsim::testing::cliargs::parse_seed_range(range) else {
         eprintln!("usage: other_conventions [A..B] [--buggy]");
         std::process::exit(2);
     };

@@ -24,7 +24,7 @@
 //! `cargo run --release -p turnsim --example own_engine -- run --engine
 //! my-engine-planted --seeds 0..500` finds it.
 
-use turnsim::engine::{Engine, EngineFactory, observable_state_bytes};
+use turnsim::{Engine, EngineFactory, observable_state_bytes};
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 struct MyEngine {

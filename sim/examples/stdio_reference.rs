@@ -4,9 +4,9 @@
 //! measured. `--canary NAME` serves a canary (a planted bug) instead.
 
 use std::io::{BufWriter, stdin, stdout};
-use turnsim::canary::{Bug, Canary};
-use turnsim::engine::Reference;
-use turnsim::stdio_engine::serve::serve;
+use turnsim::Reference;
+use turnsim::stdio_engine::serve;
+use turnsim::{Bug, Canary};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -42,6 +42,7 @@ impl FakeDisk {
     }
 
     /// What a live reader sees: the durable bytes followed by the buffered ones.
+    #[cfg(test)]
     pub fn contents(&self) -> Vec<u8> {
         let mut all = Vec::with_capacity(self.len());
         all.extend_from_slice(&self.synced);
@@ -50,6 +51,7 @@ impl FakeDisk {
     }
 
     /// Bytes appended but not yet synced: the most a crash can keep of the tail.
+    #[cfg(test)]
     pub fn unsynced_len(&self) -> usize {
         self.unsynced.len()
     }
@@ -75,20 +77,24 @@ impl FakeDisk {
     }
 
     /// Length of `contents()`.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.synced.len() + self.unsynced.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Calls to `append` so far, crashes included.
+    #[cfg(test)]
     pub fn appends(&self) -> u64 {
         self.appends
     }
 
     /// Calls to `sync` so far, crashes included.
+    #[cfg(test)]
     pub fn syncs(&self) -> u64 {
         self.syncs
     }

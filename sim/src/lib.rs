@@ -24,36 +24,61 @@
 //! `stdio_engine::process` (`killpg` on the engine process group it started). The `turnsim` binary forbids it; the
 //! test client's uses are listed in its own header.
 #![deny(unsafe_code)]
+// Items reachable from outside only through the `testing` module (integration tests,
+// benches, examples) are unused in a build without that feature. The lint runs with
+// it on (`cargo clippy --all-targets` switches it on through the self
+// dev-dependency), so real dead code is still reported there.
+#![cfg_attr(not(feature = "testing"), allow(dead_code, unused_imports))]
 
-pub mod atomic;
-pub mod canary;
+// The façade: what a user embedding the simulator names. Everything else is
+// `pub(crate)`; `testing` (feature `testing`, unstable) re-exports what this
+// crate's own tests, benches and examples reach into.
+pub use canary::{Bug, Canary};
+pub use checkers::{INVARIANTS, Invariant, UnknownInvariant, Violation};
+pub use engine::{Engine, EngineFactory, Reference, observable_state_bytes};
+pub use options::{FaultKind, Ratio, SimOptions, UnknownFaultKind};
+pub use runner::{
+    Batch, SeedReport, Summary, check_determinism, matches_expectation, run_batch, run_batch_with,
+    run_scenario, run_seed,
+};
+pub use scenario::{
+    Expectation, Scenario, ScenarioError, ScriptedCall, ScriptedError, ScriptedResponse,
+    ScriptedStop, load_scenario, parse_scenario, save_scenario, scenario_to_json,
+};
+pub use shrink::{Budget, Shrunk, shrink, shrink_with};
+pub use world::{EngineCall, EnginePhase, FailureClass, RunOutcome, sim_config};
+
+pub(crate) mod atomic;
+pub(crate) mod canary;
 mod canary_turns;
 pub mod check;
-pub mod checkers;
+pub(crate) mod checkers;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod cliargs;
+pub(crate) mod cliargs;
 pub mod conventions;
-pub mod decide;
-pub mod disk;
+pub(crate) mod decide;
+pub(crate) mod disk;
 #[cfg(feature = "drive")]
 pub mod drive;
-pub mod engine;
+pub(crate) mod engine;
 pub mod exit;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
-pub mod judge;
-pub mod openai;
-pub mod options;
-pub mod provider;
-pub mod report;
-pub mod runner;
-pub mod scenario;
-pub mod scheduler;
+pub(crate) mod judge;
+pub(crate) mod openai;
+pub(crate) mod options;
+pub(crate) mod provider;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod scenario;
+pub(crate) mod scheduler;
 pub mod serve;
-pub mod shrink;
+pub(crate) mod shrink;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
-pub mod tools;
-pub mod trace;
-pub mod world;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub(crate) mod tools;
+pub(crate) mod trace;
+pub(crate) mod world;

@@ -63,25 +63,30 @@ impl<E> Scheduler<E> {
     }
 
     /// The time the next event fires at, without firing it.
+    #[cfg(test)]
     pub fn next_time(&self) -> Option<u64> {
         self.queue.first_key_value().map(|(&(time, _), _)| time)
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.queue.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
     }
 
     /// Drops every pending event; `now()` stays where it is.
+    #[cfg(test)]
     pub fn clear(&mut self) {
         self.queue.clear();
     }
 
     /// Removes every pending event and returns them in firing order. This is a
     /// discard (e.g. a crash losing in-flight work), not a run: `now()` stays put.
+    #[cfg(test)]
     pub fn drain_all(&mut self) -> Vec<(u64, E)> {
         std::mem::take(&mut self.queue)
             .into_iter()

@@ -78,10 +78,6 @@ impl Ledger {
         }
     }
 
-    pub fn runs(&self, id: &str) -> &[LedgerEntry] {
-        self.entries.get(id).map_or(&[], |v| v.as_slice())
-    }
-
     /// The ids of the executions running now (started, neither finished, cancelled nor
     /// cut off), in id order.
     pub fn running(&self) -> Vec<String> {

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use turnsim::canary::Bug;
-use turnsim::scenario::{Expectation, load_scenario};
+use turnsim::Bug;
+use turnsim::{Expectation, load_scenario};
 
 /// Seeds `turnsim run` gets to find each canary.
 const SEED_BUDGET: u64 = 200;

@@ -4,9 +4,10 @@
 use serde_json::Value;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use turnsim::check::findings::FileReport;
-use turnsim::check::vcr::strip_cache_control;
-use turnsim::check::{Format, check_reader, sse};
+use turnsim::check::FileReport;
+use turnsim::check::{Format, check_reader};
+use turnsim::testing::check::sse;
+use turnsim::testing::check::vcr::strip_cache_control;
 use turnsim_core::{Block, validate_history_allowing_pending_tools};
 
 fn cassette_path() -> PathBuf {

@@ -4,8 +4,8 @@
 //! an error, never "clean".
 
 use std::path::PathBuf;
+use turnsim::check::Severity;
 use turnsim::check::check_file;
-use turnsim::judge::finding::Severity;
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/openai")).join(name)

@@ -4,12 +4,12 @@
 
 use std::io::Cursor;
 use std::path::PathBuf;
-use turnsim::canary::{Bug, Canary};
-use turnsim::check::export::request_body;
+use turnsim::Reference;
 use turnsim::check::{check_file, check_reader};
 use turnsim::cli::main_with;
-use turnsim::engine::Reference;
-use turnsim::runner::run_seed;
+use turnsim::run_seed;
+use turnsim::testing::check::export::request_body;
+use turnsim::{Bug, Canary};
 
 fn args(list: &[&str]) -> Vec<String> {
     std::iter::once("turnsim")
@@ -146,7 +146,7 @@ fn exporting_writes_the_request_body_atomically_and_says_where() {
     let canary = Canary(Bug::CancelOrphansToolUse);
     let outcome = run_seed(&canary, 32, false);
     let path = dir.join("t.json");
-    let n = turnsim::check::export::export_transcript(&outcome, &path).expect("writes");
+    let n = turnsim::testing::check::export::export_transcript(&outcome, &path).expect("writes");
     let text = std::fs::read_to_string(&path).expect("reads");
     let body: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let keys: Vec<&String> = body.as_object().expect("an object").keys().collect();

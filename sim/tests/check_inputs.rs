@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use serve_support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use turnsim::check::report::exit;
+use turnsim::testing::check::report::exit;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -10,10 +10,10 @@ use serve_support::*;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::Path;
-use turnsim::check::findings::Finding;
+use turnsim::check::Finding;
 use turnsim::check::{Format, check_files, check_reader};
-use turnsim::serve::record::{Record, read_dir};
-use turnsim::serve::verdict::Verdict;
+use turnsim::testing::serve::record::{Record, read_dir};
+use turnsim::testing::serve::verdict::Verdict;
 
 const LOOP: &str = r#"[
     {"kind": "reply", "tool_calls": [{"name": "bash"}], "stop": "tool_use"},
@@ -91,7 +91,7 @@ fn cassette(records: &[Record]) -> String {
 
 /// The same traffic judged the three ways; returns the live findings after
 /// asserting the other two equal them.
-fn judged_three_ways(server: &turnsim::serve::http::ServeHandle, rec: &Path) -> Vec<Seen> {
+fn judged_three_ways(server: &turnsim::testing::serve::http::ServeHandle, rec: &Path) -> Vec<Seen> {
     let live = live(&server.server.verdicts());
     let records = read_dir(rec).expect("the recording reads");
     let from_recording = check_files(&[rec.to_path_buf()], None);

@@ -2,10 +2,10 @@
 //! (sources in its SOURCES.md): every file loads, and its findings are pinned here.
 
 use std::path::{Path, PathBuf};
-use turnsim::check::claude_jsonl::ClaudeJsonl;
-use turnsim::check::findings::FileReport;
-use turnsim::check::source::Item;
+use turnsim::check::FileReport;
 use turnsim::check::{check_file, check_prefix};
+use turnsim::testing::check::claude_jsonl::ClaudeJsonl;
+use turnsim::testing::check::source::Item;
 use turnsim_core::{Block, Role};
 
 const TURN_1: &str = "claude-code-claude-incremental-subagents-turn-1.jsonl";

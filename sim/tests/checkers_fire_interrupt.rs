@@ -3,7 +3,7 @@
 //! world uses, and stay quiet on the correct version of the same turn.
 
 use std::sync::Arc;
-use turnsim::checkers::{Checks, Ctx, Event};
+use turnsim::testing::checkers::{Checks, Ctx, Event};
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::state::{StopReason, Usage};

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use turnsim::checkers::{Checks, Ctx, Event};
+use turnsim::testing::checkers::{Checks, Ctx, Event};
 use turnsim_core::{
     Block, CacheBreakpoint, CacheHints, Message, OperationId, Output, Request, SharedMessage,
 };
@@ -202,8 +202,9 @@ fn thinking_intact_fires_on_a_request_ending_in_a_thinking_only_message() {
 #[test]
 fn the_provider_refuses_unsigned_or_altered_thinking_and_accepts_the_streamed_pair() {
     let seen: BTreeSet<(String, String)> = [("let me look".to_owned(), "sig7".to_owned())].into();
-    let refuse =
-        |b: Block| turnsim::provider::refuse_thinking(&request("s", with_thinking(b)), 0, &seen);
+    let refuse = |b: Block| {
+        turnsim::testing::provider::refuse_thinking(&request("s", with_thinking(b)), 0, &seen)
+    };
     assert_eq!(
         refuse(thinking("let me look", "")).as_deref(),
         Some("messages.1: thinking block is missing its signature")

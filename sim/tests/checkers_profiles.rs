@@ -4,11 +4,11 @@
 //! checker switched off by name neither runs nor counts.
 
 use std::sync::Arc;
-use turnsim::checkers::{Checks, Ctx, Event, Invariant, Observation};
 use turnsim::conventions::{
     AuthoredKind, CheckKind, Conventions, Placement, PromptWrap, Selection, TextSet,
 };
-use turnsim::provider::MODEL_TAINT;
+use turnsim::testing::checkers::{Checks, Ctx, Event, Invariant, Observation};
+use turnsim::testing::provider::MODEL_TAINT;
 use turnsim_core::{
     Block, CacheBreakpoint, CacheHints, Message, OperationId, Request, SharedMessage,
 };

@@ -1,9 +1,9 @@
 //! Same seed, same run: across repeated runs and across job counts.
 
-use turnsim::engine::Reference;
-use turnsim::runner::{Batch, check_determinism, run_batch, run_seed};
+use turnsim::Reference;
+use turnsim::{Batch, check_determinism, run_batch, run_seed};
 
-fn batch(jobs: usize) -> (turnsim::runner::Summary, Vec<(u64, String)>) {
+fn batch(jobs: usize) -> (turnsim::Summary, Vec<(u64, String)>) {
     run_batch(&Batch {
         factory: &Reference,
         seeds: (0..400).collect(),
@@ -44,9 +44,9 @@ fn a_seed_run_twice_has_the_same_digest_at_every_step() {
 fn replaying_a_seeds_decisions_reproduces_its_digest() {
     for seed in [3, 42, 777] {
         let first = run_seed(&Reference, seed, false);
-        let replayed = turnsim::world::run(turnsim::world::RunSpec {
+        let replayed = turnsim::testing::world::run(turnsim::testing::world::RunSpec {
             factory: &Reference,
-            options: turnsim::options::SimOptions::from_seed(seed),
+            options: turnsim::SimOptions::from_seed(seed),
             decisions: Some(first.decisions.clone()),
             script: Vec::new(),
             trace: false,

@@ -8,11 +8,11 @@
 mod drive_support;
 
 use drive_support::*;
-use turnsim::drive::observe::Status;
-use turnsim::drive::profiles::{Interrupt, profile};
-use turnsim::drive::report::Outcome;
+use turnsim::testing::drive::observe::Status;
+use turnsim::testing::drive::profiles::{Interrupt, profile};
+use turnsim::testing::drive::report::Outcome;
 
-fn details<'a>(r: &'a turnsim::drive::report::RunReport, name: &str) -> &'a [String] {
+fn details<'a>(r: &'a turnsim::testing::drive::report::RunReport, name: &str) -> &'a [String] {
     &r.observations
         .iter()
         .find(|o| o.name == name)

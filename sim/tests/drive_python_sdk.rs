@@ -10,8 +10,8 @@ mod drive_support;
 mod python_sdk_support;
 
 use drive_support::*;
-use turnsim::drive::observe::Status;
-use turnsim::drive::profiles::{Interrupt, profile};
+use turnsim::testing::drive::observe::Status;
+use turnsim::testing::drive::profiles::{Interrupt, profile};
 
 #[test]
 #[ignore = "needs the anthropic Python SDK: run with -- --ignored (TURNSIM_PYTHON names the interpreter; .ci/run does)"]

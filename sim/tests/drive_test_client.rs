@@ -5,9 +5,9 @@
 mod drive_support;
 
 use drive_support::*;
-use turnsim::drive::observe::Status;
-use turnsim::drive::profiles::Interrupt;
-use turnsim::drive::report::Outcome;
+use turnsim::testing::drive::observe::Status;
+use turnsim::testing::drive::profiles::Interrupt;
+use turnsim::testing::drive::report::Outcome;
 
 #[test]
 fn the_clean_test_client_passes_under_every_signal() {

@@ -2,9 +2,9 @@
 //! exposes only history, pending operation and idle flag gets a state encoding that
 //! sees every change those show, and passes the simulator as the reference does.
 
-use turnsim::engine::{Engine, EngineFactory, Reference, observable_state_bytes};
-use turnsim::runner::{Batch, Summary, run_batch};
-use turnsim::world::sim_config;
+use turnsim::testing::world::sim_config;
+use turnsim::{Batch, Summary, run_batch};
+use turnsim::{Engine, EngineFactory, Reference, observable_state_bytes};
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 /// The reference engine behind an adapter that does not write `state_bytes`.

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use turnsim::engine::{Engine, EngineFactory};
 use turnsim::exit::{Exit, table};
-use turnsim::runner::{Batch, check_determinism, run_batch, run_seed};
-use turnsim::world::FailureClass;
+use turnsim::testing::world::FailureClass;
+use turnsim::{Batch, check_determinism, run_batch, run_seed};
+use turnsim::{Engine, EngineFactory};
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 fn turnsim_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {

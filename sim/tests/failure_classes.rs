@@ -2,10 +2,10 @@
 //! never ends a turn, and an engine whose runs differ between two tries of one seed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use turnsim::engine::{Engine, EngineFactory};
-use turnsim::report::{exit, exit_code};
-use turnsim::runner::{check_determinism, run_seed};
-use turnsim::world::FailureClass;
+use turnsim::testing::report::{exit, exit_code};
+use turnsim::testing::world::FailureClass;
+use turnsim::{Engine, EngineFactory};
+use turnsim::{check_determinism, run_seed};
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 #[derive(Clone, Copy)]
@@ -89,7 +89,10 @@ impl EngineFactory for Factory {
     }
 }
 
-fn first_failure(f: &Factory, seeds: std::ops::Range<u64>) -> (u64, turnsim::checkers::Violation) {
+fn first_failure(
+    f: &Factory,
+    seeds: std::ops::Range<u64>,
+) -> (u64, turnsim::testing::checkers::Violation) {
     for seed in seeds {
         if let Some(v) = run_seed(f, seed, false).violation {
             return (seed, v);

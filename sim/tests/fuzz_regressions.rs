@@ -9,11 +9,11 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use turnsim::canary::{Bug, Canary};
 use turnsim::cli::factory;
 use turnsim::fuzz_bodies;
-use turnsim::runner::{matches_expectation, run_scenario};
-use turnsim::scenario::{Expectation, load_scenario};
+use turnsim::{Bug, Canary};
+use turnsim::{Expectation, load_scenario};
+use turnsim::{matches_expectation, run_scenario};
 
 /// The seed and regression files of `target`, sorted; `None` when this crate is
 /// built outside its repository (no `fuzz/` beside it).

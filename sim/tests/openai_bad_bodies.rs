@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use turnsim::openai::{chat_request, responses_request};
+use turnsim::testing::openai::{chat_request, responses_request};
 
 fn body(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -14,9 +14,9 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use turnsim::openai::chat_request;
-use turnsim::openai::chat_stream::stream_chunks;
-use turnsim::openai::reply::{Reply, ReplyItem, Usage};
+use turnsim::testing::openai::chat_request;
+use turnsim::testing::openai::chat_stream::stream_chunks;
+use turnsim::testing::openai::reply::{Reply, ReplyItem, Usage};
 
 struct Interaction {
     request: String,

@@ -7,8 +7,8 @@
 mod golden;
 
 use std::path::PathBuf;
-use turnsim::openai::neutral::{Conversation, Item, Part, Role, Tool, Wire};
-use turnsim::openai::{chat_request, responses_request};
+use turnsim::testing::openai::neutral::{Conversation, Item, Part, Role, Tool, Wire};
+use turnsim::testing::openai::{chat_request, responses_request};
 
 fn data(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

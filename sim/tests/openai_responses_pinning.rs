@@ -15,13 +15,13 @@ mod golden;
 
 use golden::{all_goldens, call_reply, responses_echo, text_reply};
 use serde_json::Value;
-use turnsim::openai::responses_stream::stream_events;
+use turnsim::testing::openai::responses_stream::stream_events;
 
 fn keys(v: &Value) -> Vec<&str> {
     v.as_object().unwrap().keys().map(String::as_str).collect()
 }
 
-fn event_types(reply: &turnsim::openai::reply::Reply) -> Vec<String> {
+fn event_types(reply: &turnsim::testing::openai::reply::Reply) -> Vec<String> {
     stream_events(reply, &responses_echo())
         .into_iter()
         .map(|e| e.event.unwrap())

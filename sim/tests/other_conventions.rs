@@ -5,10 +5,10 @@
 mod other_support;
 
 use other_support::OtherFactory;
-use turnsim::checkers::Invariant;
+use turnsim::EngineFactory;
 use turnsim::conventions::{Conventions, Judged, Selection};
-use turnsim::engine::EngineFactory;
-use turnsim::runner::{Batch, Summary, run_batch};
+use turnsim::testing::checkers::Invariant;
+use turnsim::{Batch, Summary, run_batch};
 
 fn run(factory: &dyn EngineFactory, seeds: std::ops::Range<u64>) -> Summary {
     run_batch(&Batch {

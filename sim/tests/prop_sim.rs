@@ -13,10 +13,10 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use turnsim::engine::Reference;
-use turnsim::options::SimOptions;
-use turnsim::runner::run_scenario;
-use turnsim::scenario::{Expectation, Scenario, scenario_to_json};
+use turnsim::Reference;
+use turnsim::SimOptions;
+use turnsim::run_scenario;
+use turnsim::{Expectation, Scenario, scenario_to_json};
 
 /// A whole run costs what hundreds of unit cases do, so this suite runs 64 cases by
 /// default rather than proptest's 256. `PROPTEST_CASES`, when set, overrides it as it

@@ -76,7 +76,7 @@ fn ctrl_c_keeps_the_failures_found_and_prints_the_summary() {
     for f in &files {
         let name = f.file_name().expect("a name").to_string_lossy().to_string();
         assert!(stdout.contains(&name), "{name} not listed in:\n{stdout}");
-        turnsim::scenario::load_scenario(f).expect("a written scenario loads whole");
+        turnsim::load_scenario(f).expect("a written scenario loads whole");
     }
 }
 

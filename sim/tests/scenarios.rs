@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 use turnsim::cli::factory;
-use turnsim::runner::{matches_expectation, run_scenario};
-use turnsim::scenario::load_scenario;
+use turnsim::load_scenario;
+use turnsim::{matches_expectation, run_scenario};
 
 fn scenario_files() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
@@ -56,13 +56,13 @@ fn there_is_a_scenario_for_every_invariant_and_every_fault_kind() {
                 .to_string()
         })
         .collect();
-    for inv in turnsim::checkers::INVARIANTS {
+    for inv in turnsim::testing::checkers::INVARIANTS {
         if inv == "engine_panic" {
             continue;
         }
         assert!(names.contains(&format!("invariant-{inv}.json")), "{inv}");
     }
-    for kind in turnsim::options::FaultKind::ALL {
+    for kind in turnsim::FaultKind::ALL {
         assert!(
             names.contains(&format!("fault-{}.json", kind.name())),
             "{}",

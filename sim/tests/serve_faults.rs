@@ -6,9 +6,9 @@ mod serve_support;
 use serde_json::json;
 use serve_support::*;
 use std::time::Duration;
-use turnsim::options::{FaultKind, Ratio, SimOptions};
-use turnsim::serve::script::Script;
-use turnsim::serve::sse::{WireDelta, WireEvent};
+use turnsim::testing::serve::script::Script;
+use turnsim::testing::serve::sse::{WireDelta, WireEvent};
+use turnsim::{FaultKind, Ratio, SimOptions};
 
 fn first_request() -> serde_json::Value {
     body(&[json!({"role": "user", "content": "go"})], true)

@@ -396,7 +396,7 @@ fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
     body["previous_response_id"] = json!(id);
     assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 200);
     let live = server.server.verdicts();
-    let again = turnsim::serve::record::check_dir(&rec).expect("the recording reads");
+    let again = turnsim::testing::serve::record::check_dir(&rec).expect("the recording reads");
     assert!(again.mismatches.is_empty(), "{:?}", again.mismatches);
     assert_eq!(again.verdicts.len(), 2);
     assert_eq!(again.verdicts[1].violations, live[1].violations);

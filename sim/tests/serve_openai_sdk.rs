@@ -11,7 +11,7 @@ mod serve_support;
 
 use serve_support::*;
 use std::process::Command;
-use turnsim::serve::tools::{LedgerLine, read_ledger};
+use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -11,7 +11,7 @@ mod serve_support;
 
 use serve_support::*;
 use std::process::Command;
-use turnsim::serve::tools::{LedgerLine, read_ledger};
+use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/sdk_tool_loop.py");
 
@@ -92,7 +92,7 @@ fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
         );
     }
     // And the recording on disk judges the same.
-    let checked = turnsim::serve::record::check_dir(&rec).expect("recording");
+    let checked = turnsim::testing::serve::record::check_dir(&rec).expect("recording");
     assert_eq!(checked.verdicts.len(), 5);
     assert!(checked.verdicts.iter().all(|v| v.is_clean()));
     assert!(checked.mismatches.is_empty());

@@ -6,7 +6,9 @@ mod serve_support;
 
 use serde_json::Value;
 use serve_support::*;
-use turnsim::serve::sse::{MessageMeta, WireDelta, WireEvent, encode, parse_event, to_wire};
+use turnsim::testing::serve::sse::{
+    MessageMeta, WireDelta, WireEvent, encode, parse_event, to_wire,
+};
 use turnsim_core::{BlockStart, StopReason, StreamEvent, Usage};
 
 const DATA: &str = concat!(

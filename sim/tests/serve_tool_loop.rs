@@ -5,9 +5,9 @@ mod serve_support;
 
 use serde_json::json;
 use serve_support::*;
-use turnsim::serve::record::{check_dir, read_dir};
-use turnsim::serve::script::Script;
-use turnsim::serve::tools::{LedgerLine, read_ledger};
+use turnsim::testing::serve::record::{check_dir, read_dir};
+use turnsim::testing::serve::script::Script;
+use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPTED_LOOP: &str = r#"[
     {"kind": "reply", "text": "Running both.", "tool_calls": [{"name": "bash"}, {"name": "bash"}], "stop": "tool_use"},
@@ -170,7 +170,7 @@ fn requests_without_tools_get_a_short_answer_and_do_not_consume_the_script() {
     for _ in 0..3 {
         let raw = post(server.addr, &title);
         assert_eq!(raw.status, 200);
-        let msg = turnsim::serve::sse::message_json(&raw.events());
+        let msg = turnsim::testing::serve::sse::message_json(&raw.events());
         assert_eq!(msg["content"][0]["text"], turnsim::serve::PLAIN_ANSWER);
         assert_eq!(msg["stop_reason"], "end_turn");
     }

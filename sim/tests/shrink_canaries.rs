@@ -1,9 +1,10 @@
 //! The five canaries' pinned scenarios shrink to at most 12 steps, and the shrunk file
 //! fails exactly as it reports.
 
-use turnsim::runner::{matches_expectation, run_scenario};
-use turnsim::scenario::load_scenario;
-use turnsim::shrink::{Budget, shrink_with, story};
+use turnsim::load_scenario;
+use turnsim::testing::shrink::story;
+use turnsim::{Budget, shrink_with};
+use turnsim::{matches_expectation, run_scenario};
 
 /// The five canaries issue 12 holds to this bound; the later canaries' scenarios are
 /// replayed by `scenarios.rs` and shrunk by `canaries.rs`.

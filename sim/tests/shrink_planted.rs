@@ -8,9 +8,9 @@ mod shrink_support;
 use std::time::{Duration, Instant};
 
 use shrink_support::{Planted, PlantedFactory, first_failure};
-use turnsim::runner::{matches_expectation, run_scenario};
-use turnsim::scenario::scenario_to_json;
-use turnsim::shrink::{Budget, shrink_with};
+use turnsim::scenario_to_json;
+use turnsim::{Budget, shrink_with};
+use turnsim::{matches_expectation, run_scenario};
 
 const SEEDS: u64 = 3000;
 const REPLAYS: u32 = 20_000;
@@ -33,7 +33,10 @@ fn planted_bugs_shrink_to_a_median_of_at_most_12_steps_and_at_most_25_each() {
         let took = started.elapsed();
         let out = run_scenario(&factory, &shrunk.scenario, true);
         if std::env::var_os("SHRINK_STORIES").is_some() {
-            println!("{}", turnsim::shrink::story::story(&out).join("\n"));
+            println!(
+                "{}",
+                turnsim::testing::shrink::story::story(&out).join("\n")
+            );
         }
         matches_expectation(&shrunk.scenario.expect, &out)
             .unwrap_or_else(|e| panic!("{bug:?}: the shrunk file does not fail as it says: {e}"));

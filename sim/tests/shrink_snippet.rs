@@ -3,7 +3,7 @@
 
 #[test]
 fn canary_marker_twice_still_fails_as_shrunk() {
-    let scenario = turnsim::scenario::parse_scenario(
+    let scenario = turnsim::parse_scenario(
         r#"{
   "format": "turnsim-scenario",
   "version": 1,
@@ -44,7 +44,7 @@ fn canary_marker_twice_still_fails_as_shrunk() {
     )
     .expect("the scenario parses");
     let factory = turnsim::cli::factory("marker_twice").expect("a known engine");
-    let outcome = turnsim::runner::run_scenario(&*factory, &scenario, false);
+    let outcome = turnsim::run_scenario(&*factory, &scenario, false);
     let v = outcome.violation.expect("the scenario fails");
     assert_eq!(
         (v.invariant.to_string(), v.step),

@@ -6,10 +6,10 @@
 mod stdio_support;
 
 use std::time::{Duration, Instant};
-use turnsim::engine::EngineFactory;
-use turnsim::runner::run_seed;
+use turnsim::EngineFactory;
+use turnsim::run_seed;
 use turnsim::stdio_engine::StdioFactory;
-use turnsim::world::sim_config;
+use turnsim::testing::world::sim_config;
 
 const HELLO: &str = r#"{"hello":"turnsim-engine","protocol":1,"engine":"sh"}"#;
 const CREATED: &str = r#"{"reply":"create","fixed_texts":[],"history":{"keep":0,"append":[]},"pending":{"pending":"none"},"idle":true,"state":"s"}"#;
@@ -153,10 +153,10 @@ fn the_reference_through_the_pipe_answers_state_queries_matching_its_replies() {
         text: "hi".into(),
         now: "t".into(),
     };
-    let outputs = turnsim::engine::Engine::handle(&mut e, input).expect("accepted");
+    let outputs = turnsim::Engine::handle(&mut e, input).expect("accepted");
     assert_eq!(outputs.len(), 3, "turn start, receipt, send: {outputs:?}");
     e.verify().expect("state after a prompt");
-    assert_eq!(turnsim::engine::Engine::history(&e).len(), 1);
+    assert_eq!(turnsim::Engine::history(&e).len(), 1);
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn fresh_processes_give_the_in_process_digests_too() {
         .expect("hello")
         .fresh_processes(true);
     for seed in 0..40 {
-        let direct = run_seed(&turnsim::engine::Reference, seed, false);
+        let direct = run_seed(&turnsim::Reference, seed, false);
         assert_eq!(
             run_seed(&f, seed, false).digest,
             direct.digest,

@@ -21,10 +21,7 @@ fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
         return;
     };
     let factory = StdioFactory::new(&engine(&python)).expect("the example says hello");
-    assert_eq!(
-        turnsim::engine::EngineFactory::name(&factory),
-        "python-example"
-    );
+    assert_eq!(turnsim::EngineFactory::name(&factory), "python-example");
     let summary = stdio_support::run_seeds(&factory, 0..2000);
     assert_eq!(summary.seeds, 2000);
     // A faithful port takes the same steps and handles as many events as the

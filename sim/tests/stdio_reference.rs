@@ -3,15 +3,15 @@
 
 mod stdio_support;
 
-use turnsim::engine::Reference;
-use turnsim::runner::run_seed;
+use turnsim::Reference;
+use turnsim::run_seed;
 use turnsim::stdio_engine::StdioFactory;
 
 #[test]
 fn reference_through_the_pipe_gives_the_in_process_digest_on_every_seed() {
     let bin = stdio_support::stdio_reference();
     let piped = StdioFactory::new(&bin).expect("the example says hello");
-    assert_eq!(turnsim::engine::EngineFactory::name(&piped), "reference");
+    assert_eq!(turnsim::EngineFactory::name(&piped), "reference");
     for seed in 0..2000 {
         let direct = run_seed(&Reference, seed, false);
         let through = run_seed(&piped, seed, false);

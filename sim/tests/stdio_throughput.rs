@@ -7,9 +7,9 @@
 mod stdio_support;
 
 use std::time::Instant;
-use turnsim::engine::{EngineFactory, Reference};
-use turnsim::runner::{Batch, Summary, run_batch};
 use turnsim::stdio_engine::StdioFactory;
+use turnsim::{Batch, Summary, run_batch};
+use turnsim::{EngineFactory, Reference};
 
 fn timed(factory: &dyn EngineFactory, seeds: u64) -> (Summary, f64) {
     let started = Instant::now();

@@ -88,6 +88,7 @@ pub fn parse_raw<'a, T: Deserialize<'a>>(
 }
 
 /// Loads the messages of an Anthropic array or request body.
+#[cfg(test)]
 pub fn load(text: &str) -> Result<Vec<Located>, InputError> {
     load_raw(&raw_messages(without_bom(text))?)
 }

@@ -21,26 +21,29 @@
 //! [`prefix`] are `check`'s own comparisons, [`report`] renders the findings, and
 //! [`export`] writes a simulated request for `check` to read.
 
-pub mod anthropic;
-pub mod claude_jsonl;
-pub mod codex;
-pub mod detect;
-pub mod dir;
-pub mod export;
-pub mod findings;
-pub mod openai;
-pub mod prefix;
-pub mod recording;
-pub mod report;
-pub mod response;
-pub mod source;
-pub mod sse;
-pub mod vcr;
+pub(crate) mod anthropic;
+pub(crate) mod claude_jsonl;
+pub(crate) mod codex;
+pub(crate) mod detect;
+pub(crate) mod dir;
+pub(crate) mod export;
+pub(crate) mod findings;
+pub(crate) mod openai;
+pub(crate) mod prefix;
+pub(crate) mod recording;
+pub(crate) mod report;
+pub(crate) mod response;
+pub(crate) mod source;
+pub(crate) mod sse;
+pub(crate) mod vcr;
+
+// The façade of transcript judging: what `check_file` and `check_reader` return.
+pub use crate::judge::finding::{FileReport, Finding, Findings, Severity};
 
 use crate::judge::history::HistoryCheck;
 use crate::judge::pairing::End;
 use detect::{Detected, HEAD, detect};
-use findings::{FileReport, Place};
+use findings::Place;
 use report::{Outcome, Unreadable};
 use source::{InputError, Item, Located, utf8};
 use std::fs::File;

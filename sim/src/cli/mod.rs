@@ -18,11 +18,11 @@
 //! is `replay`, `shrink` and `options`, [`engines`] the engines a binary knows and
 //! `--engine-cmd`, and [`interrupt`] the SIGINT handler.
 
-pub mod engines;
-pub mod interrupt;
+pub(crate) mod engines;
+pub(crate) mod interrupt;
 mod judging;
-pub mod run;
-pub mod scenario;
+pub(crate) mod run;
+pub(crate) mod scenario;
 
 use crate::canary::{Bug, Canary};
 use crate::cliargs::parse_seed;

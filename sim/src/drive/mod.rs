@@ -12,17 +12,17 @@
 //! Parallel runs (`--jobs`) share nothing: each has its own server port, HOME,
 //! working directory, ledger and process marker.
 
-pub mod history;
-pub mod invoke;
-pub mod observe;
-pub mod procs;
-pub mod profiles;
-pub mod profiles_openai;
-pub mod report;
-pub mod repro;
-pub mod run;
-pub mod summary;
-pub mod tool;
+pub(crate) mod history;
+pub(crate) mod invoke;
+pub(crate) mod observe;
+pub(crate) mod procs;
+pub(crate) mod profiles;
+pub(crate) mod profiles_openai;
+pub(crate) mod report;
+pub(crate) mod repro;
+pub(crate) mod run;
+pub(crate) mod summary;
+pub(crate) mod tool;
 
 use crate::exit::Exit;
 use report::{Outcome, Reruns, RunReport};

@@ -50,11 +50,6 @@ impl HistoryCheck {
         }
     }
 
-    /// Messages pushed so far.
-    pub fn messages(&self) -> usize {
-        self.count
-    }
-
     /// Checks the next message of the stream.
     pub fn push(&mut self, m: Located, out: &mut Findings) {
         let i = m.index.unwrap_or(self.count);

@@ -21,7 +21,9 @@ mod tests;
 
 pub use error::ScenarioError;
 pub use load::{load_scenario, parse_scenario};
-pub use save::{PACKED_WIDTH, save_scenario, scenario_to_json, write_atomic};
+#[cfg(test)]
+use save::PACKED_WIDTH;
+pub use save::{save_scenario, scenario_to_json, write_atomic};
 
 use std::fmt;
 

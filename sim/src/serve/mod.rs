@@ -17,14 +17,14 @@
 //! verdicts come from [`verdict`]; the recording from [`record`]; scripts and faults
 //! from [`script`].
 
-pub mod conversation;
+pub(crate) mod conversation;
 #[cfg(feature = "serve")]
-pub mod http;
-pub mod record;
-pub mod script;
-pub mod sse;
-pub mod tools;
-pub mod verdict;
+pub(crate) mod http;
+pub(crate) mod record;
+pub(crate) mod script;
+pub(crate) mod sse;
+pub(crate) mod tools;
+pub(crate) mod verdict;
 
 mod cli;
 mod delivery;
@@ -32,6 +32,12 @@ mod openai_deliver;
 mod openai_route;
 mod reply;
 mod shape;
+
+// The façade of the loopback provider: start it, script it, read its verdict.
+#[cfg(feature = "serve")]
+pub use http::{ServeHandle, spawn};
+pub use script::{Script, load_script, parse_serve_script};
+pub use verdict::Verdict;
 
 use delivery::deliver;
 use shape::plain_reply;
@@ -47,7 +53,7 @@ use crate::provider::{IdGen, plan_response_with};
 use crate::scenario::ScriptedResponse;
 use conversation::{CONVERSATION_HEADER, ConversationKey, conversation_key};
 use record::{Answer, Record, body_value, kept_headers, write_record};
-use script::{Script, Step};
+use script::Step;
 use serde_json::Value;
 use sse::{MessageMeta, WireBlock, WireEvent, encode, error_body, message_json, to_wire_indexed};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -55,7 +61,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use tools::Workspace;
 use turnsim_core::{BlockStart, StopReason, StreamEvent, Usage};
-use verdict::{Judge, ParsedRequest, RequestFacts, Verdict, parse_request};
+use verdict::{Judge, ParsedRequest, RequestFacts, parse_request};
 
 /// The model the no-tools answer and `/v1/models` name when the request names none.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-6";

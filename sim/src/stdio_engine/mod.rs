@@ -24,9 +24,12 @@
 //!   whole run); [`StdioFactory::fresh_processes`] starts a new process for every
 //!   engine instead, for an engine that cannot honour that rule.
 
-pub mod process;
-pub mod serve;
-pub mod wire;
+pub(crate) mod process;
+pub(crate) mod serve;
+pub(crate) mod wire;
+
+// The façade: an engine written in Rust serving itself over the stdio protocol.
+pub use serve::serve;
 
 use crate::engine::{Engine, EngineFactory};
 use process::Process;

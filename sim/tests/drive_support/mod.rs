@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
-use turnsim::drive::observe::Status;
-use turnsim::drive::profiles::{Interrupt, Profile, profile};
-use turnsim::drive::report::RunReport;
-use turnsim::drive::run::{RunFile, Schedule};
+use turnsim::testing::drive::observe::Status;
+use turnsim::testing::drive::profiles::{Interrupt, Profile, profile};
+use turnsim::testing::drive::report::RunReport;
+use turnsim::testing::drive::run::{RunFile, Schedule};
 
 static DIRS: AtomicU32 = AtomicU32::new(0);
 

@@ -5,11 +5,13 @@
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
-use turnsim::openai::api_error::{ApiFailure, error_response};
-use turnsim::openai::reply::{Reply, ReplyItem, Usage, split_fragments};
-use turnsim::openai::responses_stream::{Echo, failed_events, response_json, stream_events};
-use turnsim::openai::sse::encode_all;
-use turnsim::openai::{chat_stream, models, responses_request};
+use turnsim::testing::openai::api_error::{ApiFailure, error_response};
+use turnsim::testing::openai::reply::{Reply, ReplyItem, Usage, split_fragments};
+use turnsim::testing::openai::responses_stream::{
+    Echo, failed_events, response_json, stream_events,
+};
+use turnsim::testing::openai::sse::encode_all;
+use turnsim::testing::openai::{chat_stream, models, responses_request};
 
 pub fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/openai/golden")

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use turnsim::conventions::{Conventions, ProfileFile};
-use turnsim::engine::{Engine, EngineFactory};
+use turnsim::{Engine, EngineFactory};
 use turnsim_core::request::{COMPACTION_NOTICE, directive_words};
 use turnsim_core::state::TRUNCATION_RESUME_TEXT;
 use turnsim_core::{

@@ -9,10 +9,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
-use turnsim::serve::http::{ServeHandle, spawn};
-use turnsim::serve::script::{Script, parse_serve_script};
-use turnsim::serve::sse::{WireEvent, message_json, parse_event};
-use turnsim::serve::{ServeConfig, verdict::Verdict};
+use turnsim::serve::{ServeConfig, Verdict};
+use turnsim::testing::serve::http::{ServeHandle, spawn};
+use turnsim::testing::serve::script::{Script, parse_serve_script};
+use turnsim::testing::serve::sse::{WireEvent, message_json, parse_event};
 
 static DIRS: AtomicU32 = AtomicU32::new(0);
 

@@ -5,9 +5,9 @@
 
 #![allow(dead_code)]
 
-use turnsim::engine::{Engine, EngineFactory};
-use turnsim::runner::run_seed;
-use turnsim::scenario::{Expectation, Scenario};
+use turnsim::run_seed;
+use turnsim::{Engine, EngineFactory};
+use turnsim::{Expectation, Scenario};
 use turnsim_core::{
     Block, Input, Message, Output, PendingOperation, Role, Session, SessionConfig, SharedMessage,
 };
@@ -221,7 +221,7 @@ pub fn first_failure(factory: &dyn EngineFactory, limit: u64) -> Option<Scenario
     (0..limit).find_map(|seed| {
         let o = run_seed(factory, seed, false);
         let v = o.violation?;
-        let options = turnsim::options::SimOptions::from_seed(seed);
+        let options = turnsim::SimOptions::from_seed(seed);
         let mut s = Scenario::new(
             options,
             Expectation::Fail {

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use turnsim::runner::{Batch, Summary, run_batch};
 use turnsim::stdio_engine::StdioFactory;
+use turnsim::{Batch, Summary, run_batch};
 
 /// The workspace root.
 pub fn root() -> PathBuf {
@@ -63,7 +63,7 @@ pub fn interpreter(program: &str, test: &str) -> Option<String> {
 /// Runs `seeds` on the in-process reference engine with two jobs.
 pub fn run_reference(seeds: std::ops::Range<u64>) -> Summary {
     run_batch(&Batch {
-        factory: &turnsim::engine::Reference,
+        factory: &turnsim::Reference,
         seeds: seeds.collect(),
         jobs: 2,
         check_determinism: false,
@@ -102,9 +102,9 @@ fn run_batch_of(factory: &StdioFactory, seeds: std::ops::Range<u64>, twice: bool
 /// a scenario with the same digest, and shrinks it to a scenario that still fails
 /// the same way with no more decisions.
 pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
-    use turnsim::runner::{run_scenario, run_seed};
-    use turnsim::scenario::{Expectation, Scenario};
-    use turnsim::shrink::shrink;
+    use turnsim::shrink;
+    use turnsim::{Expectation, Scenario};
+    use turnsim::{run_scenario, run_seed};
     let failing = (0..500)
         .map(|seed| run_seed(factory, seed, false))
         .find(|o| o.violation.is_some())
@@ -112,13 +112,13 @@ pub fn find_replay_and_shrink(factory: &StdioFactory, invariant: &str) {
     let v = failing.violation.clone().expect("a violation");
     assert_eq!(v.invariant, invariant, "{}", v.message);
     let mut scenario = Scenario::new(
-        turnsim::options::SimOptions::from_seed(failing.seed),
+        turnsim::SimOptions::from_seed(failing.seed),
         Expectation::Fail {
             invariant: v.invariant,
             step: v.step,
         },
     );
-    scenario.engine = turnsim::engine::EngineFactory::name(factory).to_string();
+    scenario.engine = turnsim::EngineFactory::name(factory).to_string();
     scenario.decisions = failing.decisions.clone();
     let replayed = run_scenario(factory, &scenario, false);
     assert_eq!(replayed.digest, failing.digest, "replay digest");
