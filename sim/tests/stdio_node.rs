@@ -14,7 +14,6 @@ fn engine(node: &str) -> String {
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn node_example_passes_2000_seeds_or_skips_visibly_without_node() {
     let test = "node_example_passes_2000_seeds_or_skips_visibly_without_node";
     let Some(node) = interpreter("node", test) else {
@@ -64,11 +63,10 @@ fn node_adapter_unit_tests_pass_or_skip_visibly_without_node() {
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("# pass 9\n# fail 0"), "{stdout}");
+    assert!(stdout.contains("# pass 11\n# fail 0"), "{stdout}");
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn node_example_runs_each_seed_the_same_twice_or_skips_visibly_without_node() {
     let test = "node_example_runs_each_seed_the_same_twice_or_skips_visibly_without_node";
     let Some(program) = interpreter("node", test) else {

@@ -14,7 +14,6 @@ fn engine(python: &str) -> String {
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
     let test = "python_example_passes_2000_seeds_or_skips_visibly_without_python3";
     let Some(python) = interpreter("python3", test) else {
@@ -64,11 +63,10 @@ fn python_adapter_unit_tests_pass_or_skip_visibly_without_python3() {
         .expect("python3 runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 8 tests"), "{stderr}");
+    assert!(stderr.contains("Ran 10 tests"), "{stderr}");
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3() {
     let test = "python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3";
     let Some(program) = interpreter("python3", test) else {
