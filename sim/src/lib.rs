@@ -3,10 +3,10 @@
 //!
 //! A run is a pure function of its seed. The seed derives the run's options (which
 //! faults are switched on and how often), and every random choice after that goes
-//! through a [`decide::Decider`] that records its outcome, so a failing run can be
-//! saved as a [`scenario::Scenario`], replayed byte for byte, and shrunk by editing its
-//! decision list. Time is virtual ([`scheduler::Scheduler`]) and the disk is fake
-//! ([`disk::FakeDisk`]): nothing in a run reads a clock, the OS's randomness or the real
+//! through a `decide::Decider` that records its outcome, so a failing run can be
+//! saved as a [`Scenario`], replayed byte for byte, and shrunk by editing its
+//! decision list. Time is virtual (`scheduler::Scheduler`) and the disk is fake
+//! (`disk::FakeDisk`): nothing in a run reads a clock, the OS's randomness or the real
 //! file system, and nothing iterates a hash map into its output.
 //!
 //! Features: `cli` (the `turnsim` command line: clap, indicatif, and libc for the
@@ -17,9 +17,21 @@
 //! With `--no-default-features` the library is the simulator, the checkers and the
 //! transcript checker, with none of those dependencies.
 //!
+//! The library's surface is a façade: at the root, the engine traits ([`Engine`],
+//! [`EngineFactory`], the [`Reference`] engine), the options ([`SimOptions`]), the
+//! runner ([`run_seed`], [`run_scenario`], [`run_batch`], [`check_determinism`]), what
+//! a run returns ([`RunOutcome`], [`Violation`], [`Invariant`]), scenarios
+//! ([`Scenario`], [`load_scenario`], [`save_scenario`]) and the shrinker ([`shrink`]);
+//! then one public module per entry point: [`check`] (judging transcripts), [`serve`]
+//! and [`drive`] (the live wing), [`stdio_engine`] (engines in other languages),
+//! [`conventions`] (what an engine's profile judges), [`exit`] (the exit codes) and
+//! [`cli`] (`cli::main_with`, or `cli::App` for a binary with its own engine).
+//! Everything else is internal; the `testing` feature's `turnsim::testing` module
+//! re-exports some of it for this crate's own tests and is not part of the API.
+//!
 //! `unsafe` is denied crate-wide and allowed in exactly three places, each for libc
-//! calls std has no safe form of: [`cli::interrupt`] (`sigaction` for the Ctrl-C
-//! handler, `_exit` on a second Ctrl-C), [`drive::procs`] (`kill`, `killpg`,
+//! calls std has no safe form of: `cli::interrupt` (`sigaction` for the Ctrl-C
+//! handler, `_exit` on a second Ctrl-C), `drive::procs` (`kill`, `killpg`,
 //! `getpgrp` on processes a driven run started) and the `kill` function of
 //! `stdio_engine::process` (`killpg` on the engine process group it started). The `turnsim` binary forbids it; the
 //! test client's uses are listed in its own header.

@@ -1,4 +1,4 @@
-//! `turnsim check`: the judge ([`crate::judge`]) run on real transcripts, recorded
+//! `turnsim check`: the judge (`crate::judge`) run on real transcripts, recorded
 //! traffic and `turnsim serve --record` folders.
 //!
 //! Guarantees:
@@ -9,17 +9,17 @@
 //!   a format recognised but not judged yet, and input from which nothing could be
 //!   judged (no messages, no requests, an empty folder) are errors naming the file
 //!   (and line) and what was expected, with the exit code of unreadable input
-//!   ([`report::exit::UNREADABLE`]); nothing reachable from input unwraps.
+//!   (`report::exit::UNREADABLE`); nothing reachable from input unwraps.
 //! - Bounded memory on logs: Claude Code JSONL is read line by line and checked as a
-//!   stream ([`crate::judge::history`]); JSON documents and cassettes are single
+//!   stream (`crate::judge::history`); JSON documents and cassettes are single
 //!   documents and are held whole.
-//! - Deterministic output: see [`report`].
+//! - Deterministic output: see `report`.
 //!
-//! Layout: [`detect`] picks the format, a loader per format ([`claude_jsonl`],
-//! [`anthropic`], [`openai`], [`vcr`], [`sse`], [`recording`]) yields messages
-//! ([`source`]) or requests for the judge, [`dir`] walks folders, [`response`] and
-//! [`prefix`] are `check`'s own comparisons, [`report`] renders the findings, and
-//! [`export`] writes a simulated request for `check` to read.
+//! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
+//! `anthropic`, `openai`, `vcr`, `sse`, `recording`) yields messages
+//! (`source`) or requests for the judge, `dir` walks folders, `response` and
+//! `prefix` are `check`'s own comparisons, `report` renders the findings, and
+//! `export` writes a simulated request for `check` to read.
 
 pub(crate) mod anthropic;
 pub(crate) mod claude_jsonl;
@@ -132,7 +132,7 @@ pub fn run(args: &CheckArgs) -> i32 {
 }
 
 /// Checks each file on its own; a folder is a recording or a folder of files
-/// ([`dir`]).
+/// (`dir`).
 pub fn check_files(files: &[PathBuf], format: Option<Format>) -> Outcome {
     let mut outcome = Outcome::default();
     for path in files {

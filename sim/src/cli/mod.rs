@@ -13,10 +13,10 @@
 //! `options` and `check` for that engine, whose scenario files name it and whose
 //! printed commands name that binary.
 //!
-//! Layout: this file holds the argument types and the dispatch; [`run`] is `turnsim
-//! run` (failures saved as they are found, Ctrl-C, `--max-failures`), [`scenario`]
-//! is `replay`, `shrink` and `options`, [`engines`] the engines a binary knows and
-//! `--engine-cmd`, and [`interrupt`] the SIGINT handler.
+//! Layout: this file holds the argument types and the dispatch; `run` is `turnsim
+//! run` (failures saved as they are found, Ctrl-C, `--max-failures`), `scenario`
+//! is `replay`, `shrink` and `options`, `engines` the engines a binary knows and
+//! `--engine-cmd`, and `interrupt` the SIGINT handler.
 
 pub(crate) mod engines;
 pub(crate) mod interrupt;

@@ -6,7 +6,7 @@
 //! only what holds for any engine. So a correct engine with other wording (plain
 //! string prompts, its own markers and notes, breakpoints elsewhere) is never failed
 //! for our choices, and the reference engine's choices live in exactly one profile,
-//! [`Conventions::reference`], built from the same [`Wording::REFERENCE`] the request
+//! [`Conventions::reference`], built from the same `Wording::REFERENCE` the request
 //! judge uses, so the simulator and the judge hold one notion of its texts.
 //!
 //! Why a value and not a trait: a profile also comes from a file
@@ -217,7 +217,7 @@ impl Conventions {
     }
 
     /// The reference engine's profile (docs/spec.md §4, §5, §8): its wording from
-    /// [`Wording::REFERENCE`], its directive, its breakpoints.
+    /// `Wording::REFERENCE`, its directive, its breakpoints.
     pub fn reference() -> Conventions {
         let w = Wording::REFERENCE;
         Conventions {

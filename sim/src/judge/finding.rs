@@ -119,7 +119,7 @@ pub fn difference(a: &str, b: &str) -> (String, String) {
 pub struct Findings {
     #[serde(rename = "findings")]
     pub kept: Vec<Finding>,
-    /// Findings past [`MAX_KEPT`], counted but not kept.
+    /// Findings past `MAX_KEPT`, counted but not kept.
     pub suppressed: usize,
     pub violations: usize,
     pub infos: usize,

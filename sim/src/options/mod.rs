@@ -36,7 +36,7 @@ pub struct SimOptions {
     pub turns: u32,
     /// Steps the safety phase may take, 400..=1200.
     pub safety_step_limit: u32,
-    /// Steps the quiet liveness phase gets to settle the open turn and run one more: [`LIVENESS_STEPS`].
+    /// Steps the quiet liveness phase gets to settle the open turn and run one more: `LIVENESS_STEPS`.
     pub liveness_step_limit: u32,
     /// Chance that a generation asks for tools.
     pub tool_call: Ratio,

@@ -48,9 +48,9 @@ fn reference() -> String {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// Always [`SCENARIO_FORMAT`]; tells a scenario apart from any other JSON file.
+    /// Always `SCENARIO_FORMAT`; tells a scenario apart from any other JSON file.
     pub format: String,
-    /// Always [`SCENARIO_VERSION`] when written by this turnsim.
+    /// Always `SCENARIO_VERSION` when written by this turnsim.
     pub version: u32,
     #[serde(default)]
     pub name: String,

@@ -25,7 +25,7 @@ pub fn save_scenario(path: &Path, s: &Scenario) -> Result<(), ScenarioError> {
 /// The text `save_scenario` writes: pretty JSON and a trailing newline, where an
 /// object or array of plain values (a ratio, the expectation, a latency pair) stays
 /// on one line when it fits, and a longer array of plain values (the decision list)
-/// is packed onto lines of less than [`PACKED_WIDTH`] columns.
+/// is packed onto lines of less than `PACKED_WIDTH` columns.
 ///
 /// Why not `to_string_pretty`: a decision list runs to thousands of entries, and one
 /// line per entry makes scenario files, which are committed and reviewed, mostly

@@ -3,19 +3,19 @@
 //! the server plays the model, injects provider faults, and judges every request
 //! the client sends with the simulator's invariants.
 //!
-//! Guarantee: everything in this module except [`http`] is synchronous and free of
+//! Guarantee: everything in this module except `http` is synchronous and free of
 //! IO other than writing the recording: [`Server::handle`] maps a request to a
 //! [`Reply`] (status, headers, and a body that is whole, streamed in timed parts,
 //! cut, or never sent), and the transport only carries that out. So the determinism
 //! boundary is one file: a conversation's responses are a pure function of the seed
 //! (or script), the conversation's key and its requests, and no other module of the
-//! crate depends on tokio or hyper (the `serve` cargo feature gates [`http`] alone).
+//! crate depends on tokio or hyper (the `serve` cargo feature gates `http` alone).
 //!
-//! The responses come from [`crate::provider::plan_response_with`], the simulator's
-//! own generator, with tool inputs built from the client's schemas ([`tools`]); the
-//! bytes come from [`sse`]; conversations are told apart by [`conversation`]; the
-//! verdicts come from [`verdict`]; the recording from [`record`]; scripts and faults
-//! from [`script`].
+//! The responses come from `crate::provider::plan_response_with`, the simulator's
+//! own generator, with tool inputs built from the client's schemas (`tools`); the
+//! bytes come from `sse`; conversations are told apart by `conversation`; the
+//! verdicts come from `verdict`; the recording from `record`; scripts and faults
+//! from `script`.
 
 pub(crate) mod conversation;
 #[cfg(feature = "serve")]
