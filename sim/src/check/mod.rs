@@ -67,7 +67,7 @@ pub enum Format {
     /// One recorded Messages API response stream (server-sent events).
     Recording,
     /// A `turnsim serve --record` folder (one JSON file per request).
-    #[value(name = "serve-record")]
+    #[cfg_attr(feature = "cli", value(name = "serve-record"))]
     ServeRecord,
     /// A Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`).
     Codex,
