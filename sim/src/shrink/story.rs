@@ -84,9 +84,9 @@ pub fn test_snippet(scenario: &Scenario, factory: &str) -> String {
         "// Replays a shrunk turnsim scenario; keep it as a regression test.\n\
          #[test]\n\
          fn {name}_still_fails_as_shrunk() {{\n    \
-         let scenario = turnsim::scenario::parse_scenario(\n        r{hashes}\"{json}\"{hashes},\n        \"{name}\",\n    )\n    .expect(\"the scenario parses\");\n    \
+         let scenario = turnsim::parse_scenario(\n        r{hashes}\"{json}\"{hashes},\n        \"{name}\",\n    )\n    .expect(\"the scenario parses\");\n    \
          let factory = {factory};\n    \
-         let outcome = turnsim::runner::run_scenario(&*factory, &scenario, false);\n\
+         let outcome = turnsim::run_scenario(&*factory, &scenario, false);\n\
          {check}}}\n"
     )
 }
