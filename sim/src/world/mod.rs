@@ -197,6 +197,14 @@ type Step = Result<(), Violation>;
 
 /// The base configuration every simulated session starts from.
 pub fn sim_config() -> SessionConfig {
+    // Built once per process and cloned (the tool list is shared, not copied): every
+    // seed starts from equal bytes, and a short run (a fuzz input) does not pay for
+    // building JSON schemas.
+    static CONFIG: std::sync::OnceLock<SessionConfig> = std::sync::OnceLock::new();
+    CONFIG.get_or_init(build_sim_config).clone()
+}
+
+fn build_sim_config() -> SessionConfig {
     let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
     let tool = |name: &str, description: &str| ToolSpec {
         name: name.into(),
@@ -334,7 +342,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         decisions,
         faults: w.faults,
         coverage: w.coverage,
-        checks: w.checks.counts().clone(),
+        checks: w.checks.counts(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),
         last_request: w.last_sent,
