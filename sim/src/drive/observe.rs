@@ -322,13 +322,13 @@ pub fn no_lost_observation(f: &Facts) -> Observation {
         );
     };
     let mut fails = Vec::new();
-    let texts = user_texts(body).join("\n");
+    let texts = user_texts(&body).join("\n");
     for marker in ["[turnsim-drive prompt 1]", "[turnsim-drive prompt 2]"] {
         if !texts.contains(marker) {
             fails.push(format!("the resumed request lost the prompt {marker}"));
         }
     }
-    let results: Vec<String> = tool_results(body).keys().map(|k| ledger_id(k)).collect();
+    let results: Vec<String> = tool_results(&body).keys().map(|k| ledger_id(k)).collect();
     for e in tool::events(before_cut(f)) {
         if e.kind == Kind::Finish && !results.contains(&e.id) {
             fails.push(format!(
@@ -371,8 +371,8 @@ pub fn started_call_represented(f: &Facts) -> Observation {
             vec!["the resumed client sent no tool-bearing request".into()],
         );
     };
-    let uses: Vec<String> = tool_use_ids(body).iter().map(|i| ledger_id(i)).collect();
-    let results: BTreeMap<String, bool> = tool_results(body)
+    let uses: Vec<String> = tool_use_ids(&body).iter().map(|i| ledger_id(i)).collect();
+    let results: BTreeMap<String, bool> = tool_results(&body)
         .into_iter()
         .map(|(k, v)| (ledger_id(&k), v))
         .collect();
