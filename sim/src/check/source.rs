@@ -124,7 +124,7 @@ impl Limits {
     }
 
     fn describe(&self) -> String {
-        if self.max_element % (1 << 20) == 0 {
+        if self.max_element.is_multiple_of(1 << 20) {
             format!("{} MiB", self.max_element >> 20)
         } else {
             format!("{} bytes", self.max_element)
