@@ -277,7 +277,10 @@ impl<'de> DeserializeSeed<'de> for MessagesSeed<'_> {
 mod tests {
     use super::*;
 
-    fn read(text: &str, max: usize) -> Result<(bool, Vec<(usize, usize, String)>), InputError> {
+    /// Each message read: its index, line and text.
+    type Got = Vec<(usize, usize, String)>;
+
+    fn read(text: &str, max: usize) -> Result<(bool, Got), InputError> {
         let mut got = Vec::new();
         let body = for_each_message(
             text.as_bytes(),
