@@ -181,9 +181,44 @@ pub fn cut_tail(c: &Current<'_>) -> Vec<Candidate> {
         .collect()
 }
 
-/// A whole turn, reply, tool run, fault, ... removed; then the same group replaced by
-/// its least eventful version (all zeros). Later groups first, as they are more often
-/// after the failure that matters.
+/// Where each group other than a whole turn starts, in order.
+fn group_starts(tags: &[Mark]) -> Vec<usize> {
+    let mut starts: Vec<usize> = OPENERS[1..]
+        .iter()
+        .flat_map(|&t| groups(tags, t).into_iter().map(|g| g.0))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
+/// Whole rounds: a reply with everything that follows it (its tool runs, duplicates,
+/// interrupts) up to the next reply or turn, so the next round's draws line up where
+/// this one's were. Removing the reply alone would leave its tool runs to be read as
+/// the next reply. Then any two neighbouring groups together. Later first.
+fn rounds(c: &Current<'_>) -> Vec<Candidate> {
+    let starts = group_starts(c.tags);
+    let opening = |t: Tag| -> Vec<usize> { groups(c.tags, t).iter().map(|g| g.0).collect() };
+    let replies = opening(Tag::Reply);
+    let mut ends = opening(Tag::Turn);
+    ends.extend(&replies);
+    ends.push(c.tags.len().min(c.decisions.len()));
+    ends.sort_unstable();
+    let mut out = Vec::new();
+    for &a in replies.iter().rev() {
+        if let Some(&b) = ends.iter().find(|&&e| e > a) {
+            out.push(with(c, without(c.decisions, &[(a, b)])));
+        }
+    }
+    for w in starts.windows(3).rev() {
+        out.push(with(c, without(c.decisions, &[(w[0], w[2])])));
+    }
+    out
+}
+
+/// A whole turn, reply, tool run, fault, ... removed; then a whole round or two
+/// neighbouring groups; then each group replaced by its least eventful version (all
+/// zeros). Later groups first, as they are more often after the failure that matters.
 pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     for opener in OPENERS {
@@ -191,6 +226,7 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
             out.push(with(c, without(c.decisions, &[(a, b)])));
         }
     }
+    out.extend(rounds(c));
     for opener in OPENERS {
         for &(a, b) in groups(c.tags, opener).iter().rev() {
             if c.decisions[a..b].iter().any(|&v| v != 0) {
@@ -203,8 +239,8 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// Inside one reply: one fewer tool call, one input delta per call, no thinking, the
-/// shortest text.
+/// Inside one reply: one fewer tool call, no text before the calls, one input delta
+/// per call, no thinking, the shortest text.
 pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
     let sp = spans(c.tags);
     let mut out = Vec::new();
@@ -227,6 +263,16 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     d[a] -= 1;
                     out.push(with(c, without(&d, &[calls[drop]])));
                 }
+            }
+            Tag::Choice if b - a == 2 && c.decisions[a] != 0 && c.decisions[a + 1] != 0 => {
+                // A reply that calls tools and writes text first: the same calls
+                // without the text (its words and cuts removed).
+                let end = (b..c.tags.len())
+                    .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
+                    .unwrap_or(c.tags.len());
+                let mut d = c.decisions.to_vec();
+                d[a + 1] = 0;
+                out.push(with(c, without(&d, &[(b, end)])));
             }
             Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
                 let mut d = c.decisions.to_vec();
