@@ -9,7 +9,7 @@
 //! every later draw aligned with what it meant before.
 
 use crate::decide::{Mark, Tag};
-use crate::options::SimOptions;
+use crate::options::{Ratio, SimOptions};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -301,7 +301,8 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
 }
 
 /// Option edits that keep the rest of the list aligned: every text in one delta (the
-/// cut draws removed), no thinking at all.
+/// cut draws removed), one tool call per reply at most, every sampled check made at
+/// every occasion.
 pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     if c.options.text_chunks_max > 1 {
@@ -320,6 +321,20 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     if c.options.parallel_max > 1 {
         let mut options = c.options.clone();
         options.parallel_max = 1;
+        out.push(Candidate {
+            options,
+            decisions: c.decisions.to_vec(),
+        });
+    }
+    // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
+    // occasions picked by a hash, never by a decision; looking at every occasion
+    // changes nothing in the world and finds the same bug at its first chance rather
+    // than at the first sampled one, which may be many turns later.
+    let rates = &c.options.rates;
+    if !rates.durable_check.is_certain() || !rates.twin_check.is_certain() {
+        let mut options = c.options.clone();
+        options.rates.durable_check = Ratio::ALWAYS;
+        options.rates.twin_check = Ratio::ALWAYS;
         out.push(Candidate {
             options,
             decisions: c.decisions.to_vec(),
