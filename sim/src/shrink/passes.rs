@@ -445,6 +445,76 @@ mod tests {
     }
 
     #[test]
+    fn a_round_runs_from_a_reply_through_its_tool_runs_to_the_next_reply() {
+        let tags = marks(&[
+            (Tag::Turn, 1),
+            (Tag::Reply, 2),
+            (Tag::Latency, 3),
+            (Tag::ToolRun, 4),
+            (Tag::Dup, 5),
+            (Tag::Reply, 6),
+            (Tag::Latency, 7),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[10, 11, 12, 13, 14, 15, 16],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = rounds(&c).into_iter().map(|c| c.decisions).collect();
+        // The last round, the first round, then each pair of neighbouring groups.
+        assert_eq!(out[0], [10, 11, 12, 13, 14]);
+        assert_eq!(out[1], [10, 15, 16]);
+        assert_eq!(out[2..], [vec![10, 11, 12, 15, 16], vec![10, 14, 15, 16]]);
+    }
+
+    #[test]
+    fn a_reply_with_calls_loses_its_text_and_nothing_else() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Text, 3),
+            (Tag::Text, 3),
+            (Tag::Cut, 4),
+            (Tag::Calls, 5),
+            (Tag::Call, 6),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 1, 5, 6, 7, 1, 2],
+            tags: &tags,
+        };
+        let out = inside_replies(&c);
+        assert_eq!(out[0].decisions, [0, 1, 0, 1, 2]);
+    }
+
+    #[test]
+    fn the_sampled_checks_are_made_at_every_occasion_with_the_list_unchanged() {
+        let mut options = SimOptions::from_seed(1);
+        options.text_chunks_max = 1;
+        options.parallel_max = 1;
+        let c = Current {
+            options: &options,
+            decisions: &[3, 4],
+            tags: &marks(&[(Tag::Turn, 1), (Tag::Turn, 1)]),
+        };
+        let out = simpler_options(&c);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].decisions, [3, 4]);
+        assert_eq!(out[0].options.rates.durable_check, Ratio::ALWAYS);
+        assert_eq!(out[0].options.rates.twin_check, Ratio::ALWAYS);
+        // Once every occasion is checked there is nothing left to propose.
+        let everywhere = out[0].options.clone();
+        let c = Current {
+            options: &everywhere,
+            ..c
+        };
+        assert_eq!(simpler_options(&c), []);
+    }
+
+    #[test]
     fn merging_chunks_removes_exactly_the_cut_draws() {
         let tags = marks(&[
             (Tag::Reply, 1),
