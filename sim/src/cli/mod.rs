@@ -21,6 +21,7 @@
 pub mod engines;
 pub mod interrupt;
 mod judging;
+mod progress;
 pub mod run;
 pub mod scenario;
 
