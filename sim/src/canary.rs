@@ -375,6 +375,9 @@ impl Engine for CanaryEngine {
                 self.memory.rewrite(self.bug, request);
             }
         }
+        if self.bug == Bug::TimeInSystemPrompt {
+            judged::receipts_of_what_is_sent(&mut outputs);
+        }
         Ok(outputs)
     }
 

@@ -188,3 +188,44 @@ pub(super) fn adopt_unchecked(log: &[u8]) -> Option<Vec<turnsim_core::SharedMess
     }
     Some(history)
 }
+
+/// Each receipt is rewritten to the digest of the prefix its request actually carries,
+/// as an engine that built its prompt this way would compute it: a bug planted in the
+/// prefix must not also show as a lying receipt (`prefix_reported`'s to find).
+pub(super) fn receipts_of_what_is_sent(outputs: &mut [Output]) {
+    let sent: BTreeMap<turnsim_core::OperationId, String> = outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Send { op, request } => Some((
+                *op,
+                turnsim_core::prefix_digest(&request.system, &request.tools),
+            )),
+            _ => None,
+        })
+        .collect();
+    if sent.is_empty() {
+        return;
+    }
+    for o in outputs.iter_mut() {
+        if let Output::Persist { bytes } = o
+            && let Ok(decoded) = decode_log(bytes)
+            && decoded
+                .records
+                .iter()
+                .any(|r| matches!(r, Record::Receipt { op, .. } if sent.contains_key(op)))
+        {
+            *bytes = decoded
+                .records
+                .into_iter()
+                .map(|r| match r {
+                    Record::Receipt { op, digest } => Record::Receipt {
+                        op,
+                        digest: sent.get(&op).cloned().unwrap_or(digest),
+                    },
+                    other => other,
+                })
+                .flat_map(|r| encode_record(&r))
+                .collect();
+        }
+    }
+}
