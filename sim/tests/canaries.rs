@@ -194,8 +194,8 @@ fn a_turn_end_never_persisted_is_found_by_durable_live() {
 
 #[test]
 fn a_stale_delivery_that_changes_the_cache_key_is_found_by_twin_agrees() {
-    // Only a share of seeds (`twin check` in `turnsim options`) build a twin, and only
-    // those with a stale or duplicate delivery, a busy input or a cancel can use one.
+    // Only seeds with a stale or duplicate delivery, a busy input or a cancel on make
+    // a twin (first found at seed 2).
     canary_is_found_within(Bug::StaleBumpsCacheKey, RARE_BUDGET);
 }
 
