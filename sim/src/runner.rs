@@ -97,6 +97,8 @@ pub struct Summary {
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     pub checks: BTreeMap<&'static str, u64>,
+    /// Hostile inputs handed, by kind.
+    pub hostile: BTreeMap<&'static str, u64>,
     /// BLAKE3 over every (seed, digest) in seed order.
     pub digest: String,
 }
@@ -135,6 +137,7 @@ pub struct SeedReport {
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     pub checks: BTreeMap<&'static str, u64>,
+    pub hostile: BTreeMap<&'static str, u64>,
 }
 
 impl SeedReport {
@@ -149,6 +152,7 @@ impl SeedReport {
             faults: o.faults,
             coverage: o.coverage,
             checks: o.checks,
+            hostile: o.hostile,
         }
     }
 }
@@ -179,6 +183,9 @@ impl Summary {
         for (k, n) in r.checks {
             *self.checks.entry(k).or_default() += n;
         }
+        for (k, n) in r.hostile {
+            *self.hostile.entry(k).or_default() += n;
+        }
         if let Some(v) = r.violation {
             self.failures.push((r.seed, v));
         }
@@ -197,6 +204,9 @@ impl Summary {
         self.coverage.extend(other.coverage);
         for (k, n) in other.checks {
             *self.checks.entry(k).or_default() += n;
+        }
+        for (k, n) in other.hostile {
+            *self.hostile.entry(k).or_default() += n;
         }
         self.failures.extend(other.failures);
         self

@@ -20,6 +20,7 @@ pub(crate) mod marker_once;
 mod no_lost_observation;
 mod note_exact;
 pub(crate) mod pairing;
+mod prefix_reported;
 mod prefix_stable;
 mod recovery_idempotent;
 mod stale_noop;
@@ -42,7 +43,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
+    Activity, CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
 };
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -126,6 +127,9 @@ pub enum Event<'a> {
     Hostile {
         what: &'a str,
         held: Result<&'a [SharedMessage], &'a str>,
+        /// A text an engine that accepts the input must not keep (the older format's
+        /// recap, which a migration drops).
+        forbidden: Option<&'a str>,
     },
     /// A cancel was accepted while a turn was open, before its outputs are carried out;
     /// `running` are the tool-use ids the ledger had started and not finished then.
@@ -172,6 +176,16 @@ pub enum Event<'a> {
         after: &'a str,
         live: &'a Result<Vec<Output>, String>,
         twin: &'a Result<Vec<Output>, String>,
+    },
+    /// A list of outputs persisted a `Receipt` record (the reference log format): what
+    /// the engine says the request it is about to send carries.
+    Receipt {
+        op: OperationId,
+        digest: &'a str,
+    },
+    /// The engine reported an activity to the host.
+    Activity {
+        activity: &'a Activity,
     },
 }
 
@@ -253,6 +267,7 @@ impl Checks {
             Box::<prefix_stable::PrefixStable>::default(),
             Box::new(durable_live::DurableLive),
             Box::new(twin_agrees::TwinAgrees),
+            Box::new(prefix_reported::PrefixReported::new(reference_wording)),
         ]
     }
 
