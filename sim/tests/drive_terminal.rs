@@ -27,7 +27,10 @@ fn a_key_in_the_terminal_interrupts_the_tool_and_the_resumed_history_keeps_the_c
             log.prompt_ms.expect("prompt typed"),
             log.exit_ms.expect("exit typed"),
         );
-        assert!(ready <= prompt && prompt < sent.at_ms && sent.at_ms < exit, "{log:?}");
+        assert!(
+            ready <= prompt && prompt < sent.at_ms && sent.at_ms < exit,
+            "{log:?}"
+        );
         assert_eq!(log.hung_up_ms, None, "{}", r.text());
         for checker in ["started_call_represented", "no_effect_after_cancel"] {
             assert_eq!(status(&r, checker), Status::Pass, "{checker}: {}", r.text());
@@ -40,7 +43,12 @@ fn a_key_in_the_terminal_interrupts_the_tool_and_the_resumed_history_keeps_the_c
 fn a_client_that_ignores_the_key_and_lets_its_tool_finish_fails_no_effect_after_cancel() {
     let p = test_client_tui(&["--ignore-sigint"]);
     let r = drive(&p, seed_with(&p, Interrupt::CtrlC), "tui-ignore");
-    assert_eq!(status(&r, "no_effect_after_cancel"), Status::Fail, "{}", r.text());
+    assert_eq!(
+        status(&r, "no_effect_after_cancel"),
+        Status::Fail,
+        "{}",
+        r.text()
+    );
     let o = r
         .observations
         .iter()

@@ -149,10 +149,25 @@ fn client_env(vars: &Vars, run: &Running<'_>) -> ClientEnv {
     let home = PathBuf::from(&vars.home);
     let mut set: Vec<(String, String)> = vec![
         ("HOME".into(), vars.home.clone()),
-        ("XDG_CONFIG_HOME".into(), home.join(".config").display().to_string()),
-        ("XDG_DATA_HOME".into(), home.join(".local/share").display().to_string()),
-        ("XDG_CACHE_HOME".into(), home.join(".cache").display().to_string()),
-        ("XDG_STATE_HOME".into(), home.join(".local/state").display().to_string()),
+        // The working directory as a shell reports it: a client that reads `PWD`
+        // (opencode does) would otherwise work in the harness's directory.
+        ("PWD".into(), vars.work.clone()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME".into(),
+            home.join(".local/state").display().to_string(),
+        ),
         ("TURNSIM_DRIVE".into(), "1".into()),
         (procs::RUN_MARKER.into(), run.marker.clone()),
     ];
@@ -205,8 +220,13 @@ fn spawn_terminal(
         cmd = cmd.env_remove(k);
     }
     cmd = cmd.envs(set);
-    terminal::spawn(cmd, term, &vars.prompt, &run.dir.join(format!("{label}.screen")))
-        .map_err(|e| format!("{}: {e}", argv[0]))
+    terminal::spawn(
+        cmd,
+        term,
+        &vars.prompt,
+        &run.dir.join(format!("{label}.screen")),
+    )
+    .map_err(|e| format!("{}: {e}", argv[0]))
 }
 
 fn send(kind: Interrupt, pgid: i32, term: Option<&terminal::Session>) {

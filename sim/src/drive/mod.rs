@@ -26,8 +26,8 @@ pub mod terminal;
 pub mod tool;
 
 use crate::exit::Exit;
-use report::{Outcome, Reruns, RunReport};
 use crate::options::Ratio;
+use report::{Outcome, Reruns, RunReport};
 use run::{DriveOptions, RunFile, Schedule, run_schedule};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

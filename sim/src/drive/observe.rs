@@ -179,7 +179,9 @@ pub fn no_effect_after_cancel(f: &Facts) -> Observation {
                 .events
                 .iter()
                 .find(|e| &e.id == id && e.kind == Kind::Effect)
-                .filter(|e| i64::try_from(e.boot_ms).unwrap_or(i64::MAX) > sent.at_ms + KEY_GRACE_MS)
+                .filter(|e| {
+                    i64::try_from(e.boot_ms).unwrap_or(i64::MAX) > sent.at_ms + KEY_GRACE_MS
+                })
             {
                 fails.push(format!(
                     "tool call {id} was running at {sig} (+{} ms) and wrote its effect at +{} ms, while the client was still up",

@@ -23,7 +23,11 @@ use std::time::{Duration, Instant};
 /// How long a client must be quiet before its turn counts as over.
 pub const IDLE: Duration = Duration::from_secs(4);
 /// Pause between typing text and the key that submits it (a TUI may debounce).
-pub const TYPE_PAUSE: Duration = Duration::from_millis(500);
+pub const TYPE_PAUSE: Duration = Duration::from_millis(1000);
+/// A submit that brought no request in this long is sent again (at most
+/// [`RESUBMITS`] times): a TUI busy taking in pasted text can swallow the key.
+pub const RESUBMIT_AFTER: Duration = Duration::from_secs(8);
+pub const RESUBMITS: u32 = 3;
 /// After the exit command, how long before the terminal is hung up.
 pub const HANG_UP_AFTER: Duration = Duration::from_secs(15);
 
@@ -87,6 +91,9 @@ pub struct TermLog {
     pub ready_ms: Option<i64>,
     /// When the prompt was submitted.
     pub prompt_ms: Option<i64>,
+    /// The submit key sent again because no request followed it.
+    #[serde(default)]
+    pub resubmits: u32,
     /// When the turn counted as over and the exit command was typed.
     pub exit_ms: Option<i64>,
     /// When the harness hung up a client that did not leave.
@@ -149,7 +156,7 @@ fn squeeze(s: &str) -> String {
 enum State {
     Boot,
     Typed(Instant),
-    Working,
+    Working(Instant),
     ExitTyped(Instant),
     Exiting(Instant),
     HungUp,
@@ -169,7 +176,11 @@ pub struct Session {
 }
 
 /// Writes the profile's HOME files (placeholders already substituted).
-pub fn prepare_home(term: &Terminal, home: &Path, sub: impl Fn(&str) -> String) -> Result<(), String> {
+pub fn prepare_home(
+    term: &Terminal,
+    home: &Path,
+    sub: impl Fn(&str) -> String,
+) -> Result<(), String> {
     for (rel, content) in &term.home_files {
         let path = home.join(rel);
         if let Some(parent) = path.parent() {
@@ -267,9 +278,18 @@ impl Session {
                 self.log.prompt_ms = Some(now_ms);
                 self.requests_at_submit = requests;
                 self.last_change = now;
-                self.state = State::Working;
+                self.state = State::Working(now);
             }
-            State::Working
+            State::Working(at)
+                if requests == self.requests_at_submit
+                    && now >= at + RESUBMIT_AFTER
+                    && self.log.resubmits < RESUBMITS =>
+            {
+                self.log.resubmits += 1;
+                self.keys(self.term.submit.as_bytes());
+                self.state = State::Working(now);
+            }
+            State::Working(_)
                 if requests > self.requests_at_submit && now >= self.last_change + IDLE =>
             {
                 self.log.exit_ms = Some(now_ms);

@@ -6,7 +6,7 @@
 //! as SIGINT does in headless mode (the running tool's group is killed, the call
 //! gets an error result), except that the client stays up and prints its prompt
 //! again (`--ignore-sigint` ignores the keys too, and keeps working). A key while
-//! idle does nothing. A line is a prompt; `/exit` or Ctrl+D leaves with code 0.
+//! idle does nothing. A non-empty line is a prompt; `/exit` or Ctrl+D leaves with code 0.
 //!
 //! `unsafe`: `tcgetattr`/`cfmakeraw`/`tcsetattr` on standard input, which std has
 //! no safe form of; each call has a SAFETY comment.
@@ -68,6 +68,9 @@ pub fn start(
                 }
                 b'\r' | b'\n' => {
                     let text = String::from_utf8_lossy(&std::mem::take(&mut line)).into_owned();
+                    if text.trim().is_empty() {
+                        continue;
+                    }
                     let done = text.trim() == "/exit";
                     if tx.send((!done).then_some(text)).is_err() || done {
                         return;
