@@ -499,7 +499,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
             .unwrap_or("");
         if stop != "tool_use" || calls.is_empty() {
             h.pending = false;
-            save(&args.history, &h);
+            save(&args.history, h);
             println!("{}", json!({"stop_reason": stop}));
             return ExitCode::SUCCESS;
         }
@@ -508,7 +508,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
             std::process::exit(1);
         }
         h.pending = true;
-        save(&args.history, &h);
+        save(&args.history, h);
         let mut results = Vec::new();
         let mut cut = false;
         for (id, cmd) in &calls {
@@ -544,7 +544,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
             h.messages.push(user_message(results, None));
         }
         h.pending = false;
-        save(&args.history, &h);
+        save(&args.history, h);
         if cut {
             eprintln!("turnsim-test-client: interrupted");
             return interrupted_code();

@@ -266,12 +266,10 @@ impl Session {
             self.last_change = now;
         }
         match self.state {
-            State::Boot => {
-                if self.shows(&self.term.ready) {
-                    self.log.ready_ms = Some(now_ms);
-                    self.keys(self.prompt.as_bytes());
-                    self.state = State::Typed(now);
-                }
+            State::Boot if self.shows(&self.term.ready) => {
+                self.log.ready_ms = Some(now_ms);
+                self.keys(self.prompt.as_bytes());
+                self.state = State::Typed(now);
             }
             State::Typed(t) if now >= t + TYPE_PAUSE => {
                 self.keys(self.term.submit.as_bytes());

@@ -55,13 +55,12 @@ pub fn start(
                 }
             };
             match b {
-                0x1b | 0x03 => {
-                    if BUSY.load(Ordering::SeqCst) && !ignore_keys {
-                        // 0: a key, not a signal; the client stays up.
-                        signal.store(0, Ordering::SeqCst);
-                        interrupted.store(true, Ordering::SeqCst);
-                    }
+                // 0: a key, not a signal; the client stays up.
+                0x1b | 0x03 if BUSY.load(Ordering::SeqCst) && !ignore_keys => {
+                    signal.store(0, Ordering::SeqCst);
+                    interrupted.store(true, Ordering::SeqCst);
                 }
+                0x1b | 0x03 => {}
                 0x04 => {
                     let _ = tx.send(None);
                     return;
