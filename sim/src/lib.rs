@@ -47,11 +47,14 @@ pub mod openai;
 pub mod options;
 pub mod provider;
 pub mod report;
+pub mod run_digest;
 pub mod runner;
 pub mod scenario;
 pub mod scheduler;
+pub mod seedset;
 pub mod serve;
 pub mod shrink;
+pub mod summary_file;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
 pub mod tools;
