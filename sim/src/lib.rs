@@ -54,9 +54,9 @@ pub mod scheduler;
 pub mod seedset;
 pub mod serve;
 pub mod shrink;
-pub mod summary_file;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
+pub mod summary_file;
 pub mod tools;
 pub mod trace;
 pub mod world;

@@ -81,14 +81,21 @@ impl RunDigest {
 
     /// The sum as 64 hex digits (little-endian bytes), as a summary file stores it.
     pub fn sum_hex(&self) -> String {
-        self.sum_bytes().iter().map(|b| format!("{b:02x}")).collect()
+        self.sum_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// A partial digest read back from a summary file: the seed count and
     /// [`RunDigest::sum_hex`].
     pub fn from_parts(count: u64, sum_hex: &str) -> Result<RunDigest, String> {
         let bad = || format!("expected 64 lowercase hex digits, got {sum_hex:?}");
-        if sum_hex.len() != 64 || !sum_hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        if sum_hex.len() != 64
+            || !sum_hex
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
             return Err(bad());
         }
         let mut bytes = [0u8; 32];
@@ -163,7 +170,13 @@ mod tests {
 
     #[test]
     fn a_malformed_sum_is_an_error_naming_the_expected_form() {
-        for bad in ["", "00", &"g0".repeat(32), &"AA".repeat(32), &"0".repeat(65)] {
+        for bad in [
+            "",
+            "00",
+            &"g0".repeat(32),
+            &"AA".repeat(32),
+            &"0".repeat(65),
+        ] {
             assert_eq!(
                 RunDigest::from_parts(0, bad),
                 Err(format!("expected 64 lowercase hex digits, got {bad:?}"))

@@ -98,10 +98,14 @@ impl Progression {
     /// one seed, and a last seed below `u64::MAX` (so `first..last+1` is a range).
     pub fn check(&self) -> Result<(), String> {
         if self.step == 0 {
-            return Err(format!("{self:?} has step 0; expected a step of at least 1"));
+            return Err(format!(
+                "{self:?} has step 0; expected a step of at least 1"
+            ));
         }
         if self.count == 0 {
-            return Err(format!("{self:?} holds no seed; expected a count of at least 1"));
+            return Err(format!(
+                "{self:?} holds no seed; expected a count of at least 1"
+            ));
         }
         match self.last() {
             Some(last) if last < u64::MAX => Ok(()),
@@ -227,12 +231,14 @@ pub fn normalize(pieces: &[Progression]) -> Vec<Progression> {
     if let (Some(lo), Some(hi)) = (lo, hi)
         && u128::from(hi - lo) + 1 == total
     {
-        return vec![Progression {
-            first: lo,
-            step: 1,
-            count: hi - lo + 1,
-        }
-        .normalized()];
+        return vec![
+            Progression {
+                first: lo,
+                step: 1,
+                count: hi - lo + 1,
+            }
+            .normalized(),
+        ];
     }
     let mut out: Vec<Progression> = Vec::new();
     for p in sorted {
@@ -315,22 +321,57 @@ mod tests {
     #[test]
     fn a_malformed_progression_says_what_is_expected() {
         let p = |first, step, count| Progression { first, step, count };
-        assert!(p(0, 0, 3).check().unwrap_err().contains("expected a step of at least 1"));
-        assert!(p(0, 1, 0).check().unwrap_err().contains("expected a count of at least 1"));
-        assert!(p(u64::MAX - 1, 1, 2).check().unwrap_err().contains("runs past"));
+        assert!(
+            p(0, 0, 3)
+                .check()
+                .unwrap_err()
+                .contains("expected a step of at least 1")
+        );
+        assert!(
+            p(0, 1, 0)
+                .check()
+                .unwrap_err()
+                .contains("expected a count of at least 1")
+        );
+        assert!(
+            p(u64::MAX - 1, 1, 2)
+                .check()
+                .unwrap_err()
+                .contains("runs past")
+        );
         assert!(p(1, u64::MAX, 3).check().unwrap_err().contains("runs past"));
         assert_eq!(p(u64::MAX - 1, 1, 1).check(), Ok(()));
     }
 
     #[test]
     fn common_seeds_are_found_near_the_top_of_u64() {
-        let a = Progression { first: u64::MAX - 1_000_001, step: 1_000_000, count: 2 };
-        let b = Progression { first: u64::MAX - 11, step: 10, count: 2 };
+        let a = Progression {
+            first: u64::MAX - 1_000_001,
+            step: 1_000_000,
+            count: 2,
+        };
+        let b = Progression {
+            first: u64::MAX - 11,
+            step: 10,
+            count: 2,
+        };
         assert_eq!(first_common(&a, &b), Some(u64::MAX - 1));
-        let c = Progression { first: 1, step: u64::MAX - 2, count: 2 };
-        let d = Progression { first: 0, step: 3, count: u64::MAX / 3 };
+        let c = Progression {
+            first: 1,
+            step: u64::MAX - 2,
+            count: 2,
+        };
+        let d = Progression {
+            first: 0,
+            step: 3,
+            count: u64::MAX / 3,
+        };
         assert_eq!(first_common(&c, &d), None);
-        let e = Progression { first: 3, step: u64::MAX - 3, count: 2 };
+        let e = Progression {
+            first: 3,
+            step: u64::MAX - 3,
+            count: 2,
+        };
         assert_eq!(first_common(&e, &d), Some(3));
     }
 
