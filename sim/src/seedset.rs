@@ -78,7 +78,7 @@ impl Progression {
     pub fn contains(&self, seed: u64) -> bool {
         match self.last() {
             Some(last) => {
-                seed >= self.first && seed <= last && (seed - self.first) % self.step == 0
+                seed >= self.first && seed <= last && (seed - self.first).is_multiple_of(self.step)
             }
             None => false,
         }
