@@ -142,6 +142,8 @@ class Session {
     this.stream = null;
     this.results = [];
     this.digest = null;
+    // Tool-use ids that left the history (rewind, compaction, repair) stay taken.
+    this.retired = new Set();
   }
 
   // --- protocol surface -----------------------------------------------------------
@@ -164,7 +166,7 @@ class Session {
     const view = [
       this.phase, this.nextOp, this.usage, this.truncated, this.turnBaseline, this.inTurn,
       this.compacted, this.lastReceipt, this.configRev, this.stream ? this.stream.view() : null,
-      this.results, this.history.map(idOf),
+      this.results, this.history.map(idOf), [...this.retired].sort(),
     ];
     return createHash("sha1").update(JSON.stringify(view)).digest("hex");
   }
@@ -313,6 +315,7 @@ class Session {
       rp.repairAfterFailure(repaired, this.turnBaseline);
       const n = repaired.length;
       if (n < this.history.length && rp.validate(this.history.slice(0, n)) === null) {
+        for (const id of rp.toolUseIds(this.history.slice(n))) this.retired.add(id);
         this.history.length = n;
         persist(out, { rewind: { len: n } });
       }
@@ -320,6 +323,24 @@ class Session {
     this.inTurn = false;
     persist(out, { turn_end: { outcome } });
     out.push({ output: "turn_ended", outcome });
+  }
+
+  taken(toolUseId, stream) {
+    return (
+      this.retired.has(toolUseId) ||
+      stream.blocks.some((b) => b.kind.type === "tool_use" && b.kind.id === toolUseId) ||
+      this.history.some((m) => rp.blocksOf(m).some((b) => b.type === "tool_use" && b.id === toolUseId))
+    );
+  }
+
+  /** The block_start event with the id the session keeps: the provider's own when it is
+   * free, else the first free `{id}-{k}`, k = 2, 3, ... (docs/spec.md §7). */
+  withUniqueId(event, stream) {
+    const providerId = event.block.id;
+    if (!this.taken(providerId, stream)) return event;
+    let k = 2;
+    while (this.taken(`${providerId}-${k}`, stream)) k++;
+    return { ...event, block: { ...event.block, id: `${providerId}-${k}` } };
   }
 
   failGeneration(op, why, out) {
@@ -339,6 +360,7 @@ class Session {
       this.failGeneration(op, `provider error ${event.kind}: ${event.message}`, out);
       return out;
     }
+    if (event.event === "block_start" && event.block.type === "tool_use") event = this.withUniqueId(event, stream);
     if (event.event === "message_start" && !stream.started) persist(out, { draft: { op, base_len: this.history.length } });
     let text, finished;
     try {
@@ -441,6 +463,7 @@ class Session {
       if (words !== null && !compacted.includes(words)) compacted.push(words);
     }
     const messages = [rp.userText(rp.COMPACTION_NOTICE), rp.assistantBlocks([rp.textBlock(summary)])];
+    for (const id of rp.toolUseIds(this.history)) this.retired.add(id);
     this.history = messages;
     this.compacted = compacted;
     this.turnBaseline = messages.length;
@@ -454,6 +477,7 @@ class Session {
     if (index > this.history.length) throw new Refused(`cannot rewind to message ${index}: the history has ${this.history.length} messages`);
     const err = rp.validate(this.history.slice(0, index));
     if (err) throw new Refused(`invalid history: ${err}`);
+    for (const id of rp.toolUseIds(this.history.slice(index))) this.retired.add(id);
     this.history.length = index;
     this.turnBaseline = Math.min(this.turnBaseline, index);
     const out = [];
@@ -490,6 +514,7 @@ export function restore(config, log) {
   let baseline = 0;
   let inTurn = false;
   let compacted = [];
+  const retired = new Set();
   let offset = 0;
   const lines = end > 0 ? log.subarray(0, end - 1).toString("utf8").split("\n") : [];
   lines.forEach((line, i) => {
@@ -531,11 +556,13 @@ export function restore(config, log) {
       lastOp = Math.max(lastOp, r.op);
       lastReceipt = [r.op, r.digest];
     } else if (kind === "reset") {
+      for (const id of rp.toolUseIds(history)) retired.add(id);
       history = r.messages.slice();
       compacted = r.compacted.slice();
       baseline = history.length;
     } else if (kind === "rewind") {
       if (r.len > history.length) throw new RestoreFailed(`log record ${i}: rewind to ${r.len} beyond the ${history.length} messages replayed`);
+      for (const id of rp.toolUseIds(history.slice(r.len))) retired.add(id);
       history.length = r.len;
       baseline = Math.min(baseline, r.len);
     } else if (kind === "turn_end") {
@@ -554,6 +581,7 @@ export function restore(config, log) {
   s.inTurn = inTurn;
   s.compacted = compacted;
   s.lastReceipt = lastReceipt;
+  s.retired = retired;
   if (s.inTurn) {
     const appended = history.slice(before);
     if (appended.length > 0) persist(out, { append: { messages: appended, pending: { pending: "none" } } });

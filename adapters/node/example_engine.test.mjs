@@ -121,3 +121,28 @@ test("the engine says hello and answers with deltas over the pipe", () => {
   assert.deepEqual(refused.history, { keep: 1, append: [] });
   assert.equal(refused.state, prompt.state);
 });
+
+const result = (op, id) => ({ input: "tool_result", op, outcome: { tool_use_id: id, content: "ok", is_error: false } });
+
+test("a provider id reused in a later reply is kept under the first free suffix", () => {
+  const s = ee.create(CONFIG);
+  let out = feed(s, [{ input: "prompt", text: "hi", now: "t0" }, ...toolCallReply(1, "exec_0")]);
+  out = out.concat(feed(s, [result(2, "exec_0"), ...toolCallReply(3, "exec_0")]));
+  assert.equal(s.pending().calls[0].id, "exec_0-2");
+  out = out.concat(feed(s, [result(4, "exec_0-2"), ...toolCallReply(5, "exec_0")]));
+  assert.equal(s.pending().calls[0].id, "exec_0-3");
+  assert.equal(rp.validate(s.history, true), null);
+  const [restored] = ee.restore(CONFIG, logOf(out));
+  assert.deepEqual(restored.history.flatMap((m) => rp.toolCalls(m).map((c) => c.id)), ["exec_0", "exec_0-2", "exec_0-3"]);
+});
+
+test("an id rewound out of the history stays taken across a restore", () => {
+  const s = ee.create(CONFIG);
+  let out = feed(s, [{ input: "prompt", text: "hi", now: "t0" }, ...toolCallReply(1, "t1")]);
+  out = out.concat(s.handle({ input: "cancel", cause: "user" }), s.handle({ input: "rewind", index: 0 }));
+  const [restored] = ee.restore(CONFIG, logOf(out));
+  for (const session of [s, restored]) {
+    feed(session, [{ input: "prompt", text: "again", now: "t1" }, ...toolCallReply(3, "t1")]);
+    assert.equal(session.pending().calls[0].id, "t1-2");
+  }
+});

@@ -59,6 +59,10 @@ export const toolCalls = (m) =>
     .filter((b) => b.type === "tool_use")
     .map((b) => ({ id: b.id, name: b.name, input: b.input }));
 
+/** The ids of the tool_use blocks in `messages`. */
+export const toolUseIds = (messages) =>
+  messages.flatMap((m) => blocksOf(m).filter((b) => b.type === "tool_use").map((b) => b.id));
+
 export const isMarker = (m) => m.role === "user" && typeof m.content === "string" && MARKER_TEXTS.has(m.content);
 
 export function appendMarker(history, reason) {

@@ -148,6 +148,8 @@ class Session:
         self.stream = None
         self.results = []
         self._digest = None
+        # Tool-use ids that left the history (rewind, compaction, repair) stay taken.
+        self.retired = set()
 
     # --- protocol surface -------------------------------------------------------
 
@@ -170,7 +172,7 @@ class Session:
             self.phase, self.next_op, self.usage, self.truncated, self.turn_baseline,
             self.in_turn, self.compacted, self.last_receipt, self.config_rev,
             self.stream.view() if self.stream else None, self.results,
-            [id(m) for m in self.history],
+            [id(m) for m in self.history], sorted(self.retired),
         ]
         return hashlib.blake2b(rp.dumps(view).encode("utf-8"), digest_size=16).hexdigest()
 
@@ -317,6 +319,7 @@ class Session:
             rp.repair_after_failure(repaired, self.turn_baseline)
             n = len(repaired)
             if n < len(self.history) and rp.validate(self.history[:n]) is None:
+                self.retired.update(rp.tool_use_ids(self.history[n:]))
                 del self.history[n:]
                 persist(out, {"rewind": {"len": n}})
         self.in_turn = False
@@ -338,6 +341,8 @@ class Session:
         if event["event"] == "error":
             self.fail_generation(op, f"provider error {event['kind']}: {event['message']}", out)
             return out
+        if event["event"] == "block_start" and event["block"].get("type") == "tool_use":
+            event = self.with_unique_id(event, stream)
         first_start = event["event"] == "message_start" and not stream.started
         if first_start:
             persist(out, {"draft": {"op": op, "base_len": len(self.history)}})
@@ -360,6 +365,24 @@ class Session:
             self.stream = None
             self.commit(before, effects, out)
         return out
+
+    def taken(self, tool_use_id, stream):
+        return (
+            tool_use_id in self.retired
+            or any(b["kind"].get("type") == "tool_use" and b["kind"]["id"] == tool_use_id for b in stream.blocks)
+            or any(b.get("type") == "tool_use" and b["id"] == tool_use_id for m in self.history for b in rp.blocks_of(m))
+        )
+
+    def with_unique_id(self, event, stream):
+        """The block_start event with the id the session keeps: the provider's own when
+        it is free, else the first free `{id}-{k}`, k = 2, 3, ... (docs/spec.md §7)."""
+        provider_id = event["block"]["id"]
+        if not self.taken(provider_id, stream):
+            return event
+        k = 2
+        while self.taken(f"{provider_id}-{k}", stream):
+            k += 1
+        return dict(event, block=dict(event["block"], id=f"{provider_id}-{k}"))
 
     def tool_result(self, op, outcome):
         out = []
@@ -436,6 +459,7 @@ class Session:
             if words is not None and words not in compacted:
                 compacted.append(words)
         messages = [rp.user_text(rp.COMPACTION_NOTICE), rp.assistant_blocks([rp.text_block(summary)])]
+        self.retired.update(rp.tool_use_ids(self.history))
         self.history = messages
         self.compacted = compacted
         self.turn_baseline = len(messages)
@@ -450,6 +474,7 @@ class Session:
         err = rp.validate(self.history[:index])
         if err:
             raise Refused(f"invalid history: {err}")
+        self.retired.update(rp.tool_use_ids(self.history[index:]))
         del self.history[index:]
         self.turn_baseline = min(self.turn_baseline, index)
         out = []
@@ -480,6 +505,7 @@ def restore(config, log):
         out.append({"output": "truncate_log", "len": end})
     history, pending, draft, results = [], {"pending": "none"}, None, []
     last_op, last_receipt, baseline, in_turn, compacted = 0, None, 0, False, []
+    retired = set()
     offset = 0
     for i, line in enumerate(log[:end].split(b"\n")[:-1]):
         try:
@@ -515,10 +541,12 @@ def restore(config, log):
             last_op = max(last_op, r["op"])
             last_receipt = [r["op"], r["digest"]]
         elif kind == "reset":
+            retired.update(rp.tool_use_ids(history))
             history, compacted, baseline = list(r["messages"]), list(r["compacted"]), len(r["messages"])
         elif kind == "rewind":
             if r["len"] > len(history):
                 raise RestoreFailed(f"log record {i}: rewind to {r['len']} beyond the {len(history)} messages replayed")
+            retired.update(rp.tool_use_ids(history[r["len"]:]))
             del history[r["len"]:]
             baseline = min(baseline, r["len"])
         elif kind == "turn_end":
@@ -531,6 +559,7 @@ def restore(config, log):
         raise RestoreFailed(err)
     s = Session(config, history, last_op + 1)
     s.turn_baseline, s.in_turn, s.compacted, s.last_receipt = baseline, in_turn, compacted, last_receipt
+    s.retired = retired
     if s.in_turn:
         appended = history[before:]
         if appended:

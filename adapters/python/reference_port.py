@@ -88,6 +88,11 @@ def tool_calls(message):
     ]
 
 
+def tool_use_ids(messages):
+    """The ids of the tool_use blocks in `messages`."""
+    return [b["id"] for m in messages for b in blocks_of(m) if b.get("type") == "tool_use"]
+
+
 def is_marker(message):
     c = message["content"]
     return message["role"] == "user" and isinstance(c, str) and c in MARKER_TEXTS

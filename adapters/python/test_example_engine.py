@@ -114,6 +114,29 @@ class Engine(unittest.TestCase):
         self.assertEqual(more, [])
         self.assertEqual(again.history, restored.history)
 
+    def test_a_provider_id_reused_in_a_later_reply_is_kept_under_the_first_free_suffix(self):
+        s = ee.create(CONFIG)
+        result = lambda op, tid: {"input": "tool_result", "op": op,
+                                  "outcome": {"tool_use_id": tid, "content": "ok", "is_error": False}}
+        out = feed(s, [{"input": "prompt", "text": "hi", "now": "t0"}] + tool_call_reply(1, "exec_0"))
+        out += feed(s, [result(2, "exec_0")] + tool_call_reply(3, "exec_0"))
+        self.assertEqual(s.pending()["calls"][0]["id"], "exec_0-2")
+        out += feed(s, [result(4, "exec_0-2")] + tool_call_reply(5, "exec_0"))
+        self.assertEqual(s.pending()["calls"][0]["id"], "exec_0-3")
+        self.assertIsNone(rp.validate(s.history, allow_pending=True))
+        restored, _ = ee.restore(CONFIG, log_of(out))
+        self.assertEqual([c["id"] for m in restored.history for c in rp.tool_calls(m)], ["exec_0", "exec_0-2", "exec_0-3"])
+
+    def test_an_id_rewound_out_of_the_history_stays_taken_across_a_restore(self):
+        s = ee.create(CONFIG)
+        out = feed(s, [{"input": "prompt", "text": "hi", "now": "t0"}] + tool_call_reply(1, "t1"))
+        out += s.handle({"input": "cancel", "cause": "user"})
+        out += s.handle({"input": "rewind", "index": 0})
+        restored, _ = ee.restore(CONFIG, log_of(out))
+        for session, first_op in ((s, 3), (restored, 3)):
+            feed(session, [{"input": "prompt", "text": "again", "now": "t1"}] + tool_call_reply(first_op, "t1"))
+            self.assertEqual(session.pending()["calls"][0]["id"], "t1-2")
+
     def test_a_corrupt_record_is_a_refused_restore(self):
         with self.assertRaises(RestoreFailed):
             ee.restore(CONFIG, b"not json\n")

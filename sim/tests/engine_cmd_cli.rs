@@ -170,7 +170,6 @@ fn node_command(test: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn python_engine_cmd_passes_2000_seeds_or_skips_visibly() {
     if let Some(cmd) = python_command("python_engine_cmd_passes_2000_seeds_or_skips_visibly") {
         passes_2000_seeds(&cmd, "python-pass");
@@ -190,7 +189,6 @@ fn python_planted_bug_is_found_replayed_and_shrunk_through_the_cli_or_skips_visi
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn node_engine_cmd_passes_2000_seeds_or_skips_visibly() {
     if let Some(cmd) = node_command("node_engine_cmd_passes_2000_seeds_or_skips_visibly") {
         passes_2000_seeds(&cmd, "node-pass");

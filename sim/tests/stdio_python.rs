@@ -1,80 +1,42 @@
 //! The Python adapter's example engine (adapters/python) through engine protocol v1:
 //! it passes the simulator's invariants, and its planted bug is found, replays with
 //! the same digest and shrinks. Skipped, with a line on stderr, when `python3` is
-//! absent.
+//! absent. The claims themselves are in stdio_support/ports.rs, shared with Node.
 
 mod stdio_support;
 
-use stdio_support::{interpreter, root};
-use turnsim::stdio_engine::StdioFactory;
+use stdio_support::ports::Port;
 
-fn engine(python: &str) -> String {
-    let script = root().join("adapters/python/example_engine.py");
-    format!("{python} '{}'", script.display())
-}
+const PYTHON: Port = Port {
+    interpreter: "python3",
+    script: "adapters/python/example_engine.py",
+    name: "python-example",
+    unit_test_args: &["-m", "unittest", "-q"],
+    unit_test_summary: "Ran 10 tests",
+};
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn python_example_passes_2000_seeds_or_skips_visibly_without_python3() {
-    let test = "python_example_passes_2000_seeds_or_skips_visibly_without_python3";
-    let Some(python) = interpreter("python3", test) else {
-        return;
-    };
-    let factory = StdioFactory::new(&engine(&python)).expect("the example says hello");
-    assert_eq!(
-        turnsim::engine::EngineFactory::name(&factory),
-        "python-example"
+    PYTHON.passes_2000_seeds_like_the_reference(
+        "python_example_passes_2000_seeds_or_skips_visibly_without_python3",
     );
-    let summary = stdio_support::run_seeds(&factory, 0..2000);
-    assert_eq!(summary.seeds, 2000);
-    // A faithful port takes the same steps and handles as many events as the
-    // reference engine on every seed, so the totals agree exactly.
-    let reference = stdio_support::run_reference(0..2000);
-    assert_eq!(
-        (summary.steps, summary.events),
-        (reference.steps, reference.events)
-    );
-    assert_eq!(summary.failures, Vec::new(), "python example failures");
 }
 
 #[test]
 fn python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3() {
-    let test = "python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3";
-    let Some(python) = interpreter("python3", test) else {
-        return;
-    };
-    let bug = vec![(
-        "TURNSIM_EXAMPLE_BUG".to_string(),
-        "orphan_on_cancel".to_string(),
-    )];
-    let factory = StdioFactory::with_env(&engine(&python), bug).expect("hello");
-    stdio_support::find_replay_and_shrink(&factory, "pairing");
+    PYTHON.planted_bug_fails_replays_and_shrinks(
+        "python_planted_bug_fails_replays_and_shrinks_or_skips_visibly_without_python3",
+    );
 }
 
 #[test]
 fn python_adapter_unit_tests_pass_or_skip_visibly_without_python3() {
-    let test = "python_adapter_unit_tests_pass_or_skip_visibly_without_python3";
-    let Some(python) = interpreter("python3", test) else {
-        return;
-    };
-    let out = std::process::Command::new(python)
-        .args(["-m", "unittest", "-q"])
-        .current_dir(root().join("adapters/python"))
-        .output()
-        .expect("python3 runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("Ran 8 tests"), "{stderr}");
+    PYTHON.unit_tests_pass("python_adapter_unit_tests_pass_or_skip_visibly_without_python3");
 }
 
 #[test]
-#[ignore = "the Python and Node ports predate unique tool-use ids (docs/spec.md §7): under the reused_ids world behaviour seed 240 fails reply_never_fails; port the renaming, then remove this"]
 fn python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3() {
-    let test = "python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3";
-    let Some(program) = interpreter("python3", test) else {
-        return;
-    };
-    let factory = StdioFactory::new(&engine(&program)).expect("the example says hello");
-    let summary = stdio_support::run_seeds_twice(&factory, 0..300);
-    assert_eq!(summary.failures, Vec::new(), "determinism failures");
+    PYTHON.runs_each_seed_the_same_twice(
+        "python_example_runs_each_seed_the_same_twice_or_skips_visibly_without_python3",
+    );
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod ports;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use turnsim::runner::{Batch, Summary, run_batch};
