@@ -4,7 +4,10 @@
 //! scenario), never on how many jobs run or in which order they finish. Each seed runs
 //! alone in its own world on one thread; results are gathered back into seed order
 //! before anything is summed or printed, so `--jobs 1` and `--jobs 2` print the same
-//! per-seed digests and the same summary.
+//! per-seed digests and the same summary. Seeds are also started in list order, so a
+//! batch stopped early (a time budget) has run exactly a prefix of its list, whatever
+//! the number of jobs; the run digest ([`crate::run_digest`]) is order-independent, so
+//! the digests of disjoint batches combine into the digest of their union.
 
 use crate::checkers::Violation;
 use crate::checkers::determinism::first_divergence;

@@ -393,3 +393,37 @@ fn a_stopped_batch_ran_a_prefix_of_its_seeds_whatever_the_jobs() {
         }
     }
 }
+
+#[test]
+fn a_summary_path_that_cannot_be_written_is_a_file_error_before_any_seed_runs() {
+    let dir = scratch("unwritable");
+    std::fs::write(dir.join("plain-file"), b"").expect("file");
+    let out = turnsim(
+        &dir,
+        &[
+            "run",
+            "--seeds",
+            "0..10",
+            "--quiet",
+            "--summary-json",
+            "plain-file/s.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(6));
+    assert!(
+        stderr(&out).starts_with("turnsim run: --summary-json plain-file: cannot write there: "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.stdout, b"", "no seed ran");
+    std::fs::create_dir(dir.join("a-dir")).expect("dir");
+    let out = turnsim(
+        &dir,
+        &["run", "--seeds", "0..10", "--summary-json", "a-dir"],
+    );
+    assert_eq!(out.status.code(), Some(6));
+    assert_eq!(
+        stderr(&out),
+        "turnsim run: --summary-json a-dir: is a directory; expected a file name\n"
+    );
+}

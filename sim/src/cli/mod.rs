@@ -23,6 +23,7 @@ pub mod engines;
 pub mod interrupt;
 mod judging;
 pub mod merge;
+mod outdir;
 pub mod run;
 pub mod scenario;
 

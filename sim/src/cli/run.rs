@@ -11,9 +11,14 @@
 //!   `--trace` without exactly one seed, are usage errors (exit 2), and so are an
 //!   engine name the binary does not know and an `--engine-cmd` that fails its hello.
 //! - The exit code is the failure class of the lowest failing seed that ran.
+//! - `--summary-json` names exactly the seeds that ran: seeds start in order
+//!   ([`crate::runner::run_batch_with`]), so a stopped run (`--time`,
+//!   `--max-failures`, Ctrl-C) ran a prefix of its range or shard, and the file is
+//!   written after the printed summary, atomically (docs/scale-out.md).
 
 use super::engines::{EngineArgs, Engines};
 use super::interrupt;
+use super::outdir::OutDir;
 use super::program;
 use super::scenario::{excerpt, shell_quote};
 use crate::checkers::Violation;
@@ -120,42 +125,6 @@ pub fn rate_text(per_sec: f64) -> String {
         out.push(c);
     }
     format!("{out}/s")
-}
-
-/// The `--out` directory, made and probed before the run. Remembers the directories
-/// it made, so a run that writes nothing leaves none behind.
-struct OutDir {
-    path: PathBuf,
-    made: Vec<PathBuf>,
-}
-
-impl OutDir {
-    fn prepare(path: &Path) -> Result<OutDir, String> {
-        let mut made = Vec::new();
-        let mut missing = Some(path);
-        while let Some(p) = missing.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
-            made.push(p.to_path_buf());
-            missing = p.parent();
-        }
-        let fail = |e: std::io::Error| format!("--out {}: cannot write there: {e}", path.display());
-        std::fs::create_dir_all(path).map_err(fail)?;
-        let probe = path.join(format!(".turnsim-probe-{}", std::process::id()));
-        std::fs::write(&probe, b"").map_err(fail)?;
-        std::fs::remove_file(&probe).map_err(fail)?;
-        Ok(OutDir {
-            path: path.to_path_buf(),
-            made,
-        })
-    }
-
-    /// Removes the directories `prepare` made, innermost first, while they are empty.
-    fn tidy(&self) {
-        for dir in &self.made {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
-    }
 }
 
 /// A failure as saved: the rerun's violation and trace excerpt, and where it went.
