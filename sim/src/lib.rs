@@ -47,13 +47,16 @@ pub mod openai;
 pub mod options;
 pub mod provider;
 pub mod report;
+pub mod run_digest;
 pub mod runner;
 pub mod scenario;
 pub mod scheduler;
+pub mod seedset;
 pub mod serve;
 pub mod shrink;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
+pub mod summary_file;
 pub mod tools;
 pub mod trace;
 pub mod world;
