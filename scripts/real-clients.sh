@@ -8,7 +8,8 @@
 # Usage: scripts/real-clients.sh [SEEDS] (default 0..40: about 10 runs per signal
 # class). Environment: PREFIX (npm prefix, default target/npm-clients), OUT
 # (default target/real-clients), CLIENTS (default "claude-code opencode"),
-# TOOL_MS (scripted tool duration, default 6000), JOBS (default 1).
+# TOOL_MS (scripted tool duration, default 6000), JOBS (default 1); add
+# claude-code-tui to CLIENTS for the interactive (pty) mode.
 # Needs npm and network for the install only; the runs are offline (loopback
 # server, isolated HOME).
 set -euo pipefail
@@ -21,7 +22,7 @@ mkdir -p "$PREFIX" "$OUT"
 packages=()
 for client in $CLIENTS; do
     case "$client" in
-        claude-code) packages+=(@anthropic-ai/claude-code) ;;
+        claude-code|claude-code-tui) packages+=(@anthropic-ai/claude-code) ;;
         opencode) packages+=(opencode-ai) ;;
         *) echo "unknown client $client" >&2; exit 2 ;;
     esac

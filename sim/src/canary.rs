@@ -60,10 +60,15 @@ pub enum Bug {
     /// A stale delivery bumps a counter that leaks into the cache key, while the
     /// engine's state bytes stay the same.
     StaleBumpsCacheKey,
+    /// The receipt recorded before each request carries an empty digest.
+    EmptyReceipt,
+    /// A log the reference engine refuses is adopted anyway: its messages are replayed
+    /// as they are, unchecked.
+    LenientRestore,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 17] = [
+    pub const ALL: [Bug; 19] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -81,6 +86,8 @@ impl Bug {
         Bug::TimeInSystemPrompt,
         Bug::TurnEndNotPersisted,
         Bug::StaleBumpsCacheKey,
+        Bug::EmptyReceipt,
+        Bug::LenientRestore,
     ];
 
     pub fn name(self) -> &'static str {
@@ -102,6 +109,8 @@ impl Bug {
             Bug::TimeInSystemPrompt => "time_in_system_prompt",
             Bug::TurnEndNotPersisted => "turn_end_not_persisted",
             Bug::StaleBumpsCacheKey => "stale_bumps_cache_key",
+            Bug::EmptyReceipt => "empty_receipt",
+            Bug::LenientRestore => "lenient_restore",
         }
     }
 
@@ -143,6 +152,8 @@ impl Bug {
             Bug::TimeInSystemPrompt => Invariant::PrefixStable,
             Bug::TurnEndNotPersisted => Invariant::DurableLive,
             Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,
+            Bug::EmptyReceipt => Invariant::PrefixReported,
+            Bug::LenientRestore => Invariant::HostileInput,
         }
     }
 }
@@ -175,6 +186,9 @@ struct CanaryEngine {
     matched: usize,
     #[serde(skip)]
     memory: judged::Memory,
+    /// `lenient_restore` only: the history adopted from a log the reference refused.
+    #[serde(skip)]
+    adopted: Option<Vec<SharedMessage>>,
 }
 
 impl CanaryEngine {
@@ -190,6 +204,7 @@ impl CanaryEngine {
             streamed: Vec::new(),
             matched,
             memory: judged::Memory::default(),
+            adopted: None,
         }
     }
 
@@ -333,6 +348,9 @@ impl Engine for CanaryEngine {
         if self.bug == Bug::TurnEndNotPersisted {
             judged::drop_turn_end_records(&mut outputs);
         }
+        if self.bug == Bug::EmptyReceipt {
+            judged::blank_receipts(&mut outputs);
+        }
         if self.bug == Bug::ReusedIdsVerbatim {
             self.match_streamed_ids();
             if outputs.iter().any(|o| matches!(o, Output::Send { .. })) {
@@ -357,11 +375,14 @@ impl Engine for CanaryEngine {
                 self.memory.rewrite(self.bug, request);
             }
         }
+        if self.bug == Bug::TimeInSystemPrompt {
+            judged::receipts_of_what_is_sent(&mut outputs);
+        }
         Ok(outputs)
     }
 
     fn history(&self) -> &[SharedMessage] {
-        self.inner.history()
+        self.adopted.as_deref().unwrap_or(self.inner.history())
     }
 
     fn pending_operation(&self) -> PendingOperation {
@@ -424,7 +445,18 @@ impl EngineFactory for Canary {
             let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
             return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
         }
-        let (session, mut outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
+        let (session, mut outputs) = match Session::restore(config.clone(), log) {
+            Ok(restored) => restored,
+            Err(e) => {
+                let adopted = (self.0 == Bug::LenientRestore)
+                    .then(|| judged::adopt_unchecked(log))
+                    .flatten()
+                    .ok_or_else(|| e.to_string())?;
+                let mut engine = CanaryEngine::new(self.0, Session::new(config));
+                engine.adopted = Some(adopted);
+                return Ok((Box::new(engine), Vec::new()));
+            }
+        };
         if self.0 == Bug::RestartRedispatches
             && let Some((op, calls)) = pending_at_end(log)
         {

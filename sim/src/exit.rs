@@ -3,7 +3,7 @@
 //! Guarantee: a code means one thing whichever subcommand returns it, so a script or a
 //! CI job can branch on it without knowing which subcommand ran. The table below is the
 //! only place the numbers are written; `turnsim --help` prints [`table`], the README
-//! quotes it, and every subcommand (`run`, `replay`, `shrink`, `options`, `check`,
+//! quotes it, and every subcommand (`run`, `merge`, `replay`, `shrink`, `options`, `check`,
 //! `serve`, `drive`) returns an [`Exit`]. The numbers are stable: scripts outlive
 //! releases.
 //!

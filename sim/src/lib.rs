@@ -82,13 +82,16 @@ pub(crate) mod openai;
 pub(crate) mod options;
 pub(crate) mod provider;
 pub(crate) mod report;
+pub(crate) mod run_digest;
 pub(crate) mod runner;
 pub(crate) mod scenario;
 pub(crate) mod scheduler;
+pub(crate) mod seedset;
 pub mod serve;
 pub(crate) mod shrink;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
+pub(crate) mod summary_file;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub(crate) mod tools;

@@ -74,12 +74,13 @@ fn latency(d: &mut Decider, opts: &SimOptions) -> u64 {
 
 /// Splits `s` at up to `pieces - 1` arbitrary char boundaries.
 fn split(d: &mut Decider, s: &str, pieces: u32) -> Vec<String> {
-    let bounds: Vec<usize> = s.char_indices().map(|(i, _)| i).skip(1).collect();
+    // Boundary `k` is the byte offset of char `k + 1`; the draws need only how many
+    // there are, so no list of them is built (at most three cuts are looked up).
+    let count = s.chars().count().saturating_sub(1);
     let mut cuts: Vec<usize> = (1..pieces.max(1))
         .filter_map(|_| {
-            bounds
-                .get(d.below(bounds.len().max(1) as u32) as usize)
-                .copied()
+            let k = d.below(count.max(1) as u32) as usize;
+            (k < count).then(|| s.char_indices().nth(k + 1).map_or(s.len(), |(i, _)| i))
         })
         .collect();
     cuts.sort_unstable();

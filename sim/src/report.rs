@@ -8,7 +8,7 @@ use crate::checkers::INVARIANTS;
 use crate::exit::Exit;
 use crate::options::FaultKind;
 use crate::runner::Summary;
-use crate::world::{EnginePhase, FailureClass};
+use crate::world::{EnginePhase, FailureClass, HOSTILE_KINDS};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -131,6 +131,26 @@ pub fn summary(
             .map(|(k, p)| format!("{}@{}", k.name(), p.name()))
             .collect();
         let _ = writeln!(o, "  never hit: {}", names.join(", "));
+    }
+    // Only a run that handed hostile inputs at all says which kinds it handed.
+    if s.faults
+        .get(&FaultKind::HostileInput)
+        .is_some_and(|&n| n > 0)
+    {
+        let _ = writeln!(o, "hostile inputs handed, by kind:");
+        for kind in HOSTILE_KINDS {
+            let n = s.hostile.get(kind).copied().unwrap_or(0);
+            let _ = writeln!(o, "  {kind:<22} {n}");
+        }
+        let never: Vec<&str> = HOSTILE_KINDS
+            .into_iter()
+            .filter(|k| !s.hostile.contains_key(k))
+            .collect();
+        if never.is_empty() {
+            let _ = writeln!(o, "  every kind was handed");
+        } else {
+            let _ = writeln!(o, "  never handed: {}", never.join(", "));
+        }
     }
     o
 }

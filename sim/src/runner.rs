@@ -4,18 +4,21 @@
 //! scenario), never on how many jobs run or in which order they finish. Each seed runs
 //! alone in its own world on one thread; results are gathered back into seed order
 //! before anything is summed or printed, so `--jobs 1` and `--jobs 2` print the same
-//! per-seed digests and the same summary.
+//! per-seed digests and the same summary. Seeds are also started in list order, so a
+//! batch stopped early (a time budget) has run exactly a prefix of its list, whatever
+//! the number of jobs; the run digest ([`crate::run_digest`]) is order-independent, so
+//! the digests of disjoint batches combine into the digest of their union.
 
 use crate::checkers::Violation;
 use crate::checkers::determinism::first_divergence;
 use crate::conventions::Judged;
 use crate::engine::EngineFactory;
 use crate::options::{FaultKind, SimOptions};
+use crate::run_digest::RunDigest;
 use crate::scenario::{Expectation, Scenario};
 use crate::world::{EnginePhase, FailureClass, RunOutcome, RunSpec, run};
-use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Runs one seed from scratch.
 pub fn run_seed(factory: &dyn EngineFactory, seed: u64, trace: bool) -> RunOutcome {
@@ -97,8 +100,12 @@ pub struct Summary {
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     pub checks: BTreeMap<&'static str, u64>,
-    /// BLAKE3 over every (seed, digest) in seed order.
+    /// Hostile inputs handed, by kind.
+    pub hostile: BTreeMap<&'static str, u64>,
+    /// The run digest ([`RunDigest::finish`]) of every (seed, trace digest) pair.
     pub digest: String,
+    /// The same digest before it is finished, which combines with another run's.
+    pub run_digest: RunDigest,
 }
 
 impl Summary {
@@ -135,6 +142,7 @@ pub struct SeedReport {
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     pub checks: BTreeMap<&'static str, u64>,
+    pub hostile: BTreeMap<&'static str, u64>,
 }
 
 impl SeedReport {
@@ -149,6 +157,7 @@ impl SeedReport {
             faults: o.faults,
             coverage: o.coverage,
             checks: o.checks,
+            hostile: o.hostile,
         }
     }
 }
@@ -160,7 +169,8 @@ pub struct Batch<'a> {
     pub jobs: usize,
     pub check_determinism: bool,
     /// Stop starting new seeds once this returns true (a time budget); seeds not
-    /// started are counted as skipped.
+    /// started are counted as skipped. Seeds start in list order, so those that ran
+    /// are a prefix of the list.
     pub stop: &'a (dyn Fn() -> bool + Sync),
     /// Called after each seed with (seeds done, failures so far).
     pub progress: &'a (dyn Fn(u64, u64) + Sync),
@@ -178,6 +188,9 @@ impl Summary {
         self.coverage.extend(r.coverage);
         for (k, n) in r.checks {
             *self.checks.entry(k).or_default() += n;
+        }
+        for (k, n) in r.hostile {
+            *self.hostile.entry(k).or_default() += n;
         }
         if let Some(v) = r.violation {
             self.failures.push((r.seed, v));
@@ -198,6 +211,9 @@ impl Summary {
         for (k, n) in other.checks {
             *self.checks.entry(k).or_default() += n;
         }
+        for (k, n) in other.hostile {
+            *self.hostile.entry(k).or_default() += n;
+        }
         self.failures.extend(other.failures);
         self
     }
@@ -213,6 +229,11 @@ pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), Str
 /// [`run_batch`], calling `on_failure` on the worker thread as soon as a seed fails,
 /// before the batch ends, so a caller can save each failure even if the batch is
 /// then stopped or the process interrupted.
+///
+/// Seeds are started in the order of `batch.seeds`: each worker claims the next
+/// unclaimed index, and a claimed seed always runs to its end. So when `stop` cuts
+/// the batch short, whatever the number of jobs, the seeds that ran are exactly the
+/// first `summary.seeds` of the list, a prefix a summary file can name exactly.
 pub fn run_batch_with(
     batch: &Batch<'_>,
     on_failure: &(dyn Fn(u64, &Violation) + Sync),
@@ -221,14 +242,11 @@ pub fn run_batch_with(
         .num_threads(batch.jobs.max(1))
         .build()
         .map_err(|e| format!("cannot start {} worker threads: {e}", batch.jobs))?;
+    let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let stopped = AtomicBool::new(false);
-    let one = |seed: u64| -> Option<SeedReport> {
-        if stopped.load(Ordering::Relaxed) || (batch.stop)() {
-            stopped.store(true, Ordering::Relaxed);
-            return None;
-        }
+    let one = |seed: u64| -> SeedReport {
         let outcome = run_seed(batch.factory, seed, false);
         let mut violation = outcome.violation.clone();
         if violation.is_none() && batch.check_determinism {
@@ -242,39 +260,49 @@ pub fn run_batch_with(
         }
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         (batch.progress)(n, failed.load(Ordering::Relaxed));
-        Some(report)
+        report
     };
     type Acc = (Summary, Vec<(u64, String)>);
-    let (mut summary, mut digests): Acc = pool.install(|| {
-        batch
-            .seeds
-            .par_iter()
-            .map(|&seed| one(seed))
-            .fold(
-                || (Summary::default(), Vec::new()),
-                |(mut s, mut d): Acc, r| {
-                    match r {
-                        Some(r) => s.add(r, &mut d),
-                        None => s.skipped += 1,
-                    }
-                    (s, d)
-                },
-            )
-            .reduce(
-                || (Summary::default(), Vec::new()),
-                |(s1, mut d1), (s2, d2)| {
-                    d1.extend(d2);
-                    (s1.merge(s2), d1)
-                },
-            )
-    });
+    let worker = || -> Acc {
+        let mut acc: Acc = (Summary::default(), Vec::new());
+        loop {
+            if stopped.load(Ordering::SeqCst) || (batch.stop)() {
+                stopped.store(true, Ordering::SeqCst);
+                break;
+            }
+            // Claimed in list order; nothing between the claim and the run may
+            // break out, or the seeds that ran would stop being a prefix.
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(&seed) = batch.seeds.get(i) else {
+                break;
+            };
+            acc.0.add(one(seed), &mut acc.1);
+        }
+        acc
+    };
+    let parts = pool.broadcast(|_| worker());
+    let (mut summary, mut digests) = parts.into_iter().fold(
+        (Summary::default(), Vec::new()),
+        |(s1, mut d1): Acc, (s2, d2)| {
+            d1.extend(d2);
+            (s1.merge(s2), d1)
+        },
+    );
+    let claimed = next.load(Ordering::SeqCst).min(batch.seeds.len());
+    if summary.seeds != claimed as u64 {
+        return Err(format!(
+            "internal error: {claimed} seeds were claimed but {} ran",
+            summary.seeds
+        ));
+    }
+    summary.skipped = (batch.seeds.len() - claimed) as u64;
     summary.failures.sort_by_key(|(seed, _)| *seed);
     digests.sort_by_key(|(seed, _)| *seed);
-    let mut hasher = blake3::Hasher::new();
+    let mut run_digest = RunDigest::default();
     for (seed, digest) in &digests {
-        hasher.update(&seed.to_le_bytes());
-        hasher.update(digest.as_bytes());
+        run_digest.add(*seed, digest);
     }
-    summary.digest = hasher.finalize().to_hex().to_string();
+    summary.digest = run_digest.finish();
+    summary.run_digest = run_digest;
     Ok((summary, digests))
 }

@@ -89,3 +89,27 @@ fn a_request_continuing_a_previous_response_is_not_judged_on_what_it_cannot_see(
             .any(|f| f.kind == "previous_response_id")
     );
 }
+
+#[test]
+fn a_codex_goal_rollout_with_outputs_that_answer_no_call_is_read_and_judged_clean() {
+    // Codex 0.171.0 driven offline: `create_goal`, then `exec resume --last`. Lines 16
+    // and 28 are `function_call_output`s with `name`/`namespace` and no `call_id` (its
+    // goal context), a shape the published Responses schema allows.
+    let r = check_file(&data("codex-0171-rollout-goal-then-resume.jsonl"), None).expect("reads");
+    assert_eq!(r.format, "codex");
+    assert_eq!(r.stat("response_items"), 14);
+    assert_eq!(r.findings.violations, 0, "{:?}", r.findings.kept);
+    assert_eq!(r.findings.infos, 0, "{:?}", r.findings.kept);
+}
+
+#[test]
+fn the_resumed_request_carrying_codex_goal_context_is_judged_clean() {
+    let r = check_file(
+        &data("codex-0171-resume-with-goal-objective.request.json"),
+        None,
+    )
+    .expect("reads");
+    assert_eq!(r.format, "openai-responses");
+    assert_eq!(r.stat("input_items"), 13);
+    assert_eq!(r.findings.violations, 0, "{:?}", r.findings.kept);
+}

@@ -350,3 +350,136 @@ fn twin_agrees_fires_when_the_engine_acts_unlike_a_twin_that_never_saw_the_deliv
     )
     .expect("the same outputs");
 }
+
+fn prefix_changed(previous: &str, current: &str) -> turnsim_core::Activity {
+    turnsim_core::Activity {
+        kind: turnsim_core::request::PREFIX_CHANGED.into(),
+        data: [
+            ("previous".to_string(), previous.to_string()),
+            ("current".to_string(), current.to_string()),
+        ]
+        .into_iter()
+        .collect(),
+    }
+}
+
+/// Starts a turn (`append_only` judges a prefix change within one), then sends
+/// `system` after a receipt with `digest` and the given activities.
+fn receipted(
+    f: &mut Fixture,
+    op: u64,
+    system: &str,
+    digest: &str,
+    activities: &[turnsim_core::Activity],
+) -> Result<(), String> {
+    let m = [shared(directive("fix it"))];
+    f.observe(&m, Event::TurnEnded)?;
+    f.observe(&m, Event::TurnStarted { baseline: 1 })?;
+    f.observe(
+        &[],
+        Event::Receipt {
+            op: OperationId(op),
+            digest,
+        },
+    )?;
+    for activity in activities {
+        f.observe(&[], Event::Activity { activity })?;
+    }
+    f.send(op, &request(system, vec![shared(directive("fix it"))]))
+}
+
+fn digest(system: &str) -> String {
+    turnsim_core::prefix_digest(system, &[])
+}
+
+#[test]
+fn prefix_reported_fires_on_a_receipt_that_is_not_the_digest_of_what_was_sent() {
+    let mut f = Fixture::new();
+    let err = receipted(&mut f, 1, "s", "", &[]).expect_err("an empty receipt");
+    assert_eq!(
+        err,
+        format!(
+            "prefix_reported@7: request op#1: the receipt says the prefix digest is \"\", the digest of the system and tools sent is {:?}",
+            digest("s")
+        )
+    );
+    let mut f = Fixture::new();
+    receipted(&mut f, 1, "s", &digest("s"), &[]).expect("a true receipt");
+    let err = f
+        .send(2, &request("s", vec![shared(directive("fix it"))]))
+        .expect_err("a request with no receipt");
+    assert_eq!(
+        err,
+        "prefix_reported@7: request op#2 was sent with no receipt recorded before it"
+    );
+}
+
+#[test]
+fn prefix_reported_fires_on_a_prefix_change_reported_never_or_twice() {
+    let (a, b) = (digest("a"), digest("b"));
+    let mut f = Fixture::new();
+    receipted(&mut f, 1, "a", &a, &[]).expect("a first receipt reports nothing");
+    f.observe(&[], Event::Reconfigured)
+        .expect("a reconfiguration");
+    let err = receipted(&mut f, 2, "b", &b, &[]).expect_err("a change never reported");
+    assert_eq!(
+        err,
+        format!(
+            "prefix_reported@7: request op#2: the prefix changed from {a} to {b}, reported 0 times instead of once"
+        )
+    );
+
+    let mut f = Fixture::new();
+    receipted(&mut f, 1, "a", &a, &[]).expect("a first receipt");
+    f.observe(&[], Event::Reconfigured)
+        .expect("a reconfiguration");
+    let twice = [prefix_changed(&a, &b), prefix_changed(&a, &b)];
+    let err = receipted(&mut f, 2, "b", &b, &twice).expect_err("a change reported twice");
+    assert_eq!(
+        err,
+        format!(
+            "prefix_reported@7: request op#2: the prefix changed from {a} to {b}, reported 2 times instead of once"
+        )
+    );
+
+    let mut f = Fixture::new();
+    receipted(&mut f, 1, "a", &a, &[]).expect("a first receipt");
+    f.observe(&[], Event::Reconfigured)
+        .expect("a reconfiguration");
+    receipted(&mut f, 2, "b", &b, &[prefix_changed(&a, &b)]).expect("reported once");
+    let err = receipted(&mut f, 3, "b", &b, &[prefix_changed(&a, &b)])
+        .expect_err("a change reported without one");
+    assert_eq!(
+        err,
+        "prefix_reported@7: request op#3: the prefix did not change, yet 1 prefix change(s) were reported"
+    );
+}
+
+#[test]
+fn logical_order_fires_on_results_split_over_messages_in_completion_order() {
+    let split = vec![
+        shared(directive("fix it")),
+        shared(Message::assistant_blocks(vec![call("t1"), call("t2")])),
+        shared(Message::user_blocks(vec![Block::tool_result(
+            "t2", "ok", false,
+        )])),
+        shared(Message::user_blocks(vec![Block::tool_result(
+            "t1", "ok", false,
+        )])),
+    ];
+    // `pairing` refuses results that are not all in the next message before this
+    // checker sees them; judged alone, the rebuild still covers the split.
+    let only = turnsim::conventions::Selection {
+        only: Some(vec![turnsim::testing::checkers::Invariant::LogicalOrder]),
+        skip: Vec::new(),
+    };
+    let mut f = Fixture::new();
+    f.checks = Checks::with(&turnsim::conventions::Conventions::reference(), &only);
+    let err = f
+        .send(3, &request("s", split))
+        .expect_err("one message per result, in completion order");
+    assert_eq!(
+        err,
+        "logical_order@7: request op#3: messages 2..=3 answer the calls of message 1 in the order t2, t1 instead of the call order t1, t2"
+    );
+}

@@ -119,7 +119,8 @@ fn the_catalogue_marks_exactly_the_profile_checkers_as_convention() {
             "note_exact",
             "cache_breakpoints",
             "interruption_recorded",
-            "label_matches"
+            "label_matches",
+            "prefix_reported"
         ]
     );
 }

@@ -30,11 +30,27 @@ fn kinds(conv: &Conversation) -> Vec<String> {
             Item::Message { role, .. } => format!("msg:{}", role.as_str()),
             Item::ToolCall { call_id, .. } => format!("call:{call_id}"),
             Item::ToolResult { call_id, .. } => format!("result:{call_id}"),
+            Item::NamedOutput { name, .. } => format!("named:{name}"),
             Item::Reasoning(r) => format!("reasoning:{}", r.id),
             Item::Reference { id } => format!("ref:{id}"),
             Item::Opaque { kind, .. } => format!("opaque:{kind}"),
         })
         .collect()
+}
+
+#[test]
+fn codex_goal_context_after_create_goal_is_a_named_output_answering_no_call() {
+    let conv = responses("codex-0171-resume-with-goal-objective.request.json");
+    let k = kinds(&conv);
+    assert_eq!(
+        k[5..8],
+        [
+            "call:call_0d22231c_00001",
+            "result:call_0d22231c_00001",
+            "named:agent.goal_objective"
+        ]
+    );
+    assert_eq!(conv.call_ids(), conv.result_ids());
 }
 
 #[test]

@@ -62,6 +62,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "prefix_stable generic",
             "durable_live generic",
             "twin_agrees generic",
+            "prefix_reported convention",
         ]
     );
 }

@@ -69,7 +69,7 @@ fn loop_in(api: &str, test: &str) {
 }
 
 #[test]
-#[ignore = "needs the openai Python SDK: set TURNSIM_PYTHON"]
+#[ignore = "needs the openai Python SDK: run with -- --ignored (TURNSIM_PYTHON names the interpreter; .ci/run does)"]
 fn the_openai_sdk_completes_a_responses_tool_loop_offline_with_clean_verdicts() {
     loop_in(
         "responses",
@@ -78,7 +78,7 @@ fn the_openai_sdk_completes_a_responses_tool_loop_offline_with_clean_verdicts() 
 }
 
 #[test]
-#[ignore = "needs the openai Python SDK: set TURNSIM_PYTHON"]
+#[ignore = "needs the openai Python SDK: run with -- --ignored (TURNSIM_PYTHON names the interpreter; .ci/run does)"]
 fn the_openai_sdk_completes_a_chat_completions_tool_loop_offline_with_clean_verdicts() {
     loop_in(
         "chat",

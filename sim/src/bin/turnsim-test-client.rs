@@ -19,6 +19,8 @@
 //! working; `--drop-started-call` removes the interrupted call from the history
 //! instead of recording its end; `--exit-before-signal` exits 1 (without running
 //! it) as soon as the model asks for its first tool, unless resuming.
+//! `--interactive` reads prompts from a terminal instead of the command line, and
+//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`).
 //!
 //! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
 //! [FAULT FLAGS] PROMPT`. Exit 0 when the model ends its turn, 128 + the signal's
@@ -33,6 +35,9 @@
 //! handler, which only stores to an atomic, or ignore SIGINT),
 //! `prctl(PR_SET_PDEATHSIG)` or `setsid` in `pre_exec` (a tool dies with the
 //! client, or escapes it), and `killpg` (end the running tool's own process group).
+
+#[path = "test_client/tty.rs"]
+mod tty;
 
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -71,6 +76,7 @@ struct Args {
     ignore_sigint: bool,
     drop_call: bool,
     exit_early: bool,
+    interactive: bool,
     prompt: String,
 }
 
@@ -88,12 +94,16 @@ fn parse_args() -> Result<Args, String> {
             "--ignore-sigint" => a.ignore_sigint = true,
             "--drop-started-call" => a.drop_call = true,
             "--exit-before-signal" => a.exit_early = true,
+            "--interactive" => a.interactive = true,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => a.prompt = s.to_owned(),
         }
     }
-    if a.base_url.is_empty() || a.history.as_os_str().is_empty() || a.prompt.is_empty() {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] PROMPT".into());
+    if a.base_url.is_empty()
+        || a.history.as_os_str().is_empty()
+        || (a.prompt.is_empty() != a.interactive)
+    {
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -356,6 +366,19 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
     }
+    let keys = args
+        .interactive
+        .then(|| tty::start(args.ignore_sigint, &INTERRUPTED, &SIGNAL));
+    let prompt = match &keys {
+        Some(rx) => {
+            tty::ready();
+            match rx.recv() {
+                Ok(Some(p)) => p,
+                _ => return ExitCode::SUCCESS,
+            }
+        }
+        None => args.prompt.clone(),
+    };
     if args.orphan && !args.resume {
         // A helper in a session of its own, never ended: what a clean-up by
         // process group cannot find.
@@ -402,6 +425,37 @@ fn main() -> ExitCode {
             }
         }
     }
+    add_prompt(&mut h, carried, &prompt);
+    h.pending = false;
+    save(&args.history, &h);
+    tty::BUSY.store(true, Ordering::SeqCst);
+    let code = turn(&args, &mut h);
+    let Some(rx) = keys else {
+        return code;
+    };
+    // Interactive: a key ended the turn (or it ended); a signal still ends the client.
+    loop {
+        if interrupted() && SIGNAL.load(Ordering::SeqCst) != 0 {
+            return interrupted_code();
+        }
+        tty::BUSY.store(false, Ordering::SeqCst);
+        if INTERRUPTED.swap(false, Ordering::SeqCst) {
+            println!("\r\n[interrupted]");
+        }
+        tty::ready();
+        let Ok(Some(p)) = rx.recv() else {
+            return ExitCode::SUCCESS;
+        };
+        add_prompt(&mut h, Vec::new(), &p);
+        save(&args.history, &h);
+        tty::BUSY.store(true, Ordering::SeqCst);
+        let _ = turn(&args, &mut h);
+    }
+}
+
+/// Adds the prompt, with the results carried over on resume; it joins the last
+/// user message when that one holds only results.
+fn add_prompt(h: &mut History, carried: Vec<Value>, prompt: &str) {
     // The prompt joins the last user message when that one holds only results.
     let last_is_user = h
         .messages
@@ -411,13 +465,15 @@ fn main() -> ExitCode {
         if let Some(Value::Array(content)) =
             h.messages.last_mut().and_then(|m| m.get_mut("content"))
         {
-            content.push(json!({"type": "text", "text": args.prompt}));
+            content.push(json!({"type": "text", "text": prompt}));
         }
     } else {
-        h.messages.push(user_message(carried, Some(&args.prompt)));
+        h.messages.push(user_message(carried, Some(prompt)));
     }
-    h.pending = false;
-    save(&args.history, &h);
+}
+
+/// One turn: requests and tool calls until the model ends it or an interruption.
+fn turn(args: &Args, h: &mut History) -> ExitCode {
     for _ in 0..12 {
         if interrupted() {
             return interrupted_code();
@@ -443,16 +499,16 @@ fn main() -> ExitCode {
             .unwrap_or("");
         if stop != "tool_use" || calls.is_empty() {
             h.pending = false;
-            save(&args.history, &h);
+            save(&args.history, h);
             println!("{}", json!({"stop_reason": stop}));
             return ExitCode::SUCCESS;
         }
         if args.exit_early && !args.resume {
             eprintln!("turnsim-test-client: exiting before the first tool (--exit-before-signal)");
-            return ExitCode::from(1);
+            std::process::exit(1);
         }
         h.pending = true;
-        save(&args.history, &h);
+        save(&args.history, h);
         let mut results = Vec::new();
         let mut cut = false;
         for (id, cmd) in &calls {
@@ -488,7 +544,7 @@ fn main() -> ExitCode {
             h.messages.push(user_message(results, None));
         }
         h.pending = false;
-        save(&args.history, &h);
+        save(&args.history, h);
         if cut {
             eprintln!("turnsim-test-client: interrupted");
             return interrupted_code();

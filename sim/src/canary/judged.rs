@@ -1,5 +1,5 @@
 //! The planted bugs of the checkers that judge order, thinking, the cached prefix, the
-//! durable log and behaviour after stale deliveries: what each one changes in the
+//! durable log, behaviour after stale deliveries and the receipts of requests: what each one changes in the
 //! reference engine's requests and outputs.
 //!
 //! Guarantee: each rewrite touches only what its bug names, and keeps what it changed
@@ -141,4 +141,91 @@ pub(super) fn drop_turn_end_records(outputs: &mut Vec<Output>) {
         }
     }
     outputs.retain(|o| !matches!(o, Output::Persist { bytes } if bytes.is_empty()));
+}
+
+/// Every receipt is written with an empty digest: the engine records that it sent a
+/// request, but not what the request's prefix was.
+pub(super) fn blank_receipts(outputs: &mut [Output]) {
+    for o in outputs.iter_mut() {
+        if let Output::Persist { bytes } = o
+            && let Ok(decoded) = decode_log(bytes)
+            && decoded
+                .records
+                .iter()
+                .any(|r| matches!(r, Record::Receipt { .. }))
+        {
+            *bytes = decoded
+                .records
+                .into_iter()
+                .map(|r| match r {
+                    Record::Receipt { op, .. } => Record::Receipt {
+                        op,
+                        digest: String::new(),
+                    },
+                    other => other,
+                })
+                .flat_map(|r| encode_record(&r))
+                .collect();
+        }
+    }
+}
+
+/// The history a log's records say, replayed without any check: what a loader that
+/// trusts its file adopts. `None` when the log does not even decode.
+pub(super) fn adopt_unchecked(log: &[u8]) -> Option<Vec<turnsim_core::SharedMessage>> {
+    let mut history: Vec<turnsim_core::SharedMessage> = Vec::new();
+    for record in decode_log(log).ok()?.records {
+        match record {
+            Record::TurnStart { messages, .. } | Record::Append { messages, .. } => {
+                history.extend(messages.into_iter().map(Arc::new));
+            }
+            Record::Reset { messages, .. } => {
+                history = messages.into_iter().map(Arc::new).collect();
+            }
+            Record::Rewind { len } => history.truncate(len),
+            _ => {}
+        }
+    }
+    Some(history)
+}
+
+/// Each receipt is rewritten to the digest of the prefix its request actually carries,
+/// as an engine that built its prompt this way would compute it: a bug planted in the
+/// prefix must not also show as a lying receipt (`prefix_reported`'s to find).
+pub(super) fn receipts_of_what_is_sent(outputs: &mut [Output]) {
+    let sent: BTreeMap<turnsim_core::OperationId, String> = outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Send { op, request } => Some((
+                *op,
+                turnsim_core::prefix_digest(&request.system, &request.tools),
+            )),
+            _ => None,
+        })
+        .collect();
+    if sent.is_empty() {
+        return;
+    }
+    for o in outputs.iter_mut() {
+        if let Output::Persist { bytes } = o
+            && let Ok(decoded) = decode_log(bytes)
+            && decoded
+                .records
+                .iter()
+                .any(|r| matches!(r, Record::Receipt { op, .. } if sent.contains_key(op)))
+        {
+            *bytes = decoded
+                .records
+                .into_iter()
+                .map(|r| match r {
+                    Record::Receipt { op, digest } => Record::Receipt {
+                        op,
+                        digest: sent.get(&op).cloned().unwrap_or(digest),
+                    },
+                    other => other,
+                })
+                .flat_map(|r| encode_record(&r))
+                .collect();
+        }
+    }
 }

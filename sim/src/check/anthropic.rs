@@ -119,14 +119,18 @@ struct Probe {
 /// `developer` or `tool` role, or `tool_calls` / `tool_call_id` fields, none of which
 /// the Anthropic shape has.
 pub fn looks_openai(raw: &RawMessages<'_>) -> bool {
-    raw.items.iter().any(|(_, r)| {
-        serde_json::from_str::<Probe>(r.get()).is_ok_and(|p| {
-            matches!(
-                p.role.as_deref(),
-                Some("system" | "developer" | "tool" | "function")
-            ) || p.tool_calls.is_some()
-                || p.tool_call_id.is_some()
-        })
+    raw.items.iter().any(|(_, r)| is_openai_message(r))
+}
+
+/// True when one message uses OpenAI chat-completions conventions (see
+/// [`looks_openai`]).
+pub fn is_openai_message(r: &RawValue) -> bool {
+    serde_json::from_str::<Probe>(r.get()).is_ok_and(|p| {
+        matches!(
+            p.role.as_deref(),
+            Some("system" | "developer" | "tool" | "function")
+        ) || p.tool_calls.is_some()
+            || p.tool_call_id.is_some()
     })
 }
 

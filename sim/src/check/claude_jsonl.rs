@@ -15,8 +15,13 @@
 //!   compact-summary user entry not preceded by one) starts a new window.
 //! - Every line is valid JSON of the right shape or the whole file is unreadable: a
 //!   truncated line, a wrong type or binary bytes is an [`InputError`] naming the line.
+//!   A line longer than [`Limits::max_element`] is refused before it is all read.
+//! - One pass per line on the common path: an entry is parsed once, its `message`
+//!   kept as raw text and parsed only when it is a message. The path-tracking parse
+//!   (which names the field at fault) runs only when that fails, so every error is
+//!   the one it always was, worded the same.
 
-use super::source::{InputError, Item, Located, path_error, utf8};
+use super::source::{InputError, Item, Limits, Located, path_error, read_line_capped, utf8};
 use serde::Deserialize;
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -34,6 +39,57 @@ struct Head {
     is_sidechain: Option<bool>,
     #[serde(rename = "isCompactSummary", default)]
     is_compact_summary: Option<bool>,
+}
+
+/// An entry read in one pass: [`Head`]'s fields and the message, unparsed.
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    subtype: Option<String>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: Option<bool>,
+    #[serde(borrow, default)]
+    message: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A line's head, and its message when the head says it is one.
+type Parsed = (Head, Option<ApiMessage>);
+
+fn is_message(kind: Option<&str>) -> bool {
+    matches!(kind, Some("user" | "assistant"))
+}
+
+/// The common path: one parse of the entry, one of its message. `None` when either
+/// fails, and [`slow`] says why.
+fn quick(text: &str) -> Option<Parsed> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let e = Entry::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let head = Head {
+        kind: e.kind,
+        subtype: e.subtype,
+        is_sidechain: e.is_sidechain,
+        is_compact_summary: e.is_compact_summary,
+    };
+    if !is_message(head.kind.as_deref()) {
+        return Some((head, None));
+    }
+    let message = serde_json::from_str::<ApiMessage>(e.message?.get()).ok()?;
+    Some((head, Some(message)))
+}
+
+/// The path-tracking parse, field by field, as the reader has always parsed a line.
+fn slow(text: &str, line: usize) -> Result<Parsed, InputError> {
+    let head: Head = parse(text, line)?;
+    if !is_message(head.kind.as_deref()) {
+        return Ok((head, None));
+    }
+    let entry: WithMessage = parse(text, line)?;
+    Ok((head, Some(entry.message)))
 }
 
 #[derive(Deserialize)]
@@ -155,12 +211,19 @@ pub struct ClaudeJsonl<R> {
     /// after one opens no second window.
     after_boundary: bool,
     done: bool,
+    limits: Limits,
     pub stats: Stats,
 }
 
 impl<R: BufRead> ClaudeJsonl<R> {
     pub fn new(reader: R) -> ClaudeJsonl<R> {
+        ClaudeJsonl::with_limits(reader, Limits::default())
+    }
+
+    /// A reader refusing lines over `limits`.
+    pub fn with_limits(reader: R, limits: Limits) -> ClaudeJsonl<R> {
         ClaudeJsonl {
+            limits,
             reader,
             buf: Vec::new(),
             pending: Vec::new(),
@@ -187,13 +250,13 @@ impl<R: BufRead> ClaudeJsonl<R> {
 
     /// Reads one line into the queue; false at the end of the file.
     fn read_line(&mut self) -> Result<bool, InputError> {
-        self.buf.clear();
         let line = self.stats.lines + 1;
-        let n = self
-            .reader
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| InputError::at(line, format!("cannot read: {e}")))?;
-        if n == 0 {
+        let more = read_line_capped(&mut self.reader, &mut self.buf, self.limits.max_element)
+            .map_err(|e| match e {
+                Some(e) => InputError::at(line, format!("cannot read: {e}")),
+                None => self.limits.exceeded(line, "the line"),
+            })?;
+        if !more {
             return Ok(false);
         }
         self.stats.lines = line;
@@ -212,18 +275,20 @@ impl<R: BufRead> ClaudeJsonl<R> {
                 ),
             ));
         }
-        let head: Head = parse(text, line)?;
+        let (head, message) = match quick(text) {
+            Some(read) => read,
+            None => slow(text, line)?,
+        };
         self.stats.entries += 1;
         let kind = head.kind.as_deref().unwrap_or("");
         if kind == "system" && head.subtype.as_deref() == Some("compact_boundary") {
             self.boundary(line);
             return Ok(true);
         }
-        if kind != "user" && kind != "assistant" {
+        let Some(message) = message else {
             self.stats.skipped += 1;
             return Ok(true);
-        }
-        let entry: WithMessage = parse(text, line)?;
+        };
         if head.is_sidechain == Some(true) {
             self.stats.sidechain += 1;
             return Ok(true);
@@ -232,7 +297,7 @@ impl<R: BufRead> ClaudeJsonl<R> {
             self.boundary(line);
         }
         self.after_boundary = false;
-        self.take(entry.message, line);
+        self.take(message, line);
         Ok(true)
     }
 

@@ -15,7 +15,7 @@
 
 use super::report::{Outcome, Unreadable};
 use super::source::InputError;
-use super::{Format, check_file, recording, unreadable};
+use super::{Format, Limits, check_file_with, recording, unreadable};
 use std::path::{Path, PathBuf};
 
 /// Extensions of files that document a folder rather than hold a transcript.
@@ -43,11 +43,11 @@ fn is_json(p: &Path) -> bool {
 }
 
 /// Checks the folder `dir` into `outcome`.
-pub fn check_dir(dir: &Path, format: Option<Format>, outcome: &mut Outcome) {
-    walk(dir, format, outcome, 0);
+pub fn check_dir(dir: &Path, format: Option<Format>, limits: Limits, outcome: &mut Outcome) {
+    walk(dir, format, limits, outcome, 0);
 }
 
-fn walk(dir: &Path, format: Option<Format>, outcome: &mut Outcome, depth: usize) {
+fn walk(dir: &Path, format: Option<Format>, limits: Limits, outcome: &mut Outcome, depth: usize) {
     let paths = match entries(dir) {
         Ok(p) => p,
         Err(e) => return outcome.unreadable.push(unreadable(dir, e)),
@@ -69,7 +69,7 @@ fn walk(dir: &Path, format: Option<Format>, outcome: &mut Outcome, depth: usize)
     for p in &paths {
         if p.is_dir() {
             if depth + 1 < MAX_DEPTH {
-                walk(p, format, outcome, depth + 1);
+                walk(p, format, limits, outcome, depth + 1);
             } else {
                 outcome.skipped.push(format!(
                     "{}: skipped (deeper than {MAX_DEPTH} folders)",
@@ -85,7 +85,7 @@ fn walk(dir: &Path, format: Option<Format>, outcome: &mut Outcome, depth: usize)
                 p.display()
             ));
         } else {
-            match check_file(p, format) {
+            match check_file_with(p, format, limits) {
                 Ok(r) => outcome.files.push(r),
                 Err(e) => outcome.unreadable.push(unreadable(p, e)),
             }

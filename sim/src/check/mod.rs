@@ -10,9 +10,13 @@
 //!   judged (no messages, no requests, an empty folder) are errors naming the file
 //!   (and line) and what was expected, with the exit code of unreadable input
 //!   (`report::exit::UNREADABLE`); nothing reachable from input unwraps.
-//! - Bounded memory on logs: Claude Code JSONL is read line by line and checked as a
-//!   stream (`crate::judge::history`); JSON documents and cassettes are single
-//!   documents and are held whole.
+//! - Bounded memory: Claude Code JSONL is read line by line, JSON documents message by
+//!   message (`json_stream`, `document`) and cassettes interaction by interaction
+//!   (`vcr_split`), each checked as a stream (`crate::judge::history`,
+//!   `crate::judge::session`); no element (a line, a message, an interaction) larger
+//!   than [`Limits`] (`--max-element-mib`) is read into memory, it is an error naming
+//!   the limit. An SSE recording or a Responses request body is one element, read
+//!   whole within the limit. `--prefix` still reads a JSON document whole.
 //! - Deterministic output: see `report`.
 //!
 //! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
@@ -26,8 +30,10 @@ pub(crate) mod claude_jsonl;
 pub(crate) mod codex;
 pub(crate) mod detect;
 pub(crate) mod dir;
+pub(crate) mod document;
 pub(crate) mod export;
 pub(crate) mod findings;
+pub(crate) mod json_stream;
 pub(crate) mod openai;
 pub(crate) mod prefix;
 pub(crate) mod recording;
@@ -36,6 +42,7 @@ pub(crate) mod response;
 pub(crate) mod source;
 pub(crate) mod sse;
 pub(crate) mod vcr;
+pub(crate) mod vcr_split;
 
 // The façade of transcript judging: what `check_file` and `check_reader` return.
 pub use crate::judge::finding::{FileReport, Finding, Findings, Severity};
@@ -45,6 +52,7 @@ use crate::judge::pairing::End;
 use detect::{Detected, HEAD, detect};
 use findings::Place;
 use report::{Outcome, Unreadable};
+pub use source::Limits;
 use source::{InputError, Item, Located, utf8};
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
@@ -100,6 +108,14 @@ pub struct CheckArgs {
     /// Check that the second file extends the first, message by message, byte for byte.
     #[cfg_attr(feature = "cli", arg(long))]
     pub prefix: bool,
+    /// The largest element read, in MiB: one line of a log, one message of a JSON
+    /// document, one interaction of a cassette, a whole SSE recording. Inputs are read
+    /// one element at a time; a larger element is an error naming this limit.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MIB", default_value_t = source::DEFAULT_MAX_ELEMENT_MIB, value_parser = clap::value_parser!(usize))
+    )]
+    pub max_element_mib: usize,
     /// Transcripts, request bodies, cassettes or recordings; a folder is a
     /// `turnsim serve --record` recording (judged as one) or a folder of transcripts
     /// (each file checked).
@@ -118,7 +134,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             }
         }
     } else {
-        check_files(&args.files, args.format)
+        check_files_with(&args.files, args.format, Limits::mib(args.max_element_mib))
     };
     if args.json {
         print!("{}", report::json(&outcome));
@@ -134,13 +150,18 @@ pub fn run(args: &CheckArgs) -> i32 {
 /// Checks each file on its own; a folder is a recording or a folder of files
 /// (`dir`).
 pub fn check_files(files: &[PathBuf], format: Option<Format>) -> Outcome {
+    check_files_with(files, format, Limits::default())
+}
+
+/// [`check_files`] with a limit on the size of one element.
+pub fn check_files_with(files: &[PathBuf], format: Option<Format>, limits: Limits) -> Outcome {
     let mut outcome = Outcome::default();
     for path in files {
         if path.is_dir() {
-            dir::check_dir(path, format, &mut outcome);
+            dir::check_dir(path, format, limits, &mut outcome);
             continue;
         }
-        match check_file(path, format) {
+        match check_file_with(path, format, limits) {
             Ok(r) => outcome.files.push(r),
             Err(e) => outcome.unreadable.push(unreadable(path, e)),
         }
@@ -167,11 +188,20 @@ struct Opened {
 
 impl Opened {
     fn text(self) -> Result<String, InputError> {
+        self.text_within(usize::MAX, "")
+    }
+
+    /// The whole input, refused past `max` bytes (then it is `what`).
+    fn text_within(self, max: usize, what: &str) -> Result<String, InputError> {
         let mut bytes = Vec::new();
-        let mut reader = self.reader;
+        let reader = self.reader;
         reader
+            .take((max as u64).saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+        if bytes.len() > max {
+            return Err(Limits { max_element: max }.exceeded(1, what));
+        }
         utf8(&bytes)?;
         String::from_utf8(bytes).map_err(|_| InputError::whole("not UTF-8 text"))
     }
@@ -269,8 +299,17 @@ fn check_stream(
 
 /// Checks one file; the format is detected unless given.
 pub fn check_file(path: &Path, format: Option<Format>) -> Result<FileReport, InputError> {
+    check_file_with(path, format, Limits::default())
+}
+
+/// [`check_file`] with a limit on the size of one element.
+pub fn check_file_with(
+    path: &Path,
+    format: Option<Format>,
+    limits: Limits,
+) -> Result<FileReport, InputError> {
     let file = File::open(path).map_err(|e| InputError::whole(format!("cannot open: {e}")))?;
-    check_reader(&path.display().to_string(), file, format)
+    check_reader_with(&path.display().to_string(), file, format, limits)
 }
 
 /// Checks one input read from `input`, reported under `name`: what [`check_file`]
@@ -280,12 +319,22 @@ pub fn check_reader(
     input: impl Read + 'static,
     format: Option<Format>,
 ) -> Result<FileReport, InputError> {
+    check_reader_with(name, input, format, Limits::default())
+}
+
+/// [`check_reader`] with a limit on the size of one element.
+pub fn check_reader_with(
+    name: &str,
+    input: impl Read + 'static,
+    format: Option<Format>,
+    limits: Limits,
+) -> Result<FileReport, InputError> {
     let opened = open(Box::new(input), format)?;
     let name = name.to_string();
     match opened.detected {
         Detected::ClaudeJsonl => {
             let mut report = FileReport::new(&name, Format::ClaudeJsonl.name());
-            let mut log = claude_jsonl::ClaudeJsonl::new(opened.reader);
+            let mut log = claude_jsonl::ClaudeJsonl::with_limits(opened.reader, limits);
             check_stream(&mut log, End::TurnOpen, &mut report)?;
             if report.stat("messages") == 0 {
                 return Err(InputError::whole(format!(
@@ -301,40 +350,21 @@ pub fn check_reader(
             report.stats.insert("lines_merged", log.stats.merged);
             Ok(report)
         }
-        Detected::JsonDocument => {
-            let text = opened.text()?;
-            let (messages, format, end, skipped) = json_document(&text, format)?;
-            if messages.is_empty() {
-                return Err(InputError::whole(
-                    "nothing to judge: the document holds no messages (expected a non-empty array of messages or a request body with `messages`)",
-                ));
-            }
-            let mut report = FileReport::new(&name, format.name());
-            check_stream(
-                messages.into_iter().map(|m| Ok(Item::Message(m))),
-                end,
-                &mut report,
-            )?;
-            if format == Format::OpenAi {
-                report.stats.insert("instructions_skipped", skipped);
-            }
-            Ok(report)
-        }
+        Detected::JsonDocument => document::check(&name, opened.reader, format, limits),
         Detected::Vcr => {
-            let text = opened.text()?;
             let mut report = FileReport::new(&name, Format::Vcr.name());
-            vcr::check(&text, &mut report)?;
+            vcr::check(opened.reader, limits, &mut report)?;
             Ok(report)
         }
         Detected::Recording => {
-            let text = opened.text()?;
+            let text = opened.text_within(limits.max_element, "the recording")?;
             let mut report = FileReport::new(&name, Format::Recording.name());
             response::judge_response(&text, None, None, &mut report.findings);
             report.stats.insert("responses", 1);
             Ok(report)
         }
         Detected::Unsupported(detect::RESPONSES_REQUEST) => {
-            let text = opened.text()?;
+            let text = opened.text_within(limits.max_element, "the request body")?;
             let mut report = FileReport::new(&name, "openai-responses");
             codex::check_responses_request(&text, &mut report)?;
             Ok(report)

@@ -17,6 +17,7 @@ use super::anthropic::{RawMessages, parse_raw};
 use super::source::{InputError, Located};
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 use turnsim_core::{Block, Content, Message, Role, ToolResultContent};
 
@@ -145,48 +146,73 @@ fn tool_result(m: &OaMessage, line: usize, i: usize) -> Result<Block, InputError
     })
 }
 
-/// The mapped messages, and how many instruction messages were skipped.
-pub fn load(raw: &RawMessages<'_>) -> Result<(Vec<Located>, usize), InputError> {
-    let mut out: Vec<Located> = Vec::new();
-    let mut skipped = 0;
-    // The tool-result message being gathered, with the line it started on.
-    let mut results: Option<(usize, Vec<Block>)> = None;
-    for (i, (line, r)) in raw.items.iter().enumerate() {
-        let m: OaMessage = parse_raw(r, *line, i)?;
+/// The mapping, one message at a time: what a streamed document feeds.
+#[derive(Default)]
+pub struct Mapper {
+    /// The tool-result message being gathered, with the line it started on.
+    results: Option<(usize, Vec<Block>)>,
+    /// Instruction messages skipped so far.
+    pub skipped: usize,
+}
+
+impl Mapper {
+    /// Maps message `i` (at `line`), appending to `out` what it completes: nothing
+    /// while a run of tool messages goes on, else the run's message and this one.
+    pub fn push(
+        &mut self,
+        i: usize,
+        line: usize,
+        r: &RawValue,
+        out: &mut Vec<Located>,
+    ) -> Result<(), InputError> {
+        let m: OaMessage = parse_raw(r, line, i)?;
         if m.role == "tool" {
-            let block = tool_result(&m, *line, i)?;
-            results
-                .get_or_insert_with(|| (*line, Vec::new()))
+            let block = tool_result(&m, line, i)?;
+            self.results
+                .get_or_insert_with(|| (line, Vec::new()))
                 .1
                 .push(block);
-            continue;
+            return Ok(());
         }
-        if let Some((at, blocks)) = results.take() {
-            out.push(Located::new(Arc::new(Message::user_blocks(blocks)), at));
-        }
+        self.finish(out);
         let message = match m.role.as_str() {
             "system" | "developer" => {
-                skipped += 1;
-                continue;
+                self.skipped += 1;
+                return Ok(());
             }
             "user" => Message {
                 role: Role::User,
-                content: user_content(&m.content, *line, i)?,
+                content: user_content(&m.content, line, i)?,
             },
-            "assistant" => assistant(&m, *line, i)?,
+            "assistant" => assistant(&m, line, i)?,
             other => {
                 return Err(InputError::at(
-                    *line,
+                    line,
                     format!("messages[{i}].role: unknown role {other:?}"),
                 ));
             }
         };
-        out.push(Located::new(Arc::new(message), *line));
+        out.push(Located::new(Arc::new(message), line));
+        Ok(())
     }
-    if let Some((at, blocks)) = results {
-        out.push(Located::new(Arc::new(Message::user_blocks(blocks)), at));
+
+    /// Ends the document: a run of tool messages still open becomes its message.
+    pub fn finish(&mut self, out: &mut Vec<Located>) {
+        if let Some((at, blocks)) = self.results.take() {
+            out.push(Located::new(Arc::new(Message::user_blocks(blocks)), at));
+        }
     }
-    Ok((out, skipped))
+}
+
+/// The mapped messages, and how many instruction messages were skipped.
+pub fn load(raw: &RawMessages<'_>) -> Result<(Vec<Located>, usize), InputError> {
+    let mut out: Vec<Located> = Vec::new();
+    let mut mapper = Mapper::default();
+    for (i, (line, r)) in raw.items.iter().enumerate() {
+        mapper.push(i, *line, r, &mut out)?;
+    }
+    mapper.finish(&mut out);
+    Ok((out, mapper.skipped))
 }
 
 #[cfg(test)]

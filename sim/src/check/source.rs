@@ -81,3 +81,73 @@ pub fn path_error<E: fmt::Display>(e: &serde_path_to_error::Error<E>) -> String 
         format!("{path}: {}", e.inner())
     }
 }
+
+/// How large one element of an input may be: a line of a log, a message of a JSON
+/// document, an interaction of a cassette. Inputs are read one element at a time, so
+/// this (with what the judge keeps between elements) is what bounds memory; an element
+/// over it is an [`InputError`] naming the limit, never an allocation the machine
+/// cannot make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of one element.
+    pub max_element: usize,
+}
+
+/// The default [`Limits::max_element`], in MiB: above a base64 image the Messages API
+/// accepts (5 MB, 6.7 MB encoded), and low enough that a few copies of one element
+/// (its text, its parsed form, the judge's normal form) stay within 64 MB.
+pub const DEFAULT_MAX_ELEMENT_MIB: usize = 8;
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::mib(DEFAULT_MAX_ELEMENT_MIB)
+    }
+}
+
+impl Limits {
+    /// A limit of `mib` MiB per element.
+    pub fn mib(mib: usize) -> Limits {
+        Limits {
+            max_element: mib.saturating_mul(1 << 20),
+        }
+    }
+
+    /// The error for an element of `what` (at `line`) larger than the limit.
+    pub fn exceeded(&self, line: usize, what: &str) -> InputError {
+        InputError::at(
+            line,
+            format!(
+                "{what} is larger than the limit of {} for one element; raise it with --max-element-mib",
+                self.describe()
+            ),
+        )
+    }
+
+    fn describe(&self) -> String {
+        if self.max_element.is_multiple_of(1 << 20) {
+            format!("{} MiB", self.max_element >> 20)
+        } else {
+            format!("{} bytes", self.max_element)
+        }
+    }
+}
+
+/// Reads one line (with its `\n`) into `buf`, refusing a line longer than `max` bytes
+/// before it is all in memory. `Ok(false)` at the end of the input; `Err(None)` for a
+/// line over the limit (the caller names it), `Err(Some(e))` for a read error.
+pub fn read_line_capped(
+    reader: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> Result<bool, Option<std::io::Error>> {
+    use std::io::{BufRead, Read};
+    buf.clear();
+    let n = (&mut *reader)
+        .take(max as u64 + 1)
+        .read_until(b'\n', buf)
+        .map_err(Some)?;
+    if n > max && buf.last() != Some(&b'\n') {
+        return Err(None);
+    }
+    Ok(n > 0)
+}

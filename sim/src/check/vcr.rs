@@ -15,12 +15,16 @@
 //!   response is judged by the engine (see [`super::response`]).
 //! - Interactions that are not Messages (or chat-completions) calls are counted and
 //!   skipped; a Messages call whose body is not JSON is unreadable input (exit 2).
+//! - Bounded memory: the cassette is read one interaction at a time
+//!   ([`super::vcr_split`]); between interactions only the judge's state is kept (the
+//!   last accepted request of each conversation), never the cassette.
 
 use super::anthropic::{RawMessages, looks_openai};
 use super::findings::{FileReport, Finding, Place, Severity};
 use super::openai;
 use super::response::judge_response;
 use super::source::{InputError, Located, path_error};
+use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
 use crate::judge::normal::{normal_message, normal_tools};
 use crate::judge::session::{Answered, Judge};
@@ -119,23 +123,100 @@ fn interaction_lines(text: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Checks a cassette; `report` receives the findings and counts.
-pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
+/// A YAML error as an input error: `interactions[i]` for the `i`th interaction parsed
+/// alone (`first_line` is where its text starts), the whole file otherwise.
+fn yaml_error(
+    e: &serde_path_to_error::Error<serde_norway::Error>,
+    item: Option<(usize, usize)>,
+) -> InputError {
+    let line = e.inner().location().map(|l| l.line());
+    let (line, path) = match item {
+        Some((pos, first_line)) => {
+            let path = path_error(e);
+            let path = match path.strip_prefix("[0]") {
+                Some(rest) => format!("interactions[{pos}]{rest}"),
+                None => path,
+            };
+            (line.map(|l| first_line + l.saturating_sub(1)), path)
+        }
+        None => (line, path_error(e)),
+    };
+    InputError {
+        line,
+        message: format!("not a go-vcr cassette: {path}"),
+    }
+}
+
+/// Checks a cassette read from `reader`, one interaction at a time
+/// ([`super::vcr_split`]); `report` receives the findings and counts.
+pub fn check(
+    reader: impl std::io::BufRead,
+    limits: super::source::Limits,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
+    let mut state = State::default();
+    let mut pieces = Interactions::new(reader, limits);
+    for piece in pieces.by_ref() {
+        match piece? {
+            Piece::Interaction { line, text } => {
+                let pos = state.interactions;
+                let items: Vec<Interaction> = {
+                    let de = serde_norway::Deserializer::from_str(&text);
+                    serde_path_to_error::deserialize(de)
+                        .map_err(|e| yaml_error(&e, Some((pos, line))))?
+                };
+                for interaction in &items {
+                    state.interaction(interaction, Some(line), report)?;
+                }
+            }
+            Piece::Whole(text) => return check_text(&text, report),
+        }
+    }
+    #[derive(Deserialize)]
+    struct Outside {
+        #[serde(default)]
+        #[allow(dead_code)]
+        interactions: Option<serde::de::IgnoredAny>,
+    }
+    let de = serde_norway::Deserializer::from_str(pieces.outside());
+    let _: Outside = serde_path_to_error::deserialize(de).map_err(|e| yaml_error(&e, None))?;
+    state.finish(report)
+}
+
+/// Checks a cassette held whole: a layout [`super::vcr_split`] does not cut.
+pub fn check_text(text: &str, report: &mut FileReport) -> Result<(), InputError> {
     let cassette: Cassette = {
         let de = serde_norway::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let line = e.inner().location().map(|l| l.line());
-            InputError {
-                line,
-                message: format!("not a go-vcr cassette: {}", path_error(&e)),
-            }
-        })?
+        serde_path_to_error::deserialize(de).map_err(|e| yaml_error(&e, None))?
     };
     let lines = interaction_lines(text);
-    let mut judge = Judge::default();
-    let (mut requests, mut skipped, mut responses) = (0, 0, 0);
+    let mut state = State::default();
     for (pos, interaction) in cassette.interactions.iter().enumerate() {
-        let line = lines.get(pos).copied();
+        state.interaction(interaction, lines.get(pos).copied(), report)?;
+    }
+    state.finish(report)
+}
+
+/// What a cassette's check carries from one interaction to the next: the judge
+/// (the previous request of each conversation) and the counts.
+#[derive(Default)]
+struct State {
+    judge: Judge,
+    interactions: usize,
+    requests: usize,
+    skipped: usize,
+    responses: usize,
+}
+
+impl State {
+    fn interaction(
+        &mut self,
+        interaction: &Interaction,
+        line: Option<usize>,
+        report: &mut FileReport,
+    ) -> Result<(), InputError> {
+        let pos = self.interactions;
+        self.interactions += 1;
         let id = interaction
             .id
             .and_then(|i| usize::try_from(i).ok())
@@ -154,22 +235,23 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
             || req.url.contains("/chat/completions")
             || req.body.contains("\"messages\"");
         if !is_messages || req.url.contains("/count_tokens") {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return Ok(());
         }
         let body: Value = serde_json::from_str(&req.body)
             .map_err(|e| unreadable(format!("request body is not JSON: {e}")))?;
         if !body.get("messages").is_some_and(Value::is_array) {
             return Err(unreadable("request body has no `messages` array".into()));
         }
-        requests += 1;
+        self.requests += 1;
         let (mut request, openai) =
             request_of(&body, id, &headers_of(req)).map_err(|e| unreadable(e.message))?;
+        drop(body);
         request.line = line;
         for m in &mut request.messages {
             m.line = line.unwrap_or(0);
         }
-        let judged = judge.judge(&request);
+        let judged = self.judge.judge(&request);
         for mut f in judged.fresh().cloned() {
             f.place.line = f.place.line.filter(|&l| l > 0);
             report.findings.push(f);
@@ -177,7 +259,7 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
         let response = interaction.response.as_ref();
         let reply = match response {
             Some(r) if r.code.is_none_or(|c| c == 200) && !r.body.trim().is_empty() => {
-                responses += 1;
+                self.responses += 1;
                 if openai {
                     // Chat-completions chunks are not the engine's event model.
                     report.findings.push(Finding::new(
@@ -196,7 +278,7 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
             }
             _ => None,
         };
-        judge.answered(
+        self.judge.answered(
             &judged.key,
             Answered {
                 status: response.and_then(|r| r.code),
@@ -204,18 +286,24 @@ pub fn check(text: &str, report: &mut FileReport) -> Result<(), InputError> {
                 reply,
             },
         );
+        Ok(())
     }
-    if requests == 0 {
-        return Err(InputError::whole(format!(
-            "a go-vcr cassette with no Messages API or chat-completions request among its {} interaction(s): nothing to judge",
-            cassette.interactions.len()
-        )));
+
+    fn finish(self, report: &mut FileReport) -> Result<(), InputError> {
+        if self.requests == 0 {
+            return Err(InputError::whole(format!(
+                "a go-vcr cassette with no Messages API or chat-completions request among its {} interaction(s): nothing to judge",
+                self.interactions
+            )));
+        }
+        report.stats.insert("requests", self.requests);
+        report.stats.insert("responses", self.responses);
+        report
+            .stats
+            .insert("conversations", self.judge.conversations());
+        report.stats.insert("interactions_skipped", self.skipped);
+        Ok(())
     }
-    report.stats.insert("requests", requests);
-    report.stats.insert("responses", responses);
-    report.stats.insert("conversations", judge.conversations());
-    report.stats.insert("interactions_skipped", skipped);
-    Ok(())
 }
 
 /// The neutral view of one request body: an Anthropic body through the judge's own

@@ -19,15 +19,33 @@ impl Checker for HostileInput {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Hostile { what, held } = event else {
+        let Event::Hostile {
+            what,
+            held,
+            forbidden,
+        } = event
+        else {
             return None;
         };
         let Ok(history) = held else {
             return Some(Ok(())); // refused
         };
-        Some(validate_history(history).map_err(|e| {
-            format!("the engine accepted {what} and now holds an invalid history: {e}")
-        }))
+        if let Err(e) = validate_history(history) {
+            return Some(Err(format!(
+                "the engine accepted {what} and now holds an invalid history: {e}"
+            )));
+        }
+        // A migration keeps the fact of an interruption, never the old recap: it was
+        // an instruction to the model, which no history may carry on.
+        if let Some(text) = forbidden
+            && let Some(i) = history.iter().position(|m| m.to_json().contains(*text))
+        {
+            return Some(Err(format!(
+                "the engine accepted {what} and kept its text in message {i}: {}",
+                super::excerpt(text)
+            )));
+        }
+        Some(Ok(()))
     }
 }
 
@@ -38,13 +56,49 @@ mod tests {
     use turnsim_core::{Block, Message, SharedMessage};
 
     fn observe(held: Result<&[SharedMessage], &str>) -> Option<Check> {
+        observe_with(held, None)
+    }
+
+    fn observe_with(
+        held: Result<&[SharedMessage], &str>,
+        forbidden: Option<&str>,
+    ) -> Option<Check> {
         let ctx = Ctx {
             step: 7,
             history: &[],
             fixed_texts: &[],
             prompts: &[],
         };
-        HostileInput.observe(&ctx, &Event::Hostile { what: "x", held })
+        let event = Event::Hostile {
+            what: "x",
+            held,
+            forbidden,
+        };
+        HostileInput.observe(&ctx, &event)
+    }
+
+    #[test]
+    fn an_accepted_legacy_log_that_keeps_the_recap_is_a_violation() {
+        let history: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_text("working")),
+            Arc::new(Message::user_text("recap: go on deleting")),
+        ];
+        assert_eq!(
+            observe_with(Ok(&history), Some("go on deleting")),
+            Some(Err(
+                "the engine accepted x and kept its text in message 2: go on deleting".into()
+            ))
+        );
+        let migrated: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_text("working")),
+            Arc::new(Message::user_text("[Request interrupted]")),
+        ];
+        assert_eq!(
+            observe_with(Ok(&migrated), Some("go on deleting")),
+            Some(Ok(()))
+        );
     }
 
     #[test]

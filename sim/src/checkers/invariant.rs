@@ -38,11 +38,12 @@ pub enum Invariant {
     PrefixStable,
     DurableLive,
     TwinAgrees,
+    PrefixReported,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 25] = [
+    pub const ALL: [Invariant; 26] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -68,6 +69,7 @@ impl Invariant {
         Invariant::PrefixStable,
         Invariant::DurableLive,
         Invariant::TwinAgrees,
+        Invariant::PrefixReported,
     ];
 
     /// The name reports, trace lines and scenario files use.
@@ -98,6 +100,7 @@ impl Invariant {
             Invariant::PrefixStable => "prefix_stable",
             Invariant::DurableLive => "durable_live",
             Invariant::TwinAgrees => "twin_agrees",
+            Invariant::PrefixReported => "prefix_reported",
         }
     }
 }
@@ -212,6 +215,7 @@ mod tests {
                 "prefix_stable",
                 "durable_live",
                 "twin_agrees",
+                "prefix_reported",
             ]
         );
     }

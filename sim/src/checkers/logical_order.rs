@@ -5,8 +5,10 @@
 //! appends results as they complete sends a history whose bytes depend on timing: the
 //! same conversation replayed gets different bytes, so the prompt cache misses and a
 //! recorded session no longer reproduces. The canonical rebuild of a request lists
-//! every results message's results in the order of the calls they answer; the request
-//! must equal it.
+//! the results answering each batch of calls (in one message, or split over the user
+//! messages before the next reply, as a runtime that appends one message per
+//! finished tool writes them) in the order of the calls they answer; the request must
+//! equal it.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::{Block, Role};
@@ -26,10 +28,15 @@ impl Checker for LogicalOrder {
             return None;
         };
         let messages = &request.messages;
-        // A pair straddling the judged prefix is judged again: its answer may be new.
-        for i in seen.saturating_sub(1)..messages.len().saturating_sub(1) {
-            let (call_msg, answer) = (&messages[i], &messages[i + 1]);
-            if call_msg.role != Role::Assistant || answer.role != Role::User {
+        // A batch whose answers reach past the judged prefix is judged again: an
+        // answer may be new. Its calls sit in the last assistant message before it.
+        let from = messages[..(*seen).min(messages.len())]
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .unwrap_or(0);
+        for i in from..messages.len() {
+            let call_msg = &messages[i];
+            if call_msg.role != Role::Assistant {
                 continue;
             }
             let calls: Vec<&str> = call_msg
@@ -43,9 +50,15 @@ impl Checker for LogicalOrder {
             if calls.len() < 2 {
                 continue;
             }
-            let answered: Vec<&str> = answer
-                .blocks()
+            // The rebuild: every result up to the next assistant message, whether the
+            // engine wrote them as one message or one per result, in call order.
+            let region = messages[i + 1..]
                 .iter()
+                .take_while(|m| m.role == Role::User)
+                .count();
+            let answered: Vec<&str> = messages[i + 1..i + 1 + region]
+                .iter()
+                .flat_map(|m| m.blocks())
                 .filter_map(|b| match b {
                     Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
                     _ => None,
@@ -57,9 +70,13 @@ impl Checker for LogicalOrder {
                 .filter(|id| answered.contains(id))
                 .collect();
             if answered.len() == canonical.len() && answered != canonical {
+                let by = if region == 1 {
+                    format!("message {} answers", i + 1)
+                } else {
+                    format!("messages {}..={} answer", i + 1, i + region)
+                };
                 return Some(Err(format!(
-                    "request {op}: message {} answers the calls of message {i} in the order {} instead of the call order {}",
-                    i + 1,
+                    "request {op}: {by} the calls of message {i} in the order {} instead of the call order {}",
                     answered.join(", "),
                     canonical.join(", ")
                 )));

@@ -20,6 +20,7 @@ pub(crate) mod marker_once;
 mod no_lost_observation;
 mod note_exact;
 pub(crate) mod pairing;
+mod prefix_reported;
 mod prefix_stable;
 mod recovery_idempotent;
 mod stale_noop;
@@ -42,7 +43,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
+    Activity, CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
 };
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -126,6 +127,9 @@ pub enum Event<'a> {
     Hostile {
         what: &'a str,
         held: Result<&'a [SharedMessage], &'a str>,
+        /// A text an engine that accepts the input must not keep (the older format's
+        /// recap, which a migration drops).
+        forbidden: Option<&'a str>,
     },
     /// A cancel was accepted while a turn was open, before its outputs are carried out;
     /// `running` are the tool-use ids the ledger had started and not finished then.
@@ -173,6 +177,16 @@ pub enum Event<'a> {
         live: &'a Result<Vec<Output>, String>,
         twin: &'a Result<Vec<Output>, String>,
     },
+    /// A list of outputs persisted a `Receipt` record (the reference log format): what
+    /// the engine says the request it is about to send carries.
+    Receipt {
+        op: OperationId,
+        digest: &'a str,
+    },
+    /// The engine reported an activity to the host.
+    Activity {
+        activity: &'a Activity,
+    },
 }
 
 pub trait Checker: Send {
@@ -196,7 +210,9 @@ pub struct Violation {
 /// All checkers of a run, with how often each one checked.
 pub struct Checks {
     list: Vec<Box<dyn Checker>>,
-    counts: BTreeMap<&'static str, u64>,
+    /// Checks made by `list[i]`, by position: a count per event must not cost a
+    /// lookup by name.
+    counts: Vec<u64>,
 }
 
 impl Default for Checks {
@@ -217,14 +233,14 @@ impl Checks {
             .into_iter()
             .filter(|c| selection.runs(c.invariant()))
             .collect();
-        let counts = list.iter().map(|c| (c.invariant().name(), 0)).collect();
+        let counts = vec![0; list.len()];
         Checks { list, counts }
     }
 
     fn registry(c: Arc<Conventions>) -> Vec<Box<dyn Checker>> {
         let reference_wording = c.name == "reference";
         vec![
-            Box::new(pairing::Pairing),
+            Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),
             Box::<history_stable::HistoryStable>::default(),
             Box::new(marker_once::MarkerOnce::new(c.clone())),
@@ -251,6 +267,7 @@ impl Checks {
             Box::<prefix_stable::PrefixStable>::default(),
             Box::new(durable_live::DurableLive),
             Box::new(twin_agrees::TwinAgrees),
+            Box::new(prefix_reported::PrefixReported::new(reference_wording)),
         ]
     }
 
@@ -268,11 +285,9 @@ impl Checks {
     }
 
     pub fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Result<(), Violation> {
-        for c in self.list.iter_mut() {
+        for (c, n) in self.list.iter_mut().zip(self.counts.iter_mut()) {
             if let Some(result) = c.observe(ctx, event) {
-                if let Some(n) = self.counts.get_mut(c.invariant().name()) {
-                    *n += 1;
-                }
+                *n += 1;
                 if let Err(message) = result {
                     return Err(Violation {
                         invariant: c.invariant(),
@@ -286,8 +301,12 @@ impl Checks {
     }
 
     /// Checks made per invariant.
-    pub fn counts(&self) -> &BTreeMap<&'static str, u64> {
-        &self.counts
+    pub fn counts(&self) -> BTreeMap<&'static str, u64> {
+        let mut by_name = BTreeMap::new();
+        for (c, n) in self.list.iter().zip(&self.counts) {
+            *by_name.entry(c.invariant().name()).or_default() += n;
+        }
+        by_name
     }
 }
 

@@ -4,11 +4,81 @@
 //! misplaced `tool_result`, an empty assistant message, a duplicate id, or an empty
 //! text block, and then rejects every later request of the session too, so one
 //! violation here ends a user's session.
+//!
+//! Guarantee: the verdict on every request is exactly `validate_history`'s on the whole
+//! request (same error, same indices), while a request that only appends to the
+//! previous accepted one costs only its new messages. Why that is exact: the previous
+//! request passed, so its messages broke no rule and left no call unanswered; a message
+//! appended after them is judged by the same rules against the same state, except that
+//! the tool-use ids asked before must not be asked again (rule 5). So the new suffix is
+//! validated alone (indices shifted back), and when it reuses an id the prefix asked,
+//! the whole request is validated instead, which reports exactly what it reports.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
-use turnsim_core::{Block, Message, Role, validate_history};
+use crate::judge::pairing::remap;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use turnsim_core::{Block, HistoryError, Message, Role, SharedMessage, validate_history};
 
-pub struct Pairing;
+#[derive(Default)]
+pub struct Pairing {
+    /// The messages of the last request that passed (shared allocations, so an
+    /// address they hold is never reused while kept here).
+    accepted: Vec<SharedMessage>,
+    /// Every tool-use id an assistant message of `accepted` asked.
+    asked: BTreeSet<String>,
+}
+
+impl Pairing {
+    /// How many leading messages of `messages` are the accepted request's very
+    /// allocations, when all of them are (`None` otherwise).
+    fn extends(&self, messages: &[SharedMessage]) -> Option<usize> {
+        let n = self.accepted.len();
+        (n > 0
+            && messages.len() >= n
+            && self
+                .accepted
+                .iter()
+                .zip(messages)
+                .all(|(a, m)| Arc::ptr_eq(a, m)))
+        .then_some(n)
+    }
+
+    /// The verdict of `validate_history(messages)`, validating only `messages[from..]`
+    /// when the first `from` messages are the accepted ones (see the module comment).
+    fn validate(&self, messages: &[SharedMessage], from: usize) -> Result<(), HistoryError> {
+        if from == 0 {
+            return validate_history(messages);
+        }
+        let suffix = &messages[from..];
+        let reasks = suffix
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .flat_map(|m| m.blocks())
+            .any(|b| matches!(b, Block::ToolUse { id, .. } if self.asked.contains(id)));
+        if reasks {
+            return validate_history(messages);
+        }
+        validate_history(suffix).map_err(|e| remap(e, |k| k + from))
+    }
+
+    fn accept(&mut self, messages: &[SharedMessage], from: usize) {
+        if from == 0 {
+            self.accepted.clear();
+            self.asked.clear();
+        }
+        for m in &messages[from..] {
+            if m.role == Role::Assistant {
+                for b in m.blocks() {
+                    if let Block::ToolUse { id, .. } = b {
+                        self.asked.insert(id.clone());
+                    }
+                }
+            }
+            self.accepted.push(m.clone());
+        }
+    }
+}
 
 impl Checker for Pairing {
     fn invariant(&self) -> Invariant {
@@ -19,24 +89,30 @@ impl Checker for Pairing {
         let Event::Request { op, request, .. } = event else {
             return None;
         };
-        if let Err(e) = validate_history(&request.messages) {
+        let messages = &request.messages;
+        let from = self.extends(messages).unwrap_or(0);
+        if let Err(e) = self.validate(messages, from) {
+            self.accepted.clear();
+            self.asked.clear();
             return Some(Err(format!("request {op} would be rejected: {e}")));
         }
-        for (i, m) in request.messages.iter().enumerate() {
-            match empty_part(m) {
+        // The accepted messages have no empty part (they passed), so only the new ones
+        // are read; the first empty part in message order is the same either way.
+        for (i, m) in messages.iter().enumerate().skip(from) {
+            let broken = match empty_part(m) {
                 Some(EmptyPart::UserMessage) => {
-                    return Some(Err(format!(
-                        "request {op}: message {i} is an empty user message"
-                    )));
+                    format!("request {op}: message {i} is an empty user message")
                 }
                 Some(EmptyPart::TextBlock(j)) => {
-                    return Some(Err(format!(
-                        "request {op}: message {i}, block {j} is an empty text block"
-                    )));
+                    format!("request {op}: message {i}, block {j} is an empty text block")
                 }
-                None => {}
-            }
+                None => continue,
+            };
+            self.accepted.clear();
+            self.asked.clear();
+            return Some(Err(broken));
         }
+        self.accept(messages, from);
         Some(Ok(()))
     }
 }
@@ -61,4 +137,125 @@ pub fn empty_part(m: &Message) -> Option<EmptyPart> {
         .iter()
         .position(|b| matches!(b, Block::Text { text } if text.is_empty()))
         .map(EmptyPart::TextBlock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::{CacheHints, OperationId, Request};
+
+    fn request(messages: &[SharedMessage]) -> Request {
+        Request {
+            system: String::new(),
+            tools: Arc::from(Vec::new()),
+            messages: messages.to_vec(),
+            cache: CacheHints {
+                session_key: String::new(),
+                breakpoints: Vec::new(),
+            },
+        }
+    }
+
+    fn judge(p: &mut Pairing, messages: &[SharedMessage]) -> Option<Check> {
+        let ctx = Ctx {
+            step: 0,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+        };
+        let r = request(messages);
+        let event = Event::Request {
+            op: OperationId(7),
+            request: &r,
+            seen: 0,
+        };
+        p.observe(&ctx, &event)
+    }
+
+    fn call(id: &str) -> SharedMessage {
+        Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+            id: id.into(),
+            name: "read_file".into(),
+            input: serde_json::json!({}),
+        }]))
+    }
+
+    fn answer(id: &str) -> SharedMessage {
+        Arc::new(Message::user_blocks(vec![Block::tool_result(
+            id, "ok", false,
+        )]))
+    }
+
+    /// The verdict a fresh checker (no earlier request) gives on the same messages.
+    fn whole(messages: &[SharedMessage]) -> Option<Check> {
+        judge(&mut Pairing::default(), messages)
+    }
+
+    #[test]
+    fn an_appended_call_reusing_an_earlier_id_is_rejected_as_the_whole_request_is() {
+        let mut p = Pairing::default();
+        let first = vec![Arc::new(Message::user_text("hi")), call("t1"), answer("t1")];
+        assert_eq!(judge(&mut p, &first), Some(Ok(())));
+        let mut second = first.clone();
+        second.push(call("t1"));
+        second.push(answer("t1"));
+        let verdict = judge(&mut p, &second);
+        assert_eq!(verdict, whole(&second));
+        assert_eq!(
+            verdict,
+            Some(Err("request op#7 would be rejected: message 3, block 0: tool_use id t1 is already used by message 1".into()))
+        );
+    }
+
+    #[test]
+    fn an_appended_orphan_result_names_its_index_in_the_whole_request() {
+        let mut p = Pairing::default();
+        let first = vec![Arc::new(Message::user_text("hi")), call("t1"), answer("t1")];
+        assert_eq!(judge(&mut p, &first), Some(Ok(())));
+        let mut second = first.clone();
+        second.push(Arc::new(Message::assistant_text("done")));
+        second.push(answer("t9"));
+        let verdict = judge(&mut p, &second);
+        assert_eq!(verdict, whole(&second));
+        assert!(
+            matches!(&verdict, Some(Err(e)) if e.contains("message 4")),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn an_appended_empty_text_block_is_found_past_the_accepted_prefix() {
+        let mut p = Pairing::default();
+        let first = vec![Arc::new(Message::user_text("hi"))];
+        assert_eq!(judge(&mut p, &first), Some(Ok(())));
+        let mut second = first.clone();
+        second.push(Arc::new(Message::assistant_text("ok")));
+        second.push(Arc::new(Message::user_blocks(vec![Block::text("")])));
+        assert_eq!(
+            judge(&mut p, &second),
+            Some(Err(
+                "request op#7: message 2, block 0 is an empty text block".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_request_that_rewrites_the_prefix_is_validated_whole() {
+        let mut p = Pairing::default();
+        let first = vec![Arc::new(Message::user_text("hi")), call("t1"), answer("t1")];
+        assert_eq!(judge(&mut p, &first), Some(Ok(())));
+        // Equal bytes at a new address, then a call left unanswered at the end.
+        let rewritten = vec![
+            Arc::new(Message::user_text("hi")),
+            call("t1"),
+            answer("t1"),
+            call("t2"),
+        ];
+        let verdict = judge(&mut p, &rewritten);
+        assert_eq!(verdict, whole(&rewritten));
+        assert!(
+            matches!(&verdict, Some(Err(e)) if e.contains("message 3")),
+            "{verdict:?}"
+        );
+    }
 }

@@ -1,5 +1,5 @@
 //! The `turnsim` command line: `run`, `replay`, `shrink`, `options`, `serve`, `drive`,
-//! `check`.
+//! `check`, `merge`.
 //!
 //! Guarantee: the CLI is only an interpreter of the library's results. It reads the
 //! wall clock for the time budget and the rates it prints, and a Ctrl-C only decides
@@ -15,12 +15,16 @@
 //!
 //! Layout: this file holds the argument types and the dispatch; `run` is `turnsim
 //! run` (failures saved as they are found, Ctrl-C, `--max-failures`), `scenario`
-//! is `replay`, `shrink` and `options`, `engines` the engines a binary knows and
+//! is `replay`, `shrink` and `options`, `merge` combines the summary files of
+//! sharded runs, `engines` the engines a binary knows and
 //! `--engine-cmd`, and `interrupt` the SIGINT handler.
 
 pub(crate) mod engines;
 pub(crate) mod interrupt;
 mod judging;
+pub(crate) mod merge;
+mod outdir;
+mod progress;
 pub(crate) mod run;
 pub(crate) mod scenario;
 
@@ -94,6 +98,9 @@ pub enum Command {
     /// SIGTERM, SIGKILL, resume; judge what it sends and what its tools do.
     #[cfg(feature = "drive")]
     Drive(crate::drive::DriveArgs),
+    /// Merge the `run --summary-json` files of several shards into one summary, with
+    /// the run digest one machine running every seed would print.
+    Merge(merge::MergeArgs),
     /// Check real transcripts, recorded traffic and `turnsim serve --record`
     /// directories against the invariants. Exit codes: 0 clean, 1 violations,
     /// 2 usage, 6 unreadable input.
@@ -261,6 +268,7 @@ fn dispatch(cli: Cli, engines: &Engines) -> Exit {
         #[cfg(feature = "drive")]
         Command::Drive(a) => crate::drive::drive_main(&a),
         Command::Check(a) => cmd_check(a),
+        Command::Merge(a) => merge::cmd_merge(a),
     }
 }
 

@@ -11,9 +11,14 @@
 //!   `--trace` without exactly one seed, are usage errors (exit 2), and so are an
 //!   engine name the binary does not know and an `--engine-cmd` that fails its hello.
 //! - The exit code is the failure class of the lowest failing seed that ran.
+//! - `--summary-json` names exactly the seeds that ran: seeds start in order
+//!   ([`crate::runner::run_batch_with`]), so a stopped run (`--time`,
+//!   `--max-failures`, Ctrl-C) ran a prefix of its range or shard, and the file is
+//!   written after the printed summary, atomically (docs/scale-out.md).
 
 use super::engines::{EngineArgs, Engines};
 use super::interrupt;
+use super::outdir::OutDir;
 use super::program;
 use super::scenario::{excerpt, shell_quote};
 use crate::checkers::Violation;
@@ -27,6 +32,7 @@ use crate::options::SimOptions;
 use crate::report::summary;
 use crate::runner::{Batch, run_batch_with, run_seed};
 use crate::scenario::{EngineProcess, Expectation, Scenario, save_scenario};
+use crate::summary_file::{RunFacts, RunOptions, SummaryFile};
 use crate::world::FailureClass;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -51,7 +57,8 @@ fn seeds_help() -> String {
 pub struct RunArgs {
     #[arg(long, value_parser = parse_seed_range, help = seeds_help())]
     pub seeds: Option<Range<u64>>,
-    /// Stop starting seeds after this long (500ms, 30s, 5m, 2h).
+    /// Stop starting seeds after this long (500ms, 30s, 5m, 2h). Seeds start in
+    /// order, so the seeds that ran are the first ones of the range (or shard).
     #[arg(long, value_parser = parse_duration)]
     pub time: Option<Duration>,
     /// Worker threads; default: every core.
@@ -63,6 +70,11 @@ pub struct RunArgs {
     /// Where failing scenarios are written (each as soon as it is found).
     #[arg(long, default_value = "scenarios/failures")]
     pub out: PathBuf,
+    /// Also write the summary as JSON to FILE (atomically): counts, faults, checks,
+    /// coverage, failures and their scenario files, exactly which seeds ran, and the
+    /// run digest; `turnsim merge` combines the files of several shards.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
     /// Stop starting seeds once this many have failed.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_failures: u64,
@@ -113,42 +125,6 @@ pub fn rate_text(per_sec: f64) -> String {
         out.push(c);
     }
     format!("{out}/s")
-}
-
-/// The `--out` directory, made and probed before the run. Remembers the directories
-/// it made, so a run that writes nothing leaves none behind.
-struct OutDir {
-    path: PathBuf,
-    made: Vec<PathBuf>,
-}
-
-impl OutDir {
-    fn prepare(path: &Path) -> Result<OutDir, String> {
-        let mut made = Vec::new();
-        let mut missing = Some(path);
-        while let Some(p) = missing.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
-            made.push(p.to_path_buf());
-            missing = p.parent();
-        }
-        let fail = |e: std::io::Error| format!("--out {}: cannot write there: {e}", path.display());
-        std::fs::create_dir_all(path).map_err(fail)?;
-        let probe = path.join(format!(".turnsim-probe-{}", std::process::id()));
-        std::fs::write(&probe, b"").map_err(fail)?;
-        std::fs::remove_file(&probe).map_err(fail)?;
-        Ok(OutDir {
-            path: path.to_path_buf(),
-            made,
-        })
-    }
-
-    /// Removes the directories `prepare` made, innermost first, while they are empty.
-    fn tidy(&self) {
-        for dir in &self.made {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
-    }
 }
 
 /// A failure as saved: the rerun's violation and trace excerpt, and where it went.
@@ -315,6 +291,18 @@ pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
             .filter(|r| r.end - r.start == 1)
             .map(|r| r.start),
     };
+    let one_seed = std::env::var_os("TURNSIM_SEED").is_some() || a.trace;
+    if a.summary_json.is_some() && one_seed {
+        return usage(
+            "--summary-json summarises a seed range; it does not go with --trace or TURNSIM_SEED",
+        );
+    }
+    if let Some(path) = &a.summary_json
+        && let Err(e) = probe_summary_path(path)
+    {
+        eprintln!("turnsim run: {e}");
+        return Exit::File;
+    }
     if a.trace && single.is_none() {
         return usage(
             "--trace prints one run step by step; give one seed (--seeds N or TURNSIM_SEED=N)",
@@ -328,13 +316,29 @@ pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
         }
     };
     let code = match single {
-        Some(seed) if std::env::var_os("TURNSIM_SEED").is_some() || a.trace => {
-            run_one(factory, &target, seed, &a, &out.path, &judging)
-        }
+        Some(seed) if one_seed => run_one(factory, &target, seed, &a, &out.path, &judging),
         _ => run_many(factory, &target, &a, &out.path, &judging),
     };
     out.tidy();
     code
+}
+
+/// Whether `--summary-json` names a file that can be written, checked before any
+/// seed runs: its directory is made and probed, and it is not a directory itself.
+fn probe_summary_path(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "--summary-json {}: is a directory; expected a file name",
+            path.display()
+        ));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    OutDir::prepare(dir)
+        .map(|_| ())
+        .map_err(|e| e.replacen("--out", "--summary-json", 1))
 }
 
 /// What a saved failure and its printed commands need besides the factory.
@@ -417,8 +421,8 @@ fn run_many(
         .clone()
         .unwrap_or_else(|| parse_seed_range(DEFAULT_SEEDS).unwrap_or(0..0));
     let seeds: Vec<u64> = match shard {
-        Some((k, n)) => shard_seeds(range, k, n).collect(),
-        None => range.collect(),
+        Some((k, n)) => shard_seeds(range.clone(), k, n).collect(),
+        None => range.clone().collect(),
     };
     let jobs = a
         .jobs
@@ -483,21 +487,63 @@ fn run_many(
     }
     let saved = saved.into_inner().unwrap_or_default();
     print!("{}", failure_list(&sum.failures, &saved, &target.flags));
+    // (the words printed, the word a summary file stores)
     let stopped = if interrupt::interrupted() {
         println!("interrupted (Ctrl-C): the seeds that ran are summarised below");
-        Some("interrupted by Ctrl-C")
+        Some(("interrupted by Ctrl-C", "interrupted"))
     } else if failed.load(Ordering::SeqCst) >= a.max_failures && sum.skipped > 0 {
-        Some("--max-failures reached")
+        Some(("--max-failures reached", "max_failures"))
     } else {
-        Some("--time budget spent")
+        Some(("--time budget spent", "time"))
     };
     let stopped = stopped.filter(|_| sum.skipped > 0 || interrupt::interrupted());
+    let elapsed = started.elapsed();
     print!(
         "{}",
-        summary(&sum, factory.name(), jobs, started.elapsed(), stopped)
+        summary(&sum, factory.name(), jobs, elapsed, stopped.map(|s| s.0))
     );
     print!("{}", super::judging::describe(factory));
+    let file = SummaryFile::of_run(RunFacts {
+        options: RunOptions {
+            engine: factory.name().to_string(),
+            engine_process: target.process.cloned(),
+            judging: judging.clone(),
+            check_determinism: a.check_determinism,
+        },
+        range,
+        shard,
+        summary: &sum,
+        scenarios: scenario_files(&saved),
+        stopped: stopped.filter(|_| sum.skipped > 0).map(|s| s.1),
+        seconds: elapsed.as_secs_f64(),
+        jobs: jobs as u64,
+    });
+    if sum.skipped > 0 {
+        print!("{}", super::merge::seed_lines(&file));
+    }
+    if let Some(path) = &a.summary_json
+        && let Err(code) = super::merge::write_summary(path, &file, "run")
+    {
+        return code;
+    }
     Exit::of_class(sum.first_failure_class())
+}
+
+/// Each saved failure's scenario file, or why there is none, for the summary file.
+fn scenario_files(saved: &BTreeMap<u64, Option<Saved>>) -> BTreeMap<u64, Result<String, String>> {
+    saved
+        .iter()
+        .map(|(seed, s)| {
+            let file = match s {
+                Some(s) => match &s.file {
+                    Ok(p) => Ok(p.display().to_string()),
+                    Err(e) => Err(format!("not written: {e}")),
+                },
+                None => Err("a rerun passed: the failure is nondeterministic".to_string()),
+            };
+            (*seed, file)
+        })
+        .collect()
 }
 
 #[cfg(test)]

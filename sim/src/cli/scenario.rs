@@ -12,11 +12,12 @@
 
 use super::engines::{Chosen, Engines, Refusal, for_scenario};
 use super::program;
+use super::progress::ProgressLine;
 use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::runner::{matches_expectation, run_scenario};
 use crate::scenario::{Scenario, load_scenario, save_scenario};
-use crate::shrink::{Budget, shrink_with, story};
+use crate::shrink::{Budget, shrink_observed, story};
 use crate::world::{FailureClass, RunOutcome};
 use std::path::{Path, PathBuf};
 
@@ -156,7 +157,10 @@ pub(super) fn cmd_shrink(
         replays: budget,
         time: Some(std::time::Duration::from_secs(seconds)),
     };
-    let shrunk = match shrink_with(factory, &scenario, budget) {
+    let mut line = ProgressLine::new(budget.replays, seconds);
+    let result = shrink_observed(factory, &scenario, budget, &mut |p| line.update(p));
+    line.finish();
+    let shrunk = match result {
         Ok(s) => s,
         Err(e) => {
             eprintln!(
@@ -166,6 +170,7 @@ pub(super) fn cmd_shrink(
             return Exit::Usage;
         }
     };
+    let expected = scenario.expect.clone();
     let mut scenario = shrunk.scenario.clone();
     let rerun = run_scenario(factory, &scenario, true);
     if let Some(v) = &rerun.violation {
@@ -186,21 +191,8 @@ pub(super) fn cmd_shrink(
         "{}",
         crate::scenario::scenario_to_json(&scenario).unwrap_or_default()
     );
-    if shrunk.stopped_by_time {
-        println!(
-            "note: the time budget ran out after {} replays; `--budget {}` reproduces this result",
-            shrunk.runs, shrunk.runs
-        );
-    } else if shrunk.stopped_by_replays {
-        println!(
-            "note: the replay budget ran out before a fixpoint; a larger --budget may shrink further"
-        );
-    }
-    if let (n, Some(other)) = shrunk.failed_differently {
-        println!(
-            "note: {n} candidates failed differently (first: {other}) and were rejected; \
-             the result fails as the input did"
-        );
+    for note in story::notes(&expected, &shrunk) {
+        println!("note: {note}");
     }
     println!(
         "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)",

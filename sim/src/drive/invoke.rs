@@ -15,6 +15,7 @@
 use super::procs::{self, Killed, Tracker};
 use super::profiles::{Interrupt, Profile, Vars, argv, substitute};
 use super::run::Schedule;
+use super::terminal::{self, TermLog, Terminal};
 use super::tool::{self, Kind};
 use crate::serve::http::ServeHandle;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,10 @@ use std::time::{Duration, Instant};
 
 /// How long a client may take to exit after a signal.
 pub const SIGNAL_GRACE: Duration = Duration::from_secs(15);
+
+/// How long an interactive client may take, after a key interrupt, to end its turn
+/// and leave on the exit command.
+pub const KEY_GRACE: Duration = Duration::from_secs(60);
 
 /// How long after a client's exit a tool still running counts as orphaned: time
 /// for the client's own clean-up (a kill it sent on its way out) to land.
@@ -78,6 +83,9 @@ pub struct Invocation {
     pub killed: Vec<Killed>,
     /// Processes that survived the clean-up (should be none).
     pub leftovers: Vec<String>,
+    /// The interactive mode: what happened on the terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<TermLog>,
 }
 
 /// The signal as delivered.
@@ -107,6 +115,8 @@ pub struct Running<'a> {
     /// The run's environment marker.
     pub marker: String,
     pub server: &'a ServeHandle,
+    /// The interactive mode's terminal, when the run file has one.
+    pub terminal: Option<&'a Terminal>,
 }
 
 impl Running<'_> {
@@ -128,28 +138,59 @@ fn inherited_out(name: &str) -> bool {
         || name == procs::RUN_MARKER
 }
 
+/// The client's environment: what to remove from the harness's, what to set.
+type ClientEnv = (Vec<std::ffi::OsString>, Vec<(String, String)>);
+
+fn client_env(vars: &Vars, run: &Running<'_>) -> ClientEnv {
+    let removed = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| k.to_str().is_some_and(inherited_out))
+        .collect();
+    let home = PathBuf::from(&vars.home);
+    let mut set: Vec<(String, String)> = vec![
+        ("HOME".into(), vars.home.clone()),
+        // The working directory as a shell reports it: a client that reads `PWD`
+        // (opencode does) would otherwise work in the harness's directory.
+        ("PWD".into(), vars.work.clone()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join(".config").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+        (
+            "XDG_STATE_HOME".into(),
+            home.join(".local/state").display().to_string(),
+        ),
+        ("TURNSIM_DRIVE".into(), "1".into()),
+        (procs::RUN_MARKER.into(), run.marker.clone()),
+    ];
+    if run.terminal.is_some() {
+        set.push(("TERM".into(), "xterm-256color".into()));
+    }
+    for (k, v) in &run.profile.env {
+        set.push((k.clone(), substitute(v, vars)));
+    }
+    (removed, set)
+}
+
 fn command(argv: &[String], vars: &Vars, label: &str, run: &Running<'_>) -> Command {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(&vars.work)
         .stdin(Stdio::null())
         .process_group(0);
-    for (k, _) in std::env::vars_os() {
-        if k.to_str().is_some_and(inherited_out) {
-            cmd.env_remove(&k);
-        }
+    let (removed, set) = client_env(vars, run);
+    for k in removed {
+        cmd.env_remove(k);
     }
-    let home = PathBuf::from(&vars.home);
-    cmd.env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("XDG_STATE_HOME", home.join(".local/state"))
-        .env("TURNSIM_DRIVE", "1")
-        .env(procs::RUN_MARKER, &run.marker);
-    for (k, v) in &run.profile.env {
-        cmd.env(k, substitute(v, vars));
-    }
+    cmd.envs(set);
     for (name, out) in [("stdout", true), ("stderr", false)] {
         let f = File::create(run.dir.join(format!("{label}.{name}")));
         let io = f.map_or_else(|_| Stdio::null(), Stdio::from);
@@ -162,8 +203,41 @@ fn command(argv: &[String], vars: &Vars, label: &str, run: &Running<'_>) -> Comm
     cmd
 }
 
-fn send(kind: Interrupt, pgid: i32) {
+/// Starts the client in a pty ([`terminal`]); the prompt is typed, not an argument.
+fn spawn_terminal(
+    argv: &[String],
+    vars: &Vars,
+    label: &str,
+    run: &Running<'_>,
+    term: &Terminal,
+) -> Result<(std::process::Child, terminal::Session), String> {
+    terminal::prepare_home(term, Path::new(&vars.home), |s| substitute(s, vars))?;
+    let mut cmd = pty_process::blocking::Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(&vars.work);
+    let (removed, set) = client_env(vars, run);
+    for k in removed {
+        cmd = cmd.env_remove(k);
+    }
+    cmd = cmd.envs(set);
+    terminal::spawn(
+        cmd,
+        term,
+        &vars.prompt,
+        &run.dir.join(format!("{label}.screen")),
+    )
+    .map_err(|e| format!("{}: {e}", argv[0]))
+}
+
+fn send(kind: Interrupt, pgid: i32, term: Option<&terminal::Session>) {
     match kind {
+        // A key goes into the terminal; without one (a profile error) nothing is
+        // sent, and the report says the signal was sent to no terminal.
+        Interrupt::Esc | Interrupt::CtrlC => {
+            if let Some(t) = term {
+                t.keys(terminal::key_bytes(kind == Interrupt::Esc));
+            }
+        }
         // Ctrl+C and a terminal hang-up reach the whole foreground group.
         Interrupt::Sigint => procs::signal_group(pgid, libc::SIGINT),
         Interrupt::Sighup => procs::signal_group(pgid, libc::SIGHUP),
@@ -191,10 +265,17 @@ pub fn invoke(
         return (inv, None);
     }
     let started = Instant::now();
-    let mut child = match command(&argv, vars, label, run).spawn() {
+    let spawned = match run.terminal {
+        Some(term) => spawn_terminal(&argv, vars, label, run, term).map(|(c, s)| (c, Some(s))),
+        None => command(&argv, vars, label, run)
+            .spawn()
+            .map(|c| (c, None))
+            .map_err(|e| format!("{}: {e}", argv[0])),
+    };
+    let (mut child, mut session) = match spawned {
         Ok(c) => c,
         Err(e) => {
-            inv.spawn_error = Some(format!("{}: {e}", argv[0]));
+            inv.spawn_error = Some(e);
             inv.end_ms = run.now();
             return (inv, None);
         }
@@ -210,6 +291,13 @@ pub fn invoke(
             Err(_) => break None,
         }
         run.tracker.poll(run.ledger);
+        if let Some(t) = session.as_mut() {
+            let tool_alive = !run.tracker.alive().is_empty();
+            let requests = run.server.server.requests_seen();
+            if t.step(run.now(), requests, ledger_lines(run.ledger), tool_alive) {
+                procs::signal_group(pgid, libc::SIGHUP);
+            }
+        }
         if let Some(s) = schedule
             && let Some(kind) = s.interrupt
             && sent.is_none()
@@ -223,7 +311,7 @@ pub fn invoke(
                 let requests_before = run.server.server.requests_seen();
                 let ledger_lines = ledger_lines(run.ledger);
                 let running = tool::running(&tool::read(run.ledger));
-                send(kind, pgid);
+                send(kind, pgid, session.as_ref());
                 sent = Some(Sent {
                     interrupt: kind,
                     at_ms: run.now(),
@@ -231,7 +319,14 @@ pub fn invoke(
                     running,
                     requests_before,
                 });
-                deadline = deadline.min(Instant::now() + SIGNAL_GRACE);
+                // A key leaves an interactive client running: its turn ends, then
+                // the exit command is typed, so it gets the idle time on top.
+                let grace = if kind.is_key() {
+                    KEY_GRACE
+                } else {
+                    SIGNAL_GRACE
+                };
+                deadline = deadline.min(Instant::now() + grace);
             }
         }
         if Instant::now() >= deadline {
@@ -242,6 +337,7 @@ pub fn invoke(
         std::thread::sleep(Duration::from_millis(20));
     };
     inv.end_ms = run.now();
+    inv.terminal = session.map(|s| s.log);
     if let Some(st) = status {
         inv.exit_code = st.code();
         inv.killed_by = st.signal();

@@ -22,11 +22,13 @@ pub(crate) mod report;
 pub(crate) mod repro;
 pub(crate) mod run;
 pub(crate) mod summary;
+pub(crate) mod terminal;
 pub(crate) mod tool;
 
 use crate::exit::Exit;
+use crate::options::Ratio;
 use report::{Outcome, Reruns, RunReport};
-use run::{RunFile, Schedule, run_schedule};
+use run::{DriveOptions, RunFile, Schedule, run_schedule};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -69,6 +71,13 @@ pub struct DriveArgs {
     /// Where runs are written (default: a fresh directory under the temp dir).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Chance that a run has no provider fault, as an integer ratio `N/D`.
+    #[arg(long, default_value = "1/3", value_parser = parse_ratio)]
+    pub no_fault: Ratio,
+    /// Chance that a run sends no signal (nor key), as an integer ratio `N/D`
+    /// (`0/1`: every run is interrupted).
+    #[arg(long, default_value = "1/5", value_parser = parse_ratio)]
+    pub no_signal: Ratio,
     /// Reruns of a failing schedule, to measure how often it fails.
     #[arg(long, default_value_t = 3)]
     pub rerun: u32,
@@ -79,6 +88,16 @@ pub struct DriveArgs {
     /// `test-client`: extra flags (the planted faults).
     #[arg(last = true)]
     pub command: Vec<String>,
+}
+
+impl DriveArgs {
+    /// The schedule's probabilities from the flags.
+    pub fn options(&self) -> DriveOptions {
+        DriveOptions {
+            no_fault: self.no_fault,
+            no_signal: self.no_signal,
+        }
+    }
 }
 
 /// The client's version, from the profile's version command (20 s at most).
@@ -166,11 +185,25 @@ pub fn drive_one(
             dirs,
         });
     }
-    if rep.outcome == Outcome::Fail {
+    // The repro script replays a headless command line; an interactive run is
+    // replayed with `--replay` (its screens are in FIRST.screen, RESUMED.screen).
+    if rep.outcome == Outcome::Fail && file.terminal.is_none() {
         repro::write(file, &rep)?;
     }
     rep.save()?;
     Ok(rep)
+}
+
+/// `N/D` with `D >= 1` and `N <= D`.
+pub fn parse_ratio(s: &str) -> Result<Ratio, String> {
+    let bad = || format!("{s:?}: expected a ratio N/D with 1 <= D and N <= D (e.g. 1/5)");
+    let (n, d) = s.split_once('/').ok_or_else(bad)?;
+    let n: u32 = n.trim().parse().map_err(|_| bad())?;
+    let d: u32 = d.trim().parse().map_err(|_| bad())?;
+    if d == 0 || n > d {
+        return Err(bad());
+    }
+    Ok(Ratio::new(n, d))
 }
 
 /// `A..B` (B excluded) or `A..=B`.
@@ -296,8 +329,9 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
             );
             return Exit::Usage;
         }
+        let options = a.options();
         for seed in seeds {
-            let schedule = Schedule::from_seed(seed, &profile, a.tool_ms);
+            let schedule = Schedule::from_seed(seed, &profile, a.tool_ms, &options);
             let dir = out.join(format!("run-{seed}"));
             files.push((RunFile::new(profile.clone(), schedule, a.timeout), dir));
         }
@@ -317,8 +351,14 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         }
     }
     let version = client_version(&first.0.profile);
+    // A replayed run file carries its schedule: the options drew nothing.
+    let options = if a.replay.is_some() {
+        "options: from the run file's schedule".to_owned()
+    } else {
+        a.options().describe()
+    };
     let header = format!(
-        "turnsim drive: {} ({version}), {} run(s), {} at a time, writing to {}\n{}",
+        "turnsim drive: {} ({version}), {} run(s), {} at a time, writing to {}\n{options}\n{}",
         first.0.profile.name,
         files.len(),
         a.jobs.max(1),
@@ -370,7 +410,23 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_seeds;
+    use super::{parse_ratio, parse_seeds};
+    use crate::options::Ratio;
+
+    #[test]
+    fn drive_ratios_parse_and_bad_ones_are_refused() {
+        assert_eq!(parse_ratio("1/5"), Ok(Ratio::new(1, 5)));
+        assert_eq!(parse_ratio("0/1"), Ok(Ratio::new(0, 1)));
+        for bad in ["1/0", "3/2", "1", "a/b", "-1/2"] {
+            assert_eq!(
+                parse_ratio(bad),
+                Err(format!(
+                    "{bad:?}: expected a ratio N/D with 1 <= D and N <= D (e.g. 1/5)"
+                )),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn seed_ranges_are_half_open_or_inclusive_and_bad_ones_are_refused() {

@@ -139,6 +139,9 @@ pub fn at_most_once(f: &Facts) -> Observation {
     obs("at_most_once", fails)
 }
 
+/// How long a client may take to stop its tool after a key.
+const KEY_GRACE_MS: i64 = 1000;
+
 /// After SIGINT, SIGTERM or SIGHUP the first invocation started no tool and sent
 /// no request: a cancelled client stops working.
 pub fn no_effect_after_cancel(f: &Facts) -> Observation {
@@ -165,6 +168,26 @@ pub fn no_effect_after_cancel(f: &Facts) -> Observation {
                 at.map_or(0, |x| x.boot_ms),
                 sent.at_ms
             ));
+        }
+    }
+    // A key leaves the client running, so no orphan check sees a tool it let run
+    // on: a call running at the key must not write its effect after it (a second
+    // of grace for the client to act on the key).
+    if sent.interrupt.is_key() {
+        for id in &sent.running {
+            if let Some(e) = f
+                .events
+                .iter()
+                .find(|e| &e.id == id && e.kind == Kind::Effect)
+                .filter(|e| {
+                    i64::try_from(e.boot_ms).unwrap_or(i64::MAX) > sent.at_ms + KEY_GRACE_MS
+                })
+            {
+                fails.push(format!(
+                    "tool call {id} was running at {sig} (+{} ms) and wrote its effect at +{} ms, while the client was still up",
+                    sent.at_ms, e.boot_ms
+                ));
+            }
         }
     }
     for r in f
@@ -322,13 +345,13 @@ pub fn no_lost_observation(f: &Facts) -> Observation {
         );
     };
     let mut fails = Vec::new();
-    let texts = user_texts(body).join("\n");
+    let texts = user_texts(&body).join("\n");
     for marker in ["[turnsim-drive prompt 1]", "[turnsim-drive prompt 2]"] {
         if !texts.contains(marker) {
             fails.push(format!("the resumed request lost the prompt {marker}"));
         }
     }
-    let results: Vec<String> = tool_results(body).keys().map(|k| ledger_id(k)).collect();
+    let results: Vec<String> = tool_results(&body).keys().map(|k| ledger_id(k)).collect();
     for e in tool::events(before_cut(f)) {
         if e.kind == Kind::Finish && !results.contains(&e.id) {
             fails.push(format!(
@@ -371,8 +394,8 @@ pub fn started_call_represented(f: &Facts) -> Observation {
             vec!["the resumed client sent no tool-bearing request".into()],
         );
     };
-    let uses: Vec<String> = tool_use_ids(body).iter().map(|i| ledger_id(i)).collect();
-    let results: BTreeMap<String, bool> = tool_results(body)
+    let uses: Vec<String> = tool_use_ids(&body).iter().map(|i| ledger_id(i)).collect();
+    let results: BTreeMap<String, bool> = tool_results(&body)
         .into_iter()
         .map(|(k, v)| (ledger_id(&k), v))
         .collect();
@@ -430,7 +453,7 @@ mod tests {
             killed_by_harness: false,
         };
         Facts {
-            schedule: Schedule::from_seed(0, &p, 6000),
+            schedule: Schedule::from_seed(0, &p, 6000, &Default::default()),
             first: Invocation {
                 exit_code: Some(143),
                 timed_out,

@@ -43,6 +43,11 @@ pub enum Interrupt {
     Sighup,
     /// `kill -9 PID`: SIGKILL to the client process.
     Sigkill,
+    /// The Esc key typed into an interactive client's terminal.
+    Esc,
+    /// Ctrl+C typed into an interactive client's terminal (a byte a TUI in raw mode
+    /// reads itself; no signal).
+    CtrlC,
 }
 
 impl Interrupt {
@@ -52,22 +57,30 @@ impl Interrupt {
             Interrupt::Sigterm => "SIGTERM",
             Interrupt::Sighup => "SIGHUP",
             Interrupt::Sigkill => "SIGKILL",
+            Interrupt::Esc => "Esc",
+            Interrupt::CtrlC => "Ctrl+C",
         }
     }
 
-    /// The signal's number.
-    pub fn number(self) -> i32 {
+    /// The signal's number; none for a key.
+    pub fn number(self) -> Option<i32> {
         match self {
-            Interrupt::Sigint => libc::SIGINT,
-            Interrupt::Sigterm => libc::SIGTERM,
-            Interrupt::Sighup => libc::SIGHUP,
-            Interrupt::Sigkill => libc::SIGKILL,
+            Interrupt::Sigint => Some(libc::SIGINT),
+            Interrupt::Sigterm => Some(libc::SIGTERM),
+            Interrupt::Sighup => Some(libc::SIGHUP),
+            Interrupt::Sigkill => Some(libc::SIGKILL),
+            Interrupt::Esc | Interrupt::CtrlC => None,
         }
     }
 
-    /// A client can clean up after this one (every signal but SIGKILL).
+    /// A client can clean up after this one (every signal but SIGKILL, every key).
     pub fn catchable(self) -> bool {
         self != Interrupt::Sigkill
+    }
+
+    /// A key typed into the terminal, not a signal.
+    pub fn is_key(self) -> bool {
+        matches!(self, Interrupt::Esc | Interrupt::CtrlC)
     }
 }
 
@@ -93,8 +106,10 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 9] = [
+pub const BUILT_IN: [&str; 11] = [
     "claude-code",
+    "claude-code-tui",
+    "test-client-tui",
     "opencode",
     "python-sdk",
     "pydantic-ai",
@@ -148,6 +163,49 @@ pub fn test_client_path() -> PathBuf {
 
 /// A built-in profile by name; `custom` takes its command from `command`.
 pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
+    match name {
+        // The interactive profiles: the headless one's environment and tool, the
+        // TUI's command (the prompt is typed, see `terminal`), keys for signals.
+        "claude-code-tui" => {
+            let p = headless("claude-code", command)?;
+            let tui = |resume: bool| {
+                let mut c = strings(&["claude"]);
+                if resume {
+                    c.push("--continue".into());
+                }
+                c.push("--dangerously-skip-permissions".into());
+                c
+            };
+            Ok(Profile {
+                name: name.into(),
+                command: tui(false),
+                resume: tui(true),
+                // A cut stream is an error the TUI shows and waits on: no signal.
+                faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
+                interrupts: KEYS.to_vec(),
+                ..p
+            })
+        }
+        "test-client-tui" => {
+            let mut flags = vec!["--interactive".to_owned()];
+            flags.extend(command.iter().cloned());
+            let p = headless("test-client", &flags)?;
+            let strip = |c: Vec<String>| c.into_iter().filter(|a| a != "{prompt}").collect();
+            Ok(Profile {
+                name: name.into(),
+                command: strip(p.command.clone()),
+                resume: strip(p.resume.clone()),
+                interrupts: KEYS.to_vec(),
+                ..p
+            })
+        }
+        _ => headless(name, command),
+    }
+}
+
+const KEYS: [Interrupt; 2] = [Interrupt::Esc, Interrupt::CtrlC];
+
+fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
     match name {
         "claude-code" => Ok(Profile {
             name: name.into(),

@@ -14,8 +14,10 @@
 use super::invoke::{Invocation, Running, Sent, invoke, ledger_lines};
 use super::procs::{self, Tracker};
 use super::profiles::{Interrupt, Profile, ProviderFault, Vars};
+use super::terminal::Terminal;
 use super::tool::{self, Event};
 use crate::decide::Decider;
+use crate::options::Ratio;
 use crate::scenario::{ScriptedCall, ScriptedResponse, ScriptedStop};
 use crate::serve::ServeConfig;
 use crate::serve::record::Record;
@@ -60,9 +62,9 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    pub fn from_seed(seed: u64, profile: &Profile, tool_ms: u32) -> Schedule {
+    pub fn from_seed(seed: u64, profile: &Profile, tool_ms: u32, o: &DriveOptions) -> Schedule {
         let mut d = Decider::from_seed(seed);
-        let fault = if profile.faults.is_empty() || d.below(3) == 0 {
+        let fault = if profile.faults.is_empty() || d.chance(o.no_fault) {
             None
         } else {
             let n = u32::try_from(profile.faults.len()).unwrap_or(u32::MAX);
@@ -70,7 +72,7 @@ impl Schedule {
         };
         let fault_at = d.below(2);
         let rounds = d.range(2, 3);
-        let interrupt = if profile.interrupts.is_empty() || d.below(5) == 0 {
+        let interrupt = if profile.interrupts.is_empty() || d.chance(o.no_signal) {
             None
         } else {
             let n = u32::try_from(profile.interrupts.len()).unwrap_or(u32::MAX);
@@ -122,6 +124,9 @@ pub struct RunFile {
     pub profile: Profile,
     pub schedule: Schedule,
     pub timeout_secs: u64,
+    /// The interactive mode: the client runs in a pty ([`super::terminal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<Terminal>,
 }
 
 impl RunFile {
@@ -129,6 +134,7 @@ impl RunFile {
         RunFile {
             format: RUN_FORMAT.into(),
             version: RUN_VERSION,
+            terminal: super::terminal::for_client(&profile.name),
             profile,
             schedule,
             timeout_secs,
@@ -154,6 +160,14 @@ impl RunFile {
         if f.profile.command.is_empty() || f.profile.resume.is_empty() {
             return Err(format!("{origin}: the profile has an empty command"));
         }
+        if f.terminal.is_none()
+            && let Some(k) = f.schedule.interrupt.filter(|i| i.is_key())
+        {
+            return Err(format!(
+                "{origin}: the schedule types {} but the run file has no terminal",
+                k.name()
+            ));
+        }
         Ok(f)
     }
 
@@ -161,6 +175,38 @@ impl RunFile {
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
         crate::scenario::write_atomic(path, format!("{text}\n").as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The probabilities of a schedule, as integer ratios: `turnsim drive` prints them in
+/// its header and takes each as a flag (`--no-fault`, `--no-signal`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriveOptions {
+    /// Chance that a run has no provider fault.
+    pub no_fault: Ratio,
+    /// Chance that a run sends no signal (nor key).
+    pub no_signal: Ratio,
+}
+
+impl Default for DriveOptions {
+    /// 1/3 and 1/5: each draw is `below(den) < num`, the same numbers of the
+    /// generator as the earlier hard-coded `below(3) == 0` and `below(5) == 0`, so
+    /// every seed keeps the schedule it had.
+    fn default() -> Self {
+        DriveOptions {
+            no_fault: Ratio::new(1, 3),
+            no_signal: Ratio::new(1, 5),
+        }
+    }
+}
+
+impl DriveOptions {
+    /// One line for the header.
+    pub fn describe(&self) -> String {
+        format!(
+            "options: no fault {}, no signal {}",
+            self.no_fault, self.no_signal
+        )
     }
 }
 
@@ -301,6 +347,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
             s.seed
         ),
         server: &handle,
+        terminal: file.terminal.as_ref(),
     };
     let (first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
     let ledger_first = ledger_lines(&ledger);

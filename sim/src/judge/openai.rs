@@ -118,6 +118,12 @@ fn item_block(item: &Item) -> Option<(Side, Value)> {
             Side::User,
             json!({"type": "tool_result", "tool_use_id": call_id, "content": text_of(output)}),
         ),
+        // An output that answers no call is context the client supplies: judged as the
+        // user's text (order, append-only), never paired.
+        Item::NamedOutput { name, output, .. } => (
+            Side::User,
+            json!({"type": "text", "text": format!("[{name} output] {}", text_of(output))}),
+        ),
         Item::Reasoning(r) => (
             Side::Assistant,
             json!({"type": "thinking", "thinking": r.summary.join("\n"), "signature": reasoning_signature(r)}),
@@ -193,7 +199,17 @@ pub fn lay(
         } else {
             "assistant"
         };
+        // A user message after tool results starts its own laid message: on the wire
+        // it is a new item appended after them (a prompt after an interrupted turn),
+        // and joining it to their message would make that append look like an edit.
+        let after_results = matches!(item, Item::Message { .. })
+            && messages
+                .last()
+                .and_then(|m| m["content"].as_array())
+                .and_then(|b| b.last())
+                .is_some_and(|b| b["type"] == "tool_result");
         if open == Some(side)
+            && !after_results
             && let Some(Value::Array(blocks)) =
                 messages.last_mut().and_then(|m| m.get_mut("content"))
         {
@@ -265,6 +281,44 @@ mod tests {
         );
         let b = laid(r#"{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[]}]}"#);
         assert_eq!(a.body["messages"], b.body["messages"]);
+    }
+
+    #[test]
+    fn a_named_output_follows_the_tool_result_as_user_text_and_pairs_nothing() {
+        let l = laid(
+            r#"{"model":"m","input":[
+            {"type":"message","role":"user","content":[{"type":"input_text","text":"u"}]},
+            {"type":"function_call","call_id":"c1","name":"create_goal","arguments":"{}"},
+            {"type":"function_call_output","call_id":"c1","output":"ok"},
+            {"type":"function_call_output","name":"goal_objective","namespace":"agent","output":"g"}]}"#,
+        );
+        let m = l.body["messages"].as_array().unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[2]["content"][0]["tool_use_id"], "c1");
+        assert_eq!(
+            m[2]["content"][1],
+            json!({"type": "text", "text": "[agent.goal_objective output] g"})
+        );
+        assert!(l.unjudged.is_empty());
+    }
+
+    #[test]
+    fn a_prompt_after_tool_results_is_its_own_message_so_appending_it_edits_nothing() {
+        let before = r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"u"}]},
+            {"type":"function_call","call_id":"c1","name":"sh","arguments":"{}"},
+            {"type":"function_call_output","call_id":"c1","output":"ok"}"#;
+        let a = laid(&format!(r#"{{"model":"m","input":[{before}]}}"#));
+        let b = laid(&format!(
+            r#"{{"model":"m","input":[{before},
+            {{"type":"message","role":"user","content":[{{"type":"input_text","text":"more"}}]}}]}}"#
+        ));
+        let (ma, mb) = (
+            a.body["messages"].as_array().unwrap(),
+            b.body["messages"].as_array().unwrap(),
+        );
+        assert_eq!(mb.len(), ma.len() + 1);
+        assert_eq!(mb[..ma.len()], ma[..]);
+        assert_eq!(mb[ma.len()]["content"][0]["text"], "more");
     }
 
     #[test]

@@ -89,6 +89,14 @@ pub enum Item {
         /// The client-made item id (Codex's `fco_…`) when present.
         item_id: Option<String>,
     },
+    /// A tool output that answers no call: a Responses `function_call_output` with
+    /// `name` (and `namespace`) instead of `call_id`, which the published schema
+    /// allows. `name` is `namespace.name` when namespaced.
+    NamedOutput {
+        name: String,
+        output: Vec<Part>,
+        item_id: Option<String>,
+    },
     Reasoning(Reasoning),
     /// A Responses `item_reference`: stands for an earlier item by id.
     Reference {

@@ -8,6 +8,14 @@
 //! API would reject as malformed is a [`WireError`] naming the field. Unknown item or
 //! content-part types are errors, not skipped, so a conversation can never lose an
 //! item silently.
+//!
+//! A `function_call_output` may carry `name`/`namespace` and no `call_id`: the
+//! published schema (the `openai` SDK 3.57.0's generated `ResponseInputItemParam`
+//! types) makes `call_id` optional and names "the tool that produced the output".
+//! Codex 0.171.0 sends one for its goal context (`agent.goal_objective`). Such an
+//! item answers no call, so it becomes a [`InputItem::NamedOutput`], judged as the
+//! client's own context, never as an orphaned result; one with neither `call_id` nor
+//! `name` cannot be attributed to anything and is an error naming `call_id`.
 
 use super::field::{
     WireError, as_array, as_object, as_str, index, join, opt_array, opt_bool, opt_str, parse_body,
@@ -51,6 +59,13 @@ pub enum InputItem {
     FunctionCallOutput {
         id: Option<String>,
         call_id: String,
+        output: Vec<Part>,
+    },
+    /// A `function_call_output` without `call_id`, attributed to a tool by name.
+    NamedOutput {
+        id: Option<String>,
+        name: String,
+        namespace: Option<String>,
         output: Vec<Part>,
     },
     CustomToolCall {
@@ -172,6 +187,19 @@ pub fn neutral_item(item: &InputItem) -> Item {
             output,
             item_id: id,
         },
+        InputItem::NamedOutput {
+            id,
+            name,
+            namespace,
+            output,
+        } => Item::NamedOutput {
+            name: match namespace {
+                Some(ns) => format!("{ns}.{name}"),
+                None => name,
+            },
+            output,
+            item_id: id,
+        },
         InputItem::Reasoning(r) => Item::Reasoning(r),
         InputItem::ItemReference { id } => Item::Reference { id },
         InputItem::Opaque { kind, id } => Item::Opaque { kind, id },
@@ -267,11 +295,7 @@ pub fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
             arguments: req_str(obj, path, "arguments")?,
             namespace: opt_str(obj, path, "namespace")?,
         }),
-        "function_call_output" => Ok(InputItem::FunctionCallOutput {
-            id,
-            call_id: req_str(obj, path, "call_id")?,
-            output: parse_output(obj, path)?,
-        }),
+        "function_call_output" => parse_function_call_output(obj, path, id),
         "custom_tool_call" => Ok(InputItem::CustomToolCall {
             id,
             call_id: req_str(obj, path, "call_id")?,
@@ -294,6 +318,33 @@ pub fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
         other => Err(WireError::new(
             join(path, "type"),
             format!("unknown input item type `{other}`"),
+        )),
+    }
+}
+
+fn parse_function_call_output(
+    obj: &Map<String, Value>,
+    path: &str,
+    id: Option<String>,
+) -> Result<InputItem, WireError> {
+    let output = parse_output(obj, path)?;
+    if let Some(call_id) = opt_str(obj, path, "call_id")? {
+        return Ok(InputItem::FunctionCallOutput {
+            id,
+            call_id,
+            output,
+        });
+    }
+    match opt_str(obj, path, "name")? {
+        Some(name) => Ok(InputItem::NamedOutput {
+            id,
+            name,
+            namespace: opt_str(obj, path, "namespace")?,
+            output,
+        }),
+        None => Err(WireError::new(
+            join(path, "call_id"),
+            "missing (an output needs the call_id it answers, or the name of the tool that produced it)",
         )),
     }
 }
@@ -444,6 +495,29 @@ mod tests {
             {"type":"function_call","name":"f","arguments":"{}"}]}"#;
         let err = parse(body).unwrap_err();
         assert_eq!(err.to_string(), "`input[1].call_id`: missing");
+    }
+
+    #[test]
+    fn an_output_without_call_id_is_attributed_to_its_namespaced_tool() {
+        // Codex 0.171.0's goal context item, as it sent it on resume.
+        let body = br#"{"model":"m","input":[{"type":"function_call_output",
+            "id":"fco_1","name":"goal_objective","namespace":"agent","output":"o"}]}"#;
+        let req = parse(body).unwrap();
+        assert_eq!(
+            req.to_neutral().entries[0].item,
+            Item::NamedOutput {
+                name: "agent.goal_objective".into(),
+                output: vec![Part::Text("o".into())],
+                item_id: Some("fco_1".into())
+            }
+        );
+    }
+
+    #[test]
+    fn an_output_with_neither_call_id_nor_name_is_rejected_naming_call_id() {
+        let body = br#"{"model":"m","input":[{"type":"function_call_output","output":"o"}]}"#;
+        let err = parse(body).unwrap_err();
+        assert_eq!(err.path, "input[0].call_id");
     }
 
     #[test]

@@ -161,3 +161,14 @@ impl FromStr for FaultKind {
             })
     }
 }
+
+/// The kinds of `hostile_input`, by the name `turnsim options` and the run summary
+/// give them, in the order of the value the world draws for them.
+pub const HOSTILE_KINDS: [&str; 6] = [
+    "split_rewind",
+    "blank_summary",
+    "summary_leaves_call",
+    "orphan_result",
+    "legacy_abort_context",
+    "invalid_import",
+];

@@ -301,8 +301,8 @@ fn display_prints_every_fixed_rate() {
         "  text with tools    1/2\n",
         "  implausible tool   1/25\n",
         "  cut mid event      1/2\n",
-        "  durable check      1/512 of log writes\n",
-        "  twin check         1/8 of seeds\n",
+        "  durable check      1/256 of log writes\n",
+        "  twin check         1/1 of seeds\n",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
@@ -311,15 +311,15 @@ fn display_prints_every_fixed_rate() {
 #[test]
 fn the_durable_check_sample_is_a_fixed_function_of_seed_and_write_near_its_share() {
     let rate = FixedRates::default().durable_check;
-    assert_eq!(rate, Ratio::new(1, 512));
+    assert_eq!(rate, Ratio::new(1, 256));
     let picks = |seed: u64| {
-        (0..512_000u64)
+        (0..256_000u64)
             .filter(|&i| FixedRates::picked(seed, i, rate))
             .count()
     };
     for seed in [0, 1, 7, 12_345] {
         let n = picks(seed);
-        assert!((800..=1200).contains(&n), "seed {seed}: {n} of 512000");
+        assert!((800..=1200).contains(&n), "seed {seed}: {n} of 256000");
         assert_eq!(picks(seed), n);
     }
     assert!((0..1000u64).all(|i| !FixedRates::picked(3, i, Ratio::new(0, 1))));

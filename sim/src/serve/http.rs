@@ -320,7 +320,8 @@ pub fn run(config: ServeConfig, port: u16) -> io::Result<()> {
     let listener = bind(port)?;
     let addr = listener.local_addr()?;
     println!("turnsim serve: listening on http://{addr}");
-    println!("  export ANTHROPIC_BASE_URL=http://{addr}");
+    println!("  export ANTHROPIC_BASE_URL=http://{addr}      # Messages API");
+    println!("  export OPENAI_BASE_URL=http://{addr}/v1      # Responses and Chat Completions");
     println!("  ledger:  {}", config.workspace.ledger.display());
     println!("  scratch: {}", config.workspace.scratch.display());
     if let Some(dir) = &config.record {

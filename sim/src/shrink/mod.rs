@@ -11,7 +11,9 @@
 //!
 //! Why the result is a function of the input and the replay budget only: nothing but
 //! replays steers the search. The time budget can stop it early, and then the result
-//! says so (`stopped_by_time`), with the replay count that reproduces it exactly.
+//! says so (`stopped_by_time`), with the replay count that reproduces it exactly. A
+//! progress observer ([`shrink_observed`]) is told about each replay but returns
+//! nothing, so it cannot steer the search either.
 
 mod passes;
 pub mod story;
@@ -64,6 +66,17 @@ pub struct Shrunk {
     pub failed_differently: (u32, Option<Invariant>),
 }
 
+/// Where the search stands, told to an observer after every replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Replays so far, counting the first run of the input.
+    pub replays: u32,
+    /// Steps of the input's failure.
+    pub steps_before: u64,
+    /// Steps of the smallest failure found so far.
+    pub best_steps: u64,
+}
+
 /// Orders results: fewer steps, then simpler options, a shorter list, smaller values.
 type Key = (u64, u32, usize, u64);
 
@@ -90,6 +103,8 @@ struct Best {
 
 struct Search<'a> {
     factory: &'a dyn EngineFactory,
+    observe: &'a mut dyn FnMut(&Progress),
+    steps_before: u64,
     base: Scenario,
     invariant: Invariant,
     runs: u32,
@@ -137,7 +152,6 @@ impl Search<'_> {
         if self.exhausted() {
             return Err(());
         }
-        let c = c.clone();
         self.runs += 1;
         let mut s = self.base.clone();
         s.options = c.options.clone();
@@ -145,34 +159,46 @@ impl Search<'_> {
         s.decisions = if c.decisions.is_empty() {
             vec![0]
         } else {
-            c.decisions
+            c.decisions.clone()
         };
         let o = run_scenario(self.factory, &s, false);
+        let kept = self.judge(c, o);
+        (self.observe)(&Progress {
+            replays: self.runs,
+            steps_before: self.steps_before,
+            best_steps: self.best.outcome.steps,
+        });
+        Ok(kept)
+    }
+
+    /// Keeps the run of `c` as the best if it fails the same invariant with a smaller
+    /// key; otherwise leaves its tags in `last_trial` (and counts a different failure).
+    fn judge(&mut self, c: &Candidate, o: RunOutcome) -> bool {
         match &o.violation {
             Some(v) if v.invariant == self.invariant => {}
             Some(v) => {
                 self.failed_differently.0 += 1;
                 self.failed_differently.1.get_or_insert(v.invariant);
                 self.last_trial = Some(o.decision_tags);
-                return Ok(false);
+                return false;
             }
             None => {
                 self.last_trial = Some(o.decision_tags);
-                return Ok(false);
+                return false;
             }
         }
         let k = key(&c.options, &o);
         if k >= self.best.key {
-            return Ok(false);
+            return false;
         }
         self.best = Best {
-            options: c.options,
+            options: c.options.clone(),
             decisions: o.decisions.clone(),
             tags: o.decision_tags.clone(),
             outcome: o,
             key: k,
         };
-        Ok(true)
+        true
     }
 
     /// Tries a pass's candidates in order; after each improvement the pass is asked
@@ -231,6 +257,17 @@ pub fn shrink_with(
     scenario: &Scenario,
     budget: Budget,
 ) -> Result<Shrunk, String> {
+    shrink_observed(factory, scenario, budget, &mut |_| {})
+}
+
+/// [`shrink_with`], telling `observe` where the search stands after every replay (for
+/// a progress line); the result is the same whatever `observe` does.
+pub fn shrink_observed(
+    factory: &dyn EngineFactory,
+    scenario: &Scenario,
+    budget: Budget,
+    observe: &mut dyn FnMut(&Progress),
+) -> Result<Shrunk, String> {
     let started = Instant::now();
     let first = run_scenario(factory, scenario, false);
     let Some(v) = first.violation.clone() else {
@@ -245,6 +282,8 @@ pub fn shrink_with(
     };
     let mut search = Search {
         factory,
+        observe,
+        steps_before: first.steps,
         base: scenario.clone(),
         invariant: v.invariant,
         runs: 1,

@@ -9,7 +9,7 @@
 //! every later draw aligned with what it meant before.
 
 use crate::decide::{Mark, Tag};
-use crate::options::SimOptions;
+use crate::options::{Ratio, SimOptions};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,9 +181,44 @@ pub fn cut_tail(c: &Current<'_>) -> Vec<Candidate> {
         .collect()
 }
 
-/// A whole turn, reply, tool run, fault, ... removed; then the same group replaced by
-/// its least eventful version (all zeros). Later groups first, as they are more often
-/// after the failure that matters.
+/// Where each group other than a whole turn starts, in order.
+fn group_starts(tags: &[Mark]) -> Vec<usize> {
+    let mut starts: Vec<usize> = OPENERS[1..]
+        .iter()
+        .flat_map(|&t| groups(tags, t).into_iter().map(|g| g.0))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
+/// Whole rounds: a reply with everything that follows it (its tool runs, duplicates,
+/// interrupts) up to the next reply or turn, so the next round's draws line up where
+/// this one's were. Removing the reply alone would leave its tool runs to be read as
+/// the next reply. Then any two neighbouring groups together. Later first.
+fn rounds(c: &Current<'_>) -> Vec<Candidate> {
+    let starts = group_starts(c.tags);
+    let opening = |t: Tag| -> Vec<usize> { groups(c.tags, t).iter().map(|g| g.0).collect() };
+    let replies = opening(Tag::Reply);
+    let mut ends = opening(Tag::Turn);
+    ends.extend(&replies);
+    ends.push(c.tags.len().min(c.decisions.len()));
+    ends.sort_unstable();
+    let mut out = Vec::new();
+    for &a in replies.iter().rev() {
+        if let Some(&b) = ends.iter().find(|&&e| e > a) {
+            out.push(with(c, without(c.decisions, &[(a, b)])));
+        }
+    }
+    for w in starts.windows(3).rev() {
+        out.push(with(c, without(c.decisions, &[(w[0], w[2])])));
+    }
+    out
+}
+
+/// A whole turn, reply, tool run, fault, ... removed; then a whole round or two
+/// neighbouring groups; then each group replaced by its least eventful version (all
+/// zeros). Later groups first, as they are more often after the failure that matters.
 pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     for opener in OPENERS {
@@ -191,6 +226,7 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
             out.push(with(c, without(c.decisions, &[(a, b)])));
         }
     }
+    out.extend(rounds(c));
     for opener in OPENERS {
         for &(a, b) in groups(c.tags, opener).iter().rev() {
             if c.decisions[a..b].iter().any(|&v| v != 0) {
@@ -203,8 +239,8 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// Inside one reply: one fewer tool call, one input delta per call, no thinking, the
-/// shortest text.
+/// Inside one reply: one fewer tool call, no text before the calls, one input delta
+/// per call, no thinking, the shortest text.
 pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
     let sp = spans(c.tags);
     let mut out = Vec::new();
@@ -227,6 +263,16 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     d[a] -= 1;
                     out.push(with(c, without(&d, &[calls[drop]])));
                 }
+            }
+            Tag::Choice if b - a == 2 && c.decisions[a] != 0 && c.decisions[a + 1] != 0 => {
+                // A reply that calls tools and writes text first: the same calls
+                // without the text (its words and cuts removed).
+                let end = (b..c.tags.len())
+                    .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
+                    .unwrap_or(c.tags.len());
+                let mut d = c.decisions.to_vec();
+                d[a + 1] = 0;
+                out.push(with(c, without(&d, &[(b, end)])));
             }
             Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
                 let mut d = c.decisions.to_vec();
@@ -255,7 +301,8 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
 }
 
 /// Option edits that keep the rest of the list aligned: every text in one delta (the
-/// cut draws removed), no thinking at all.
+/// cut draws removed), one tool call per reply at most, every sampled check made at
+/// every occasion.
 pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     if c.options.text_chunks_max > 1 {
@@ -274,6 +321,20 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     if c.options.parallel_max > 1 {
         let mut options = c.options.clone();
         options.parallel_max = 1;
+        out.push(Candidate {
+            options,
+            decisions: c.decisions.to_vec(),
+        });
+    }
+    // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
+    // occasions picked by a hash, never by a decision; looking at every occasion
+    // changes nothing in the world and finds the same bug at its first chance rather
+    // than at the first sampled one, which may be many turns later.
+    let rates = &c.options.rates;
+    if !rates.durable_check.is_certain() || !rates.twin_check.is_certain() {
+        let mut options = c.options.clone();
+        options.rates.durable_check = Ratio::ALWAYS;
+        options.rates.twin_check = Ratio::ALWAYS;
         out.push(Candidate {
             options,
             decisions: c.decisions.to_vec(),
@@ -381,6 +442,76 @@ mod tests {
         ]);
         assert_eq!(groups(&tags, Tag::Reply), [(1, 5), (6, 8)]);
         assert_eq!(groups(&tags, Tag::Turn), [(0, 8)]);
+    }
+
+    #[test]
+    fn a_round_runs_from_a_reply_through_its_tool_runs_to_the_next_reply() {
+        let tags = marks(&[
+            (Tag::Turn, 1),
+            (Tag::Reply, 2),
+            (Tag::Latency, 3),
+            (Tag::ToolRun, 4),
+            (Tag::Dup, 5),
+            (Tag::Reply, 6),
+            (Tag::Latency, 7),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[10, 11, 12, 13, 14, 15, 16],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = rounds(&c).into_iter().map(|c| c.decisions).collect();
+        // The last round, the first round, then each pair of neighbouring groups.
+        assert_eq!(out[0], [10, 11, 12, 13, 14]);
+        assert_eq!(out[1], [10, 15, 16]);
+        assert_eq!(out[2..], [vec![10, 11, 12, 15, 16], vec![10, 14, 15, 16]]);
+    }
+
+    #[test]
+    fn a_reply_with_calls_loses_its_text_and_nothing_else() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Text, 3),
+            (Tag::Text, 3),
+            (Tag::Cut, 4),
+            (Tag::Calls, 5),
+            (Tag::Call, 6),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 1, 5, 6, 7, 1, 2],
+            tags: &tags,
+        };
+        let out = inside_replies(&c);
+        assert_eq!(out[0].decisions, [0, 1, 0, 1, 2]);
+    }
+
+    #[test]
+    fn the_sampled_checks_are_made_at_every_occasion_with_the_list_unchanged() {
+        let mut options = SimOptions::from_seed(1);
+        options.text_chunks_max = 1;
+        options.parallel_max = 1;
+        let c = Current {
+            options: &options,
+            decisions: &[3, 4],
+            tags: &marks(&[(Tag::Turn, 1), (Tag::Turn, 1)]),
+        };
+        let out = simpler_options(&c);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].decisions, [3, 4]);
+        assert_eq!(out[0].options.rates.durable_check, Ratio::ALWAYS);
+        assert_eq!(out[0].options.rates.twin_check, Ratio::ALWAYS);
+        // Once every occasion is checked there is nothing left to propose.
+        let everywhere = out[0].options.clone();
+        let c = Current {
+            options: &everywhere,
+            ..c
+        };
+        assert_eq!(simpler_options(&c), []);
     }
 
     #[test]

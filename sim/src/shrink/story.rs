@@ -3,12 +3,89 @@
 //!
 //! Guarantee: the story is read from the trace of the very run the file pins, so it
 //! cannot describe a different run; the test snippet embeds the file's JSON verbatim,
-//! so it replays exactly what was written.
+//! so it replays exactly what was written. The notes say whenever the failure kept is
+//! not the one the input file expected, naming both classes when they differ, so a
+//! changed failure is never passed off as the old one.
 
 use std::collections::BTreeMap;
 
+use super::Shrunk;
+use crate::checkers::Invariant;
 use crate::scenario::{Expectation, Scenario, scenario_to_json};
-use crate::world::RunOutcome;
+use crate::world::{FailureClass, RunOutcome};
+
+/// `liveness` → `a liveness failure`.
+fn class_of(invariant: Invariant) -> &'static str {
+    match FailureClass::of(invariant) {
+        FailureClass::Correctness => "a correctness failure",
+        FailureClass::Liveness => "a liveness failure",
+        FailureClass::Panic => "a panic",
+        FailureClass::Nondeterminism => "a nondeterminism failure",
+    }
+}
+
+/// What a maintainer should know about a shrink besides the story: the input failing
+/// otherwise than its file says (`expected` is the input's expectation), a budget that
+/// ran out, candidates rejected because they failed differently.
+pub fn notes(expected: &Expectation, shrunk: &Shrunk) -> Vec<String> {
+    let mut out = Vec::new();
+    let Expectation::Fail {
+        invariant: kept,
+        step,
+    } = shrunk.scenario.expect
+    else {
+        return out;
+    };
+    match expected {
+        Expectation::Pass => out.push(format!(
+            "the input file expects a pass but fails with {kept} ({}); shrinking kept that failure",
+            class_of(kept)
+        )),
+        Expectation::Fail {
+            invariant: was,
+            step: at,
+        } if *was != kept => {
+            let class = if FailureClass::of(*was) == FailureClass::of(kept) {
+                format!("the same class, {}", class_of(kept))
+            } else {
+                format!(
+                    "the failure changed class: {}, not {}",
+                    class_of(kept),
+                    class_of(*was)
+                )
+            };
+            out.push(format!(
+                "the input file expects {was} at step {at} but now fails with {kept} ({class}); \
+                 shrinking kept {kept}, failing at step {step}"
+            ));
+        }
+        Expectation::Fail { .. } => {}
+    }
+    if shrunk.stopped_by_time {
+        out.push(format!(
+            "the time budget ran out after {} replays; `--budget {}` reproduces this result",
+            shrunk.runs, shrunk.runs
+        ));
+    } else if shrunk.stopped_by_replays {
+        out.push(
+            "the replay budget ran out before a fixpoint; a larger --budget may shrink further"
+                .into(),
+        );
+    }
+    if let (n, Some(other)) = shrunk.failed_differently {
+        let class = if FailureClass::of(other) == FailureClass::of(kept) {
+            String::new()
+        } else {
+            format!(", {}", class_of(other))
+        };
+        out.push(format!(
+            "{n} candidates failed differently (first: {other}{class}) and were rejected; \
+             the result fails as the input did ({kept}, {})",
+            class_of(kept)
+        ));
+    }
+    out
+}
 
 /// `[step    3 t=  30006ms] text` → (3, 30006, text).
 fn parse(line: &str) -> Option<(u64, u64, &str)> {
@@ -94,6 +171,99 @@ pub fn test_snippet(scenario: &Scenario, factory: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::SimOptions;
+
+    fn shrunk(invariant: Invariant, step: u64) -> Shrunk {
+        Shrunk {
+            scenario: Scenario::new(
+                SimOptions::from_seed(0),
+                Expectation::Fail { invariant, step },
+            ),
+            decisions_before: 40,
+            decisions_after: 8,
+            steps_before: 30,
+            steps_after: step,
+            runs: 200,
+            stopped_by_time: false,
+            stopped_by_replays: false,
+            failed_differently: (0, None),
+        }
+    }
+
+    #[test]
+    fn a_failure_kept_as_the_file_expects_it_needs_no_note() {
+        let expected = Expectation::Fail {
+            invariant: Invariant::Pairing,
+            step: 30,
+        };
+        assert_eq!(
+            notes(&expected, &shrunk(Invariant::Pairing, 9)),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_failure_of_another_class_than_the_file_expects_is_named_with_both_classes() {
+        let expected = Expectation::Fail {
+            invariant: Invariant::Liveness,
+            step: 30,
+        };
+        assert_eq!(
+            notes(&expected, &shrunk(Invariant::Pairing, 9)),
+            [
+                "the input file expects liveness at step 30 but now fails with pairing (the \
+              failure changed class: a correctness failure, not a liveness failure); \
+              shrinking kept pairing, failing at step 9"
+            ]
+        );
+        let expected = Expectation::Fail {
+            invariant: Invariant::AppendOnly,
+            step: 30,
+        };
+        assert_eq!(
+            notes(&expected, &shrunk(Invariant::Pairing, 9)),
+            [
+                "the input file expects append_only at step 30 but now fails with pairing (the \
+              same class, a correctness failure); shrinking kept pairing, failing at step 9"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_file_expecting_a_pass_that_fails_says_so() {
+        assert_eq!(
+            notes(&Expectation::Pass, &shrunk(Invariant::Liveness, 4)),
+            [
+                "the input file expects a pass but fails with liveness (a liveness failure); \
+              shrinking kept that failure"
+            ]
+        );
+    }
+
+    #[test]
+    fn rejected_candidates_of_another_class_are_counted_with_their_class() {
+        let expected = Expectation::Fail {
+            invariant: Invariant::Pairing,
+            step: 30,
+        };
+        let mut s = shrunk(Invariant::Pairing, 9);
+        s.failed_differently = (3, Some(Invariant::Liveness));
+        assert_eq!(
+            notes(&expected, &s),
+            [
+                "3 candidates failed differently (first: liveness, a liveness failure) and were \
+              rejected; the result fails as the input did (pairing, a correctness failure)"
+            ]
+        );
+        s.failed_differently = (2, Some(Invariant::AppendOnly));
+        assert_eq!(
+            notes(&expected, &s),
+            [
+                "2 candidates failed differently (first: append_only) and were rejected; the \
+              result fails as the input did (pairing, a correctness failure)"
+            ]
+        );
+    }
 
     #[test]
     fn a_trace_line_parses_into_step_time_and_text() {

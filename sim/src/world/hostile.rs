@@ -2,19 +2,23 @@
 //! it must refuse or repair (the `hostile_input` option).
 //!
 //! Guarantee: every such input is judged by the `hostile_input` checker through one
-//! [`Event::Hostile`]: refused, or accepted with a valid history held afterwards. A
-//! live input goes through the engine the run continues with (a refusal is also held
-//! to "changes nothing" like any refused input); a hostile log is handed to a second
-//! engine restored beside the live one and then dropped, since a log the engine
-//! refuses would otherwise end the run rather than test the refusal. The option draws
-//! nothing while it is off, so runs without it keep their decision lists.
+//! [`Event::Hostile`]: refused, or accepted with a valid history held afterwards (and,
+//! for the older format's recap, without the recap in it). A live input goes through
+//! the engine the run continues with (a refusal is also held to "changes nothing" like
+//! any refused input); a hostile log is handed to a second engine restored beside the
+//! live one and then dropped, since a log the engine refuses would otherwise end the
+//! run rather than test the refusal. The option draws nothing while it is off, so runs
+//! without it keep their decision lists. Each kind handed is counted under its name in
+//! [`HOSTILE_KINDS`], so the run summary shows which ones a run exercised.
 
 use super::*;
+pub use crate::options::HOSTILE_KINDS;
 use turnsim_core::log::encode_frame;
 use turnsim_core::{Block, Message, Record, encode_record};
 
-/// The kinds of hostile input, one drawn per roll.
-const KINDS: u32 = 5;
+/// The older format's recap of an interrupted turn: an instruction to the model, which
+/// a migration must drop (docs/spec.md §4, "Legacy sessions").
+pub const LEGACY_RECAP: &str = "The previous turn was interrupted; continue where it stopped.";
 
 impl World<'_> {
     /// Between turns, maybe hands the engine one hostile input.
@@ -23,7 +27,9 @@ impl World<'_> {
             return Ok(());
         }
         self.count_fault(FaultKind::HostileInput);
-        match self.d.below(KINDS) {
+        let kind = self.d.below(HOSTILE_KINDS.len() as u32) as usize;
+        *self.hostile.entry(HOSTILE_KINDS[kind]).or_default() += 1;
+        match kind {
             0 => self.split_rewind(),
             1 => self.blank_summary(),
             2 => {
@@ -41,7 +47,8 @@ impl World<'_> {
                 };
                 self.hostile_log(
                     "a compaction record whose summary leaves a tool_use unanswered",
-                    encode_record(&record),
+                    self.durable_with(&encode_record(&record)),
+                    None,
                 )
             }
             3 => {
@@ -55,20 +62,62 @@ impl World<'_> {
                 };
                 self.hostile_log(
                     "an appended tool_result that answers no call",
-                    encode_record(&record),
+                    self.durable_with(&encode_record(&record)),
+                    None,
                 )
             }
-            _ => {
+            4 => {
                 // The older session format kept a free-text recap of an interrupted
                 // turn; a log record in that shape is one no current record type reads.
                 let payload = serde_json::json!({
                     "record": "abort_context",
-                    "text": "The previous turn was interrupted; continue where it stopped.",
+                    "text": LEGACY_RECAP,
                 });
                 let bytes = encode_frame(payload.to_string().as_bytes());
-                self.hostile_log("a log record in the older abort-context format", bytes)
+                self.hostile_log(
+                    "a log record in the older abort-context format",
+                    self.durable_with(&bytes),
+                    Some(LEGACY_RECAP),
+                )
             }
+            _ => self.invalid_import(),
         }
+    }
+
+    /// The durable log with `record` after it.
+    fn durable_with(&self, record: &[u8]) -> Vec<u8> {
+        let mut log = self.disk.durable().to_vec();
+        log.extend_from_slice(record);
+        log
+    }
+
+    /// A host configures a new session with a history it imported from elsewhere (the
+    /// only way the interface takes a whole history is as a log to restore), and that
+    /// history holds a tool_use in its middle that nothing answers.
+    fn invalid_import(&mut self) -> Step {
+        let configure = Record::Configure {
+            system: self.config.system.clone(),
+            tools: self.config.tools.to_vec(),
+        };
+        let history = Record::Append {
+            messages: vec![
+                Message::user_text("imported prompt"),
+                Message::assistant_blocks(vec![Block::ToolUse {
+                    id: "imported_call".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({}),
+                }]),
+                Message::user_text("imported follow-up"),
+            ],
+            pending: turnsim_core::PendingOperation::None,
+        };
+        let mut log = encode_record(&configure);
+        log.extend(encode_record(&history));
+        self.hostile_log(
+            "a configure with an imported history that leaves a tool_use unanswered",
+            log,
+            None,
+        )
     }
 
     /// A rewind to just after a message holding tool calls, which would leave them
@@ -103,6 +152,7 @@ impl World<'_> {
             self.ctx_check(Event::Hostile {
                 what,
                 held: Ok(&held),
+                forbidden: None,
             })?;
             if let Some(kind) = reset {
                 self.ctx_check(Event::Reset(kind))?;
@@ -111,18 +161,22 @@ impl World<'_> {
             self.ctx_check(Event::Hostile {
                 what,
                 held: Err("refused"),
+                forbidden: None,
             })?;
         }
         Ok(())
     }
 
-    /// Restores a second engine from the durable log with `record` after it, judges
-    /// what it holds, and drops it.
-    fn hostile_log(&mut self, what: &'static str, record: Vec<u8>) -> Step {
+    /// Restores a second engine from `log`, judges what it holds, and drops it;
+    /// `forbidden` is a text the engine must not keep if it accepts the log.
+    fn hostile_log(
+        &mut self,
+        what: &'static str,
+        log: Vec<u8>,
+        forbidden: Option<&'static str>,
+    ) -> Step {
         self.note(|| format!("host restores from a hostile log: {what}"));
         self.events += 1;
-        let mut log = self.disk.durable().to_vec();
-        log.extend_from_slice(&record);
         let factory = self.factory;
         let config = self.config.clone();
         let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
@@ -140,11 +194,13 @@ impl World<'_> {
                 self.ctx_check(Event::Hostile {
                     what,
                     held: Err(&refusal),
+                    forbidden,
                 })
             }
             Ok(Ok((engine, _outputs))) => self.ctx_check(Event::Hostile {
                 what,
                 held: Ok(engine.history()),
+                forbidden,
             }),
         }
     }

@@ -14,6 +14,7 @@
 mod deliver;
 mod faults;
 mod hostile;
+pub use hostile::{HOSTILE_KINDS, LEGACY_RECAP};
 mod judged;
 mod observe;
 mod outputs;
@@ -113,6 +114,8 @@ pub struct RunOutcome {
     pub decisions: Vec<u32>,
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    /// Hostile inputs handed, by kind ([`HOSTILE_KINDS`]).
+    pub hostile: BTreeMap<&'static str, u64>,
     pub checks: BTreeMap<&'static str, u64>,
     pub trace: Vec<String>,
     pub tool_executions: usize,
@@ -197,6 +200,14 @@ type Step = Result<(), Violation>;
 
 /// The base configuration every simulated session starts from.
 pub fn sim_config() -> SessionConfig {
+    // Built once per process and cloned (the tool list is shared, not copied): every
+    // seed starts from equal bytes, and a short run (a fuzz input) does not pay for
+    // building JSON schemas.
+    static CONFIG: std::sync::OnceLock<SessionConfig> = std::sync::OnceLock::new();
+    CONFIG.get_or_init(build_sim_config).clone()
+}
+
+fn build_sim_config() -> SessionConfig {
     let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
     let tool = |name: &str, description: &str| ToolSpec {
         name: name.into(),
@@ -247,6 +258,7 @@ struct World<'a> {
     fixed_texts: Vec<String>,
     faults: BTreeMap<FaultKind, u64>,
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    hostile: BTreeMap<&'static str, u64>,
     config_revision: u32,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
@@ -302,6 +314,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         fixed_texts,
         faults: BTreeMap::new(),
         coverage: BTreeSet::new(),
+        hostile: BTreeMap::new(),
         config_revision: 0,
         turn_requests: 0,
         last_sent: None,
@@ -334,7 +347,8 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         decisions,
         faults: w.faults,
         coverage: w.coverage,
-        checks: w.checks.counts().clone(),
+        hostile: w.hostile,
+        checks: w.checks.counts(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),
         last_request: w.last_sent,

@@ -56,6 +56,12 @@ impl World<'_> {
                 self.hash(b"persist", &bytes);
                 self.disk.append(&bytes);
                 self.disk.sync();
+                if let Some((op, digest)) = receipt_in(&bytes) {
+                    self.ctx_check(Event::Receipt {
+                        op,
+                        digest: &digest,
+                    })?;
+                }
             }
             Output::TruncateLog { len } => {
                 self.hash(b"truncate", &(len as u64).to_le_bytes());
@@ -218,6 +224,9 @@ impl World<'_> {
             Output::Activity { activity } => {
                 self.hash(b"activity", activity.kind.as_bytes());
                 self.note(|| format!("activity {}", activity.kind));
+                self.ctx_check(Event::Activity {
+                    activity: &activity,
+                })?;
             }
         }
         Ok(())
@@ -255,4 +264,25 @@ impl World<'_> {
         self.hash(b"breakpoints", points.as_bytes());
         seen.unwrap_or(request.messages.len())
     }
+}
+
+/// The receipt a persisted list of records holds, read only from a frame whose payload
+/// starts as a `Receipt` record does, so the other persists (nearly all) cost a
+/// comparison of a few bytes.
+fn receipt_in(bytes: &[u8]) -> Option<(turnsim_core::OperationId, String)> {
+    const TAG: &[u8] = b"{\"receipt\":";
+    let mut at = 0;
+    while let Some(header) = bytes.get(at..at + turnsim_core::log::FRAME_HEADER) {
+        let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        let payload = bytes.get(at + turnsim_core::log::FRAME_HEADER..)?;
+        let payload = payload.get(..len)?;
+        if payload.starts_with(TAG)
+            && let Ok(turnsim_core::Record::Receipt { op, digest }) =
+                serde_json::from_slice(payload)
+        {
+            return Some((op, digest));
+        }
+        at += turnsim_core::log::FRAME_HEADER + len;
+    }
+    None
 }

@@ -37,10 +37,21 @@ pub fn test_client(flags: &[&str]) -> Profile {
     p
 }
 
+/// The interactive test-client profile (`--interactive`, driven in a pty) with
+/// `flags`, using this build's binary.
+pub fn test_client_tui(flags: &[&str]) -> Profile {
+    let flags: Vec<String> = flags.iter().map(|s| (*s).to_owned()).collect();
+    let mut p = profile("test-client-tui", &flags).expect("built-in profile");
+    let bin = env!("CARGO_BIN_EXE_turnsim-test-client").to_owned();
+    p.command[0] = bin.clone();
+    p.resume[0] = bin;
+    p
+}
+
 /// The first seed whose schedule sends `want`, and a provider fault or not.
 pub fn seed_with(p: &Profile, want: Interrupt) -> u64 {
     (0..1000)
-        .find(|&s| Schedule::from_seed(s, p, TOOL_MS).interrupt == Some(want))
+        .find(|&s| Schedule::from_seed(s, p, TOOL_MS, &Default::default()).interrupt == Some(want))
         .expect("a seed with the signal")
 }
 
@@ -48,7 +59,7 @@ pub fn seed_with(p: &Profile, want: Interrupt) -> u64 {
 pub fn drive(p: &Profile, seed: u64, name: &str) -> RunReport {
     let file = RunFile::new(
         p.clone(),
-        Schedule::from_seed(seed, p, TOOL_MS),
+        Schedule::from_seed(seed, p, TOOL_MS, &Default::default()),
         TIMEOUT_SECS,
     );
     let dir = temp_dir(name);

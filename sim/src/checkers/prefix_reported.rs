@@ -1,0 +1,126 @@
+//! `prefix_reported`: what the engine says it sent is what it sent, and a change of
+//! the cached prefix is reported exactly once (issue 17, item 7).
+//!
+//! `prefix_stable` lets the prefix change after a host reconfiguration; it cannot tell
+//! whether the engine noticed. A host that bills, warns or re-warms a cache on a
+//! prefix change learns of it only from the engine's report, and an engine that
+//! records an empty or stale receipt reports nothing, or reports a change at every
+//! request. Judged against the reference profile's reports: each request is preceded
+//! by a `Receipt` record whose digest is `prefix_digest` of the `system` and `tools`
+//! actually sent, and exactly when that digest differs from the previous receipt's,
+//! one `prefix-changed` activity naming both digests. Judged from the engine's first
+//! receipt on, so an engine that keeps no receipts in this format is not judged.
+
+use super::{Check, Checker, Ctx, Event, Invariant};
+use turnsim_core::request::PREFIX_CHANGED;
+use turnsim_core::{Activity, OperationId, prefix_digest};
+
+#[derive(Default)]
+pub struct PrefixReported {
+    /// Off unless the run's profile is the reference one, whose log and activity
+    /// format this reads.
+    active: bool,
+    /// Whether the engine has written a receipt in the reference format at all; an
+    /// engine that keeps its receipts elsewhere is not judged.
+    armed: bool,
+    /// The digest of the last receipt that reached the log (the engine compares with
+    /// the same one, restored from the log after a crash).
+    last_receipt: Option<String>,
+    /// The receipt written since the last request, and the receipt before it.
+    pending: Option<(OperationId, String, Option<String>)>,
+    /// `prefix-changed` activities reported since the last request.
+    reported: Vec<Activity>,
+}
+
+impl PrefixReported {
+    pub fn new(active: bool) -> PrefixReported {
+        PrefixReported {
+            active,
+            ..PrefixReported::default()
+        }
+    }
+
+    fn judge(&mut self, op: OperationId, sent: &str) -> Check {
+        let Some((receipt_op, digest, previous)) = self.pending.take() else {
+            return Err(format!(
+                "request {op} was sent with no receipt recorded before it"
+            ));
+        };
+        if receipt_op != op {
+            return Err(format!(
+                "request {op} was sent after a receipt for {receipt_op}"
+            ));
+        }
+        if digest != sent {
+            return Err(format!(
+                "request {op}: the receipt says the prefix digest is {digest:?}, the digest of the system and tools sent is {sent:?}"
+            ));
+        }
+        let reported = std::mem::take(&mut self.reported);
+        match previous.filter(|p| p != sent) {
+            None if reported.is_empty() => Ok(()),
+            None => Err(format!(
+                "request {op}: the prefix did not change, yet {} prefix change(s) were reported",
+                reported.len()
+            )),
+            Some(p) => {
+                let [one] = reported.as_slice() else {
+                    return Err(format!(
+                        "request {op}: the prefix changed from {p} to {sent}, reported {} times instead of once",
+                        reported.len()
+                    ));
+                };
+                let field = |k: &str| one.data.get(k).map(String::as_str);
+                if field("previous") == Some(p.as_str()) && field("current") == Some(sent) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "request {op}: the prefix changed from {p} to {sent}, reported as {:?} to {:?}",
+                        field("previous"),
+                        field("current")
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl Checker for PrefixReported {
+    fn invariant(&self) -> Invariant {
+        Invariant::PrefixReported
+    }
+
+    fn kind(&self) -> super::CheckKind {
+        super::CheckKind::Convention
+    }
+
+    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        if !self.active {
+            return None;
+        }
+        match event {
+            Event::Receipt { op, digest } => {
+                self.armed = true;
+                let previous = self.last_receipt.replace((*digest).to_owned());
+                self.pending = Some((*op, (*digest).to_owned(), previous));
+                None
+            }
+            Event::Activity { activity } if activity.kind == PREFIX_CHANGED => {
+                self.reported.push((*activity).clone());
+                None
+            }
+            // A crash between a receipt and its request: the restored engine writes a
+            // new receipt before its next request.
+            Event::Restarted { .. } => {
+                self.pending = None;
+                self.reported.clear();
+                None
+            }
+            Event::Request { op, request, .. } if self.armed => {
+                let sent = prefix_digest(&request.system, &request.tools);
+                Some(self.judge(*op, &sent))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The interactive mode: a client's terminal UI driven in a pseudo-terminal, where
+//! users actually press Esc and Ctrl+C.
+//!
+//! Guarantee: an interactive invocation is the same invocation as a headless one
+//! (same environment, deadline, ledger-timed interruption, survivor watch and
+//! clean-up in [`super::invoke`]); only the way in and out differs. The client runs
+//! as the session leader of a fresh pty (so its process group is its pid, as in
+//! headless mode); the harness waits for the profile's `ready` text on the screen,
+//! types the prompt and submits it, sends the scheduled key (Esc, Ctrl+C) into the
+//! terminal instead of a signal, and once the client has been idle (no request, no
+//! ledger line, no tool alive) for [`IDLE`] it types the profile's exit command.
+//! A client that does not leave gets its terminal hung up (SIGHUP to its group)
+//! [`HANG_UP_AFTER`] later, recorded as such: the harness never waits forever and
+//! never calls a hang-up the client's own exit. Everything the client drew is kept
+//! in `LABEL.screen`, raw, for a reader to replay with `cat`.
+
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a client must be quiet before its turn counts as over.
+pub const IDLE: Duration = Duration::from_secs(4);
+/// Pause between typing text and the key that submits it (a TUI may debounce).
+pub const TYPE_PAUSE: Duration = Duration::from_millis(1000);
+/// A submit that brought no request in this long is sent again (at most
+/// [`RESUBMITS`] times): a TUI busy taking in pasted text can swallow the key.
+pub const RESUBMIT_AFTER: Duration = Duration::from_secs(8);
+pub const RESUBMITS: u32 = 3;
+/// After the exit command, how long before the terminal is hung up.
+pub const HANG_UP_AFTER: Duration = Duration::from_secs(15);
+
+/// How to drive one client's terminal UI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Terminal {
+    /// Text shown once the UI accepts a prompt (compared with all whitespace and
+    /// escape sequences removed, since a TUI positions words with cursor moves).
+    pub ready: String,
+    /// Keys that submit typed text.
+    pub submit: String,
+    /// Text typed (then submitted) to leave the UI once its turn is over.
+    pub exit: String,
+    /// Files written under HOME before every start, `(relative path, content)`:
+    /// first-run dialogs answered the way a returning user already answered them.
+    pub home_files: Vec<(String, String)>,
+    pub rows: u16,
+    pub cols: u16,
+}
+
+/// The terminal of an interactive built-in profile (none for a headless one).
+pub fn for_client(name: &str) -> Option<Terminal> {
+    match name {
+        "claude-code-tui" => Some(Terminal {
+            // The status line once the prompt box is up (bypass mode, see below).
+            ready: "bypass permissions on".into(),
+            submit: "\r".into(),
+            exit: "/exit".into(),
+            home_files: vec![
+                // Onboarding done (else it checks api.anthropic.com and stops), the
+                // key approved, the working directory trusted.
+                (
+                    ".claude.json".into(),
+                    r#"{"hasCompletedOnboarding":true,"theme":"dark","customApiKeyResponses":{"approved":["dummy"],"rejected":[]},"projects":{"{work}":{"hasTrustDialogAccepted":true,"hasCompletedProjectOnboarding":true}}}"#.into(),
+                ),
+                // The bypass-permissions warning already accepted.
+                (
+                    ".claude/settings.json".into(),
+                    r#"{"skipDangerousModePermissionPrompt":true}"#.into(),
+                ),
+            ],
+            rows: 40,
+            cols: 120,
+        }),
+        "test-client-tui" => Some(Terminal {
+            ready: "turnsim-test-client>".into(),
+            submit: "\r".into(),
+            exit: "/exit".into(),
+            home_files: Vec::new(),
+            rows: 40,
+            cols: 120,
+        }),
+        _ => None,
+    }
+}
+
+/// What happened on the terminal, in milliseconds since the run started.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TermLog {
+    /// When the `ready` text appeared.
+    pub ready_ms: Option<i64>,
+    /// When the prompt was submitted.
+    pub prompt_ms: Option<i64>,
+    /// The submit key sent again because no request followed it.
+    #[serde(default)]
+    pub resubmits: u32,
+    /// When the turn counted as over and the exit command was typed.
+    pub exit_ms: Option<i64>,
+    /// When the harness hung up a client that did not leave.
+    pub hung_up_ms: Option<i64>,
+}
+
+/// Bytes for a key interrupt.
+pub fn key_bytes(esc: bool) -> &'static [u8] {
+    if esc { b"\x1b" } else { b"\x03" }
+}
+
+/// The screen's text with escape sequences, control characters and whitespace
+/// removed: enough to find a word a TUI drew with cursor moves between letters.
+pub fn visible(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = String::new();
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\u{1b}' {
+            if !c.is_control() && !c.is_whitespace() {
+                out.push(c);
+            }
+            continue;
+        }
+        match it.next() {
+            // CSI: parameters, then one final byte in @..~.
+            Some('[') => {
+                for d in it.by_ref() {
+                    if ('@'..='~').contains(&d) {
+                        break;
+                    }
+                }
+            }
+            // OSC, DCS and the other strings: up to BEL or ESC \.
+            Some(']' | 'P' | 'X' | '^' | '_') => {
+                while let Some(d) = it.next() {
+                    if d == '\u{7}' {
+                        break;
+                    }
+                    if d == '\u{1b}' {
+                        it.next();
+                        break;
+                    }
+                }
+            }
+            // Character set designations carry one more character.
+            Some('(' | ')' | '*' | '+') => {
+                it.next();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn squeeze(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+enum State {
+    Boot,
+    Typed(Instant),
+    Working(Instant),
+    ExitTyped(Instant),
+    Exiting(Instant),
+    HungUp,
+}
+
+/// One client running in a pty, and where the harness is in driving it.
+pub struct Session {
+    pty: Arc<pty_process::blocking::Pty>,
+    screen: Arc<Mutex<Vec<u8>>>,
+    term: Terminal,
+    prompt: String,
+    state: State,
+    pub log: TermLog,
+    requests_at_submit: u64,
+    seen: (u64, usize),
+    last_change: Instant,
+}
+
+/// Writes the profile's HOME files (placeholders already substituted).
+pub fn prepare_home(
+    term: &Terminal,
+    home: &Path,
+    sub: impl Fn(&str) -> String,
+) -> Result<(), String> {
+    for (rel, content) in &term.home_files {
+        let path = home.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        crate::scenario::write_atomic(&path, sub(content).as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Starts `cmd` on a fresh pty; what it draws goes to `screen_file` and to memory.
+pub fn spawn(
+    cmd: pty_process::blocking::Command,
+    term: &Terminal,
+    prompt: &str,
+    screen_file: &Path,
+) -> Result<(std::process::Child, Session), String> {
+    let (pty, pts) = pty_process::blocking::open().map_err(|e| format!("pty: {e}"))?;
+    pty.resize(pty_process::Size::new(term.rows, term.cols))
+        .map_err(|e| format!("pty size: {e}"))?;
+    let child = cmd.spawn(pts).map_err(|e| e.to_string())?;
+    let pty = Arc::new(pty);
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let (reader, sink) = (Arc::clone(&pty), Arc::clone(&screen));
+    let mut file = std::fs::File::create(screen_file).ok();
+    // The pty must be drained or a client blocks on its own output; the thread
+    // ends when the last holder of the terminal's other end is gone (EIO).
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        loop {
+            match (&*reader).read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if let Some(f) = file.as_mut() {
+                        let _ = f.write_all(&buf[..n]);
+                    }
+                    if let Ok(mut s) = sink.lock() {
+                        s.extend_from_slice(&buf[..n]);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    });
+    let session = Session {
+        pty,
+        screen,
+        term: term.clone(),
+        prompt: prompt.to_owned(),
+        state: State::Boot,
+        log: TermLog::default(),
+        requests_at_submit: 0,
+        seen: (0, 0),
+        last_change: Instant::now(),
+    };
+    Ok((child, session))
+}
+
+impl Session {
+    /// Types bytes into the terminal (a write error means the client is gone).
+    pub fn keys(&self, bytes: &[u8]) {
+        let _ = (&*self.pty).write_all(bytes);
+        let _ = (&*self.pty).flush();
+    }
+
+    fn shows(&self, text: &str) -> bool {
+        let want = squeeze(text);
+        self.screen
+            .lock()
+            .map(|s| visible(&s).contains(&want))
+            .unwrap_or(false)
+    }
+
+    /// One step of driving, called on every tick of the invocation's loop with the
+    /// server's request count, the ledger's line count and whether a tool is alive.
+    /// Returns true when the harness hangs up now (the caller sends SIGHUP).
+    pub fn step(&mut self, now_ms: i64, requests: u64, ledger: usize, tool_alive: bool) -> bool {
+        let now = Instant::now();
+        if (requests, ledger) != self.seen || tool_alive {
+            self.seen = (requests, ledger);
+            self.last_change = now;
+        }
+        match self.state {
+            State::Boot if self.shows(&self.term.ready) => {
+                self.log.ready_ms = Some(now_ms);
+                self.keys(self.prompt.as_bytes());
+                self.state = State::Typed(now);
+            }
+            State::Typed(t) if now >= t + TYPE_PAUSE => {
+                self.keys(self.term.submit.as_bytes());
+                self.log.prompt_ms = Some(now_ms);
+                self.requests_at_submit = requests;
+                self.last_change = now;
+                self.state = State::Working(now);
+            }
+            State::Working(at)
+                if requests == self.requests_at_submit
+                    && now >= at + RESUBMIT_AFTER
+                    && self.log.resubmits < RESUBMITS =>
+            {
+                self.log.resubmits += 1;
+                self.keys(self.term.submit.as_bytes());
+                self.state = State::Working(now);
+            }
+            State::Working(_)
+                if requests > self.requests_at_submit && now >= self.last_change + IDLE =>
+            {
+                self.log.exit_ms = Some(now_ms);
+                self.keys(self.term.exit.as_bytes());
+                self.state = State::ExitTyped(now);
+            }
+            State::ExitTyped(t) if now >= t + TYPE_PAUSE => {
+                self.keys(self.term.submit.as_bytes());
+                self.state = State::Exiting(now);
+            }
+            State::Exiting(t) if now >= t + HANG_UP_AFTER => {
+                self.log.hung_up_ms = Some(now_ms);
+                self.state = State::HungUp;
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visible_text_drops_escapes_controls_and_spaces() {
+        let raw = b"\x1b[2J\x1b[1;1H\x1b]0;title\x07by\x1b[1Cpass \x1b(Bper\x1b[38;5;2mmissions\r\n on\x1bP1$r\x1b\\!";
+        assert_eq!(visible(raw), "bypasspermissionson!");
+        assert!(visible(raw).contains(&squeeze("bypass permissions on")));
+    }
+}
