@@ -124,46 +124,45 @@ pub(super) fn drop_turn_end_records(outputs: &mut Vec<Output>) {
     {
         return;
     }
-    for o in outputs.iter_mut() {
-        if let Output::Persist { bytes } = o
-            && let Ok(decoded) = decode_log(bytes)
-            && decoded
-                .records
-                .iter()
-                .any(|r| matches!(r, Record::TurnEnd { .. }))
-        {
-            *bytes = decoded
-                .records
-                .iter()
-                .filter(|r| !matches!(r, Record::TurnEnd { .. }))
-                .flat_map(encode_record)
-                .collect();
-        }
-    }
+    let is_turn_end = |r: &Record| matches!(r, Record::TurnEnd { .. });
+    edit_records(outputs, is_turn_end, |r| (!is_turn_end(&r)).then_some(r));
     outputs.retain(|o| !matches!(o, Output::Persist { bytes } if bytes.is_empty()));
 }
 
 /// Every receipt is written with an empty digest: the engine records that it sent a
 /// request, but not what the request's prefix was.
 pub(super) fn blank_receipts(outputs: &mut [Output]) {
+    edit_records(
+        outputs,
+        |r| matches!(r, Record::Receipt { .. }),
+        |r| {
+            Some(match r {
+                Record::Receipt { op, .. } => Record::Receipt {
+                    op,
+                    digest: String::new(),
+                },
+                other => other,
+            })
+        },
+    );
+}
+
+/// Re-encodes every persist output holding a record `touches` picks, each of its
+/// records passed through `edit` (`None` drops it); other outputs keep their bytes.
+fn edit_records(
+    outputs: &mut [Output],
+    touches: impl Fn(&Record) -> bool,
+    mut edit: impl FnMut(Record) -> Option<Record>,
+) {
     for o in outputs.iter_mut() {
         if let Output::Persist { bytes } = o
             && let Ok(decoded) = decode_log(bytes)
-            && decoded
-                .records
-                .iter()
-                .any(|r| matches!(r, Record::Receipt { .. }))
+            && decoded.records.iter().any(&touches)
         {
             *bytes = decoded
                 .records
                 .into_iter()
-                .map(|r| match r {
-                    Record::Receipt { op, .. } => Record::Receipt {
-                        op,
-                        digest: String::new(),
-                    },
-                    other => other,
-                })
+                .filter_map(&mut edit)
                 .flat_map(|r| encode_record(&r))
                 .collect();
         }
@@ -206,26 +205,17 @@ pub(super) fn receipts_of_what_is_sent(outputs: &mut [Output]) {
     if sent.is_empty() {
         return;
     }
-    for o in outputs.iter_mut() {
-        if let Output::Persist { bytes } = o
-            && let Ok(decoded) = decode_log(bytes)
-            && decoded
-                .records
-                .iter()
-                .any(|r| matches!(r, Record::Receipt { op, .. } if sent.contains_key(op)))
-        {
-            *bytes = decoded
-                .records
-                .into_iter()
-                .map(|r| match r {
-                    Record::Receipt { op, digest } => Record::Receipt {
-                        op,
-                        digest: sent.get(&op).cloned().unwrap_or(digest),
-                    },
-                    other => other,
-                })
-                .flat_map(|r| encode_record(&r))
-                .collect();
-        }
-    }
+    edit_records(
+        outputs,
+        |r| matches!(r, Record::Receipt { op, .. } if sent.contains_key(op)),
+        |r| {
+            Some(match r {
+                Record::Receipt { op, digest } => Record::Receipt {
+                    op,
+                    digest: sent.get(&op).cloned().unwrap_or(digest),
+                },
+                other => other,
+            })
+        },
+    );
 }
