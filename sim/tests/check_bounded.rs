@@ -94,6 +94,22 @@ fn a_cassette_many_times_the_limit_is_checked_interaction_by_interaction() {
     assert_eq!(bounded.stat("requests"), 9);
 }
 
+#[test]
+fn a_codex_rollout_many_times_the_limit_is_checked_line_by_line_with_the_same_report() {
+    let rollout = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/openai/codex-0171-rollout-goal-then-resume.jsonl"),
+    )
+    .expect("reads");
+    let limit = longest_line(&rollout) + 1;
+    assert!(rollout.len() > 5 * limit, "{} vs {limit}", rollout.len());
+    let bounded = check(&rollout, None, limit).expect("every line fits");
+    let default = check(&rollout, None, Limits::default().max_element).expect("reads");
+    assert_eq!(bounded, default);
+    assert_eq!(bounded.format, "codex");
+    assert_eq!(bounded.stat("response_items"), 14);
+}
+
 /// Input that never ends: `head`, then `byte` forever.
 fn endless(head: &str, byte: u8) -> impl Read + 'static {
     Cursor::new(head.as_bytes().to_vec()).chain(std::io::repeat(byte))
@@ -145,6 +161,15 @@ fn an_element_that_never_ends_is_refused_at_the_limit_naming_it() {
         None,
     );
     assert_eq!(e, InputError::at(4, format!("the line {limit}")));
+    // A Codex rollout's output that never ends.
+    let e = refused(
+        endless(
+            "{\"type\":\"session_meta\",\"payload\":{}}\n{\"type\":\"response_item\",\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"",
+            b'a',
+        ),
+        Some(Format::Codex),
+    );
+    assert_eq!(e, InputError::at(2, format!("the line {limit}")));
     let e = refused(endless("event: ping\ndata: ", b'a'), None);
     assert_eq!(e, InputError::at(1, format!("the recording {limit}")));
 }

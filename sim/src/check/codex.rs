@@ -4,37 +4,32 @@
 //! history rules.
 //!
 //! Guarantee: no line is skipped silently. A `response_item` whose payload is not a
-//! valid item is an error naming its line; other line types (`session_meta`,
-//! `event_msg`, `turn_context`, …) are counted, and `session_meta`'s base instructions
-//! become the conversation's instructions. A `compacted` line starts a new window, as
+//! valid item is an error naming its line; other line types (`event_msg`,
+//! `turn_context`, …) are counted, and `session_meta` (the base instructions, which
+//! no history rule reads) is passed over. A `compacted` line starts a new window, as
 //! a compaction does in a Claude Code log. A rollout is a log, not a request: a call
 //! left without an output is information, never a violation, because Codex writes to
 //! the rollout only what it received and ran — after SIGTERM the rollout ends with the
 //! call (the shell was killed), and on resume Codex sends a synthesised `"aborted"`
 //! output that it never writes back, so the rollout alone cannot tell a client bug from
 //! that repair; the requests themselves (`serve --record`) are what to judge for it.
+//!
+//! Bounded memory: a line longer than the element limit is refused by number before
+//! it is all read, and a window is judged as its items arrive (one laid message held),
+//! so a rollout of any length needs the memory of its longest line.
 
-use super::source::InputError;
-use crate::judge::anthropic::parse_request;
+use super::source::{InputError, Limits, read_line_capped, utf8};
 use crate::judge::finding::{FileReport, Findings, Place, Severity};
 use crate::judge::history::HistoryCheck;
-use crate::judge::openai::{Origin, lay};
+use crate::judge::openai::{Layer, Origin};
 use crate::judge::pairing::End;
 use crate::judge::view::Located;
-use crate::openai::neutral::{Conversation, Entry, Prefix, Wire};
+use crate::openai::neutral::Entry;
 use crate::openai::responses_request::{neutral_item, parse_item};
 use serde_json::Value;
 use std::io::BufRead;
-
-/// One window of the rollout: its entries (source = line number) and instructions.
-fn judge_window(
-    entries: Vec<Entry>,
-    instructions: Option<String>,
-    window: usize,
-    out: &mut Findings,
-) -> Result<usize, InputError> {
-    judge_conversation(entries, instructions, window, End::TurnOpen, out)
-}
+use std::sync::Arc;
+use turnsim_core::Message;
 
 /// Judges one `POST /v1/responses` body read from a file: its `input` items are a
 /// request that was sent, so a call without its output is a violation there. A finding's
@@ -44,13 +39,7 @@ pub fn check_responses_request(text: &str, report: &mut FileReport) -> Result<()
         .map_err(|e| InputError::whole(e.to_string()))?;
     let conv = req.to_neutral();
     let mut raw = Findings::default();
-    let n = judge_conversation(
-        conv.entries,
-        req.instructions.clone(),
-        0,
-        End::Violation,
-        &mut raw,
-    )?;
+    let n = judge_conversation(conv.entries, 0, End::Violation, &mut raw)?;
     for mut f in raw.kept {
         // What a previous response stands for is not in the file: an output whose call
         // is there cannot be judged from here.
@@ -73,101 +62,153 @@ pub fn check_responses_request(text: &str, report: &mut FileReport) -> Result<()
     Ok(())
 }
 
+/// One conversation judged as its items arrive: each item laid onto the judge's
+/// message model ([`Layer`]), each completed message read as the Messages API reads
+/// it and pushed into the history rules, so a rollout's window is never held whole.
+struct WindowJudge {
+    layer: Layer,
+    check: HistoryCheck,
+    /// Laid messages so far (a `system` entry counts: findings name laid indices).
+    laid: usize,
+    /// User and assistant messages judged.
+    messages: usize,
+    raw: Findings,
+}
+
+impl WindowJudge {
+    fn new(window: usize) -> WindowJudge {
+        let place = Place {
+            window: Some(window),
+            ..Place::default()
+        };
+        WindowJudge {
+            layer: Layer::default(),
+            check: HistoryCheck::new(place),
+            laid: 0,
+            messages: 0,
+            raw: Findings::default(),
+        }
+    }
+
+    fn push(&mut self, entry: &Entry) -> Result<(), InputError> {
+        let mut done = Vec::new();
+        self.layer
+            .push(Origin::Sent(entry.source), &entry.item, &mut |m, o| {
+                done.push((m, o))
+            });
+        for (m, o) in done {
+            self.judge(m, o)?;
+        }
+        Ok(())
+    }
+
+    /// One laid message: a `system` entry is instructions, not history; a user or
+    /// assistant message is read with the judge's own message type and judged.
+    fn judge(&mut self, laid: Value, origins: Vec<Origin>) -> Result<(), InputError> {
+        let i = self.laid;
+        self.laid += 1;
+        if laid.get("role").and_then(Value::as_str) == Some("system") {
+            return Ok(());
+        }
+        let message: Message = serde_json::from_value(laid)
+            .map_err(|e| InputError::whole(format!("messages.{i}: {e}")))?;
+        let line_of = |o: Option<&Origin>| match o {
+            Some(Origin::Sent(line)) => *line,
+            _ => 0,
+        };
+        let mut m = Located::new(Arc::new(message), line_of(origins.first()));
+        m.block_lines = origins.iter().map(|o| line_of(Some(o))).collect();
+        self.messages += 1;
+        self.check.push(m, &mut self.raw);
+        Ok(())
+    }
+
+    /// Ends the conversation; `end` says how a call still open at its end is judged.
+    /// Returns the messages judged.
+    fn finish(mut self, end: End, out: &mut Findings) -> Result<usize, InputError> {
+        let mut done = Vec::new();
+        let layer = std::mem::take(&mut self.layer);
+        layer.finish(&mut |m, o| done.push((m, o)));
+        for (m, o) in done {
+            self.judge(m, o)?;
+        }
+        let mut raw = self.raw;
+        self.check.finish(end, &mut raw);
+        for mut f in raw.kept {
+            if end == End::TurnOpen
+                && f.check == "pairing"
+                && f.severity == Severity::Violation
+                && f.kind.contains("missing")
+            {
+                f.severity = Severity::Info;
+                f.detail = format!(
+                    "{} (a rollout is a log: after SIGTERM Codex leaves the call without an output and, on resume, sends a synthesised \"aborted\" output it does not write here; judge the requests for the wire)",
+                    f.detail
+                );
+            }
+            out.push(f);
+        }
+        Ok(self.messages)
+    }
+}
+
 fn judge_conversation(
     entries: Vec<Entry>,
-    instructions: Option<String>,
     window: usize,
     end: End,
     out: &mut Findings,
 ) -> Result<usize, InputError> {
-    let conv = Conversation {
-        wire: Wire::Responses,
-        prefix: Prefix {
-            model: "codex".into(),
-            instructions,
-            tools: Vec::new(),
-        },
-        entries,
-        continues: None,
-    };
-    let laid = lay(&conv, &[], &[], false, false);
-    let parsed = parse_request(laid.body.to_string().as_bytes()).map_err(InputError::whole)?;
-    let place = Place {
-        window: Some(window),
-        ..Place::default()
-    };
-    let mut check = HistoryCheck::new(place);
-    let line_of = |o: Option<Origin>| match o {
-        Some(Origin::Sent(line)) => line,
-        _ => 0,
-    };
-    let mut raw = Findings::default();
-    for (i, message) in &parsed.typed {
-        let blocks = laid.origins.get(*i).map_or(0, Vec::len);
-        let mut m = Located::new(message.clone(), line_of(laid.origin(Some(*i), None)));
-        m.block_lines = (0..blocks)
-            .map(|b| line_of(laid.origin(Some(*i), Some(b))))
-            .collect();
-        check.push(m, &mut raw);
+    let mut judge = WindowJudge::new(window);
+    for e in &entries {
+        judge.push(e)?;
     }
-    check.finish(end, &mut raw);
-    for mut f in raw.kept {
-        if end == End::TurnOpen
-            && f.check == "pairing"
-            && f.severity == Severity::Violation
-            && f.kind.contains("missing")
-        {
-            f.severity = Severity::Info;
-            f.detail = format!(
-                "{} (a rollout is a log: after SIGTERM Codex leaves the call without an output and, on resume, sends a synthesised \"aborted\" output it does not write here; judge the requests for the wire)",
-                f.detail
-            );
-        }
-        out.push(f);
-    }
-    Ok(parsed.typed.len())
+    judge.finish(end, out)
 }
 
-/// Judges a rollout read line by line.
-pub fn check(reader: impl BufRead, report: &mut FileReport) -> Result<(), InputError> {
-    let mut entries = Vec::new();
-    let mut instructions = None;
+/// Judges a rollout read line by line, each window as its lines arrive: what is held
+/// is one line (at most `limits.max_element` bytes) and one laid message.
+pub fn check(
+    mut reader: impl BufRead,
+    limits: Limits,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
+    let mut judge = WindowJudge::new(0);
     let (mut lines, mut items, mut other, mut messages, mut window) = (0, 0, 0, 0, 0);
-    for (n, line) in reader.lines().enumerate() {
-        let line_no = n + 1;
-        let line = line.map_err(|e| InputError::at(line_no, format!("cannot read: {e}")))?;
-        lines += 1;
+    let mut buf = Vec::new();
+    loop {
+        let line_no = lines + 1;
+        let more =
+            read_line_capped(&mut reader, &mut buf, limits.max_element).map_err(|e| match e {
+                Some(e) => InputError::at(line_no, format!("cannot read: {e}")),
+                None => limits.exceeded(line_no, "the line"),
+            })?;
+        if !more {
+            break;
+        }
+        lines = line_no;
+        let line =
+            utf8(&buf).map_err(|_| InputError::at(line_no, "not UTF-8 text (binary data?)"))?;
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(&line)
+        let v: Value = serde_json::from_str(line)
             .map_err(|e| InputError::at(line_no, format!("not a JSON object: {e}")))?;
         let payload = v.get("payload").unwrap_or(&Value::Null);
         match v.get("type").and_then(Value::as_str) {
-            Some("session_meta") => {
-                instructions = payload
-                    .get("base_instructions")
-                    .and_then(|b| b.get("text").or(Some(b)))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .or(instructions);
-            }
+            // The session's base instructions are not history: nothing the rules judge.
+            Some("session_meta") => {}
             Some("response_item") => {
                 let item = parse_item(payload, &format!("line {line_no}: payload"))
                     .map_err(|e| InputError::at(line_no, e.to_string()))?;
-                entries.push(Entry {
+                judge.push(&Entry {
                     source: line_no,
                     item: neutral_item(&item),
-                });
+                })?;
                 items += 1;
             }
             Some("compacted") => {
-                messages += judge_window(
-                    std::mem::take(&mut entries),
-                    instructions.clone(),
-                    window,
-                    &mut report.findings,
-                )?;
+                let done = std::mem::replace(&mut judge, WindowJudge::new(window + 1));
+                messages += done.finish(End::TurnOpen, &mut report.findings)?;
                 window += 1;
             }
             Some(_) => other += 1,
@@ -179,7 +220,7 @@ pub fn check(reader: impl BufRead, report: &mut FileReport) -> Result<(), InputE
             "nothing to judge: none of its {lines} line(s) is a `response_item`"
         )));
     }
-    messages += judge_window(entries, instructions, window, &mut report.findings)?;
+    messages += judge.finish(End::TurnOpen, &mut report.findings)?;
     report.stats.insert("lines", lines);
     report.stats.insert("response_items", items);
     report.stats.insert("other_lines", other);

@@ -372,7 +372,7 @@ pub fn check_reader_with(
         Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
         Detected::CodexRollout => {
             let mut report = FileReport::new(&name, Format::Codex.name());
-            codex::check(opened.reader, &mut report)?;
+            codex::check(opened.reader, limits, &mut report)?;
             Ok(report)
         }
     }

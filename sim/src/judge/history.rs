@@ -23,7 +23,6 @@ use super::pairing::{End, asks, check_chunk, is_results};
 use super::tool_ids::ToolIds;
 use super::view::Located;
 use super::{empty, taint};
-use turnsim_core::Role;
 
 /// Checks one history (a window of a log, or one request) message by message.
 pub struct HistoryCheck {

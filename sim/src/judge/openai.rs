@@ -172,57 +172,20 @@ pub fn lay(
 ) -> Laid {
     let mut messages: Vec<Value> = Vec::new();
     let mut origins: Vec<Vec<Origin>> = Vec::new();
-    let mut unjudged = Vec::new();
-    let mut open: Option<Side> = None;
+    let mut layer = Layer::default();
     let all = context.iter().map(|i| (Origin::Context, i)).chain(
         conv.entries
             .iter()
             .map(|e| (Origin::Sent(e.source), &e.item)),
     );
+    let mut emit = |m: Value, o: Vec<Origin>| {
+        messages.push(m);
+        origins.push(o);
+    };
     for (origin, item) in all {
-        let Some((side, block)) = item_block(item) else {
-            let at = match origin {
-                Origin::Sent(i) => format!("input[{i}]"),
-                Origin::Context => "the previous response's context".into(),
-            };
-            unjudged.push(format!("{} at {at}", item_name(item)));
-            continue;
-        };
-        if side == Side::System {
-            messages.push(json!({"role": "system", "content": block}));
-            origins.push(vec![origin]);
-            open = None;
-            continue;
-        }
-        let role = if side == Side::User {
-            "user"
-        } else {
-            "assistant"
-        };
-        // A user message after tool results starts its own laid message: on the wire
-        // it is a new item appended after them (a prompt after an interrupted turn),
-        // and joining it to their message would make that append look like an edit.
-        let after_results = matches!(item, Item::Message { .. })
-            && messages
-                .last()
-                .and_then(|m| m["content"].as_array())
-                .and_then(|b| b.last())
-                .is_some_and(|b| b["type"] == "tool_result");
-        if open == Some(side)
-            && !after_results
-            && let Some(Value::Array(blocks)) =
-                messages.last_mut().and_then(|m| m.get_mut("content"))
-        {
-            blocks.push(block);
-            if let Some(o) = origins.last_mut() {
-                o.push(origin);
-            }
-            continue;
-        }
-        messages.push(json!({"role": role, "content": [block]}));
-        origins.push(vec![origin]);
-        open = Some(side);
+        layer.push(origin, item, &mut emit);
     }
+    let unjudged = layer.finish(&mut emit);
     let mut body = json!({
         "model": conv.prefix.model,
         "messages": messages,
@@ -239,6 +202,77 @@ pub fn lay(
         body,
         origins,
         unjudged,
+    }
+}
+
+/// The layout of [`lay`] one item at a time, for a reader that must not hold the whole
+/// conversation (a Codex rollout): a laid message is handed on as soon as the next
+/// item shows it is complete, so what is held is one message, however long the
+/// conversation. [`lay`] is this same layer run over a whole conversation.
+#[derive(Default)]
+pub struct Layer {
+    /// The message still open to more blocks of its side, with its blocks' origins.
+    held: Option<(Value, Vec<Origin>)>,
+    open: Option<Side>,
+    /// Whether the last block laid (of a user or assistant message) is a tool result.
+    ends_in_result: bool,
+    unjudged: Vec<String>,
+}
+
+impl Layer {
+    /// Lays one item; every message it completes goes to `emit`, in order.
+    pub fn push(&mut self, origin: Origin, item: &Item, emit: &mut impl FnMut(Value, Vec<Origin>)) {
+        let Some((side, block)) = item_block(item) else {
+            let at = match origin {
+                Origin::Sent(i) => format!("input[{i}]"),
+                Origin::Context => "the previous response's context".into(),
+            };
+            self.unjudged.push(format!("{} at {at}", item_name(item)));
+            return;
+        };
+        if side == Side::System {
+            if let Some((m, o)) = self.held.take() {
+                emit(m, o);
+            }
+            emit(json!({"role": "system", "content": block}), vec![origin]);
+            self.open = None;
+            self.ends_in_result = false;
+            return;
+        }
+        let is_result = block["type"] == "tool_result";
+        // A user message after tool results starts its own laid message: on the wire
+        // it is a new item appended after them (a prompt after an interrupted turn),
+        // and joining it to their message would make that append look like an edit.
+        let after_results = matches!(item, Item::Message { .. }) && self.ends_in_result;
+        self.ends_in_result = is_result;
+        if self.open == Some(side)
+            && !after_results
+            && let Some((m, o)) = self.held.as_mut()
+            && let Some(Value::Array(blocks)) = m.get_mut("content")
+        {
+            blocks.push(block);
+            o.push(origin);
+            return;
+        }
+        if let Some((m, o)) = self.held.take() {
+            emit(m, o);
+        }
+        let role = if side == Side::User {
+            "user"
+        } else {
+            "assistant"
+        };
+        self.held = Some((json!({"role": role, "content": [block]}), vec![origin]));
+        self.open = Some(side);
+    }
+
+    /// Hands on the message still held; returns `kind at input[i]` of each item not
+    /// judged.
+    pub fn finish(mut self, emit: &mut impl FnMut(Value, Vec<Origin>)) -> Vec<String> {
+        if let Some((m, o)) = self.held.take() {
+            emit(m, o);
+        }
+        self.unjudged
     }
 }
 
