@@ -2,6 +2,9 @@
 //! it, and clean up.
 //!
 //! Guarantee: an invocation always ends, and leaves no process of the run behind.
+//! It starts with SIGINT, SIGHUP, SIGQUIT and SIGTERM at their default action,
+//! whatever the harness inherited ([`procs::default_signals`]), so a signal reaches
+//! the client as it would from a terminal.
 //! It has a deadline (`timeout`, shortened to [`SIGNAL_GRACE`] once a signal is
 //! sent); past it the client's process group is killed and the run records a hang.
 //! Once the client has exited, a tool still running is *not* killed at once: the
@@ -129,11 +132,15 @@ impl Running<'_> {
     }
 }
 
-/// Environment variables a client must not inherit from the harness.
+/// Environment variables a client must not inherit from the harness: each would point
+/// it at another provider, configuration or home than the run's (`OPENAI_BASE_URL`,
+/// `CODEX_HOME` for the OpenAI clients, as `ANTHROPIC_BASE_URL` for the others).
 fn inherited_out(name: &str) -> bool {
     name.starts_with("ANTHROPIC_")
         || name.starts_with("CLAUDE")
         || name.starts_with("OPENCODE")
+        || name.starts_with("OPENAI_")
+        || name.starts_with("CODEX_")
         || name.starts_with("XDG_")
         || name == procs::RUN_MARKER
 }
@@ -186,6 +193,7 @@ fn command(argv: &[String], vars: &Vars, label: &str, run: &Running<'_>) -> Comm
         .current_dir(&vars.work)
         .stdin(Stdio::null())
         .process_group(0);
+    procs::default_signals(&mut cmd);
     let (removed, set) = client_env(vars, run);
     for k in removed {
         cmd.env_remove(k);
@@ -212,9 +220,11 @@ fn spawn_terminal(
     term: &Terminal,
 ) -> Result<(std::process::Child, terminal::Session), String> {
     terminal::prepare_home(term, Path::new(&vars.home), |s| substitute(s, vars))?;
-    let mut cmd = pty_process::blocking::Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&vars.work);
+    let mut cmd = procs::default_signals_pty(
+        pty_process::blocking::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(&vars.work),
+    );
     let (removed, set) = client_env(vars, run);
     for k in removed {
         cmd = cmd.env_remove(k);
@@ -425,4 +435,26 @@ pub fn ledger_lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .map(|t| t.lines().count())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inherited_out;
+
+    #[test]
+    fn provider_and_home_overrides_of_every_client_family_are_not_inherited() {
+        for name in [
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CONFIG_DIR",
+            "OPENCODE_CONFIG",
+            "OPENAI_BASE_URL",
+            "CODEX_HOME",
+            "XDG_CONFIG_HOME",
+        ] {
+            assert!(inherited_out(name), "{name}");
+        }
+        for name in ["PATH", "LANG", "TERM"] {
+            assert!(!inherited_out(name), "{name}");
+        }
+    }
 }
