@@ -8,6 +8,13 @@ import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CFG = json.loads(r'''@CONFIG@''')
+# An ignored signal stays ignored across exec: started with `&` or `nohup`, this script
+# would hand the client an ignored SIGINT or SIGHUP, and the client would seem to
+# ignore the signal. A caught one is reset to its default in the client, as from a
+# terminal.
+for _s in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
+    if signal.getsignal(_s) == signal.SIG_IGN:
+        signal.signal(_s, signal.default_int_handler)
 TOOL = r'''@TOOL@'''
 root = tempfile.mkdtemp(prefix="turnsim-repro-")
 for d in ("home", "work"):
