@@ -508,7 +508,7 @@ mod tests {
             ev(Kind::Effect, "toolu_1", 3000), // before the exit: no orphan
             ev(Kind::Start, "toolu_2", 3100),
             ev(Kind::Effect, "toolu_2", 6150), // 150 ms after the exit
-            ev(Kind::Start, "toolu_3", 6500), // started after the exit
+            ev(Kind::Start, "toolu_3", 6500),  // started after the exit
             ev(Kind::Effect, "toolu_3", 7000),
         ];
         let rel = |b: u64| i64::try_from(b).unwrap_or(0) - 1000;
