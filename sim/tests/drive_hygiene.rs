@@ -175,3 +175,82 @@ fn reruns_judge_every_checker_and_parallel_seeds_write_a_summary() {
     }
     assert!(failed > 0, "seeds 0..=2 hold a signalled run: {md}");
 }
+
+/// The `SigIgn` mask of `/proc/self/status` as written to `path`.
+fn ignored_mask(text: &str) -> u64 {
+    let hex = text
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .expect("a SigIgn line")
+        .trim();
+    u64::from_str_radix(hex, 16).expect("hex mask")
+}
+
+#[test]
+fn a_client_starts_with_sigint_and_sighup_at_their_default_when_the_harness_ignores_them() {
+    // SIGHUP, SIGINT, SIGQUIT, SIGTERM: bits 0, 1, 2 and 14 of the mask.
+    let bits: u64 = 0b111 | 1 << 14;
+    // What `cmd &` in a script (SIGINT, SIGQUIT) or `nohup` (SIGHUP) leaves behind: an
+    // ignored disposition, which survives exec. First, that the shell really does so.
+    let trap = "trap '' INT HUP QUIT TERM";
+    let control = std::process::Command::new("sh")
+        .args(["-c", &format!("{trap}; grep SigIgn /proc/self/status")])
+        .output()
+        .expect("sh runs");
+    let mask = ignored_mask(&String::from_utf8_lossy(&control.stdout));
+    assert_eq!(mask & bits, bits, "{mask:x}");
+    // A harness started that way still starts its client with the defaults.
+    let out = temp_dir("sigdfl");
+    let status = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "{trap}; exec \"$0\" drive --client custom --rerun 0 --out \"$1\" -- sh -c \"$2\""
+            ),
+            env!("CARGO_BIN_EXE_turnsim"),
+            &out.display().to_string(),
+            "grep SigIgn /proc/self/status > {work}/sigign",
+        ])
+        .status()
+        .expect("turnsim runs");
+    let written = std::fs::read_to_string(out.join("run-0/work/sigign"))
+        .unwrap_or_else(|e| panic!("the client ran ({status}): {e}"));
+    let mask = ignored_mask(&written);
+    assert_eq!(
+        mask & bits,
+        0,
+        "the client inherited ignored signals: {mask:x}"
+    );
+}
+
+#[test]
+fn a_relative_out_directory_still_gives_the_client_a_home_and_history_that_exist() {
+    let parent = temp_dir("relative");
+    std::fs::create_dir_all(&parent).expect("temp dir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .current_dir(&parent)
+        .args([
+            "drive",
+            "--client",
+            "test-client",
+            "--seeds",
+            "0..1",
+            "--no-signal",
+            "1/1",
+            "--no-fault",
+            "1/1",
+            "--tool-ms",
+            "200",
+            "--rerun",
+            "0",
+            "--out",
+            "rel",
+        ])
+        .output()
+        .expect("turnsim runs");
+    let text = String::from_utf8_lossy(&out.stderr);
+    // The client runs in `rel/run-0/work`; its history file is `{work}/history.json`.
+    let history = parent.join("rel/run-0/work/history.json");
+    assert!(history.is_file(), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}

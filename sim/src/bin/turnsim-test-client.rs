@@ -20,10 +20,12 @@
 //! instead of recording its end; `--exit-before-signal` exits 1 (without running
 //! it) as soon as the model asks for its first tool, unless resuming.
 //! `--interactive` reads prompts from a terminal instead of the command line, and
-//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`).
+//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat` or
+//! `--api responses` speaks OpenAI's Chat Completions or Responses API instead of
+//! Anthropic's Messages (see `test_client/wire.rs`), with the same behaviours.
 //!
 //! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
-//! [FAULT FLAGS] PROMPT`. Exit 0 when the model ends its turn, 128 + the signal's
+//! [FAULT FLAGS] [--api FORMAT] PROMPT`. Exit 0 when the model ends its turn, 128 + the signal's
 //! number after an interruption (130 SIGINT, 143 SIGTERM, 129 SIGHUP), 1 on an
 //! error.
 //!
@@ -38,15 +40,17 @@
 
 #[path = "test_client/tty.rs"]
 mod tty;
+#[path = "test_client/wire.rs"]
+mod wire;
 
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
+use wire::Api;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
@@ -77,6 +81,7 @@ struct Args {
     drop_call: bool,
     exit_early: bool,
     interactive: bool,
+    api: Api,
     prompt: String,
 }
 
@@ -95,6 +100,7 @@ fn parse_args() -> Result<Args, String> {
             "--drop-started-call" => a.drop_call = true,
             "--exit-before-signal" => a.exit_early = true,
             "--interactive" => a.interactive = true,
+            "--api" => a.api = Api::parse(&it.next().ok_or("--api needs a value")?)?,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => a.prompt = s.to_owned(),
         }
@@ -103,7 +109,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--api messages|chat|responses] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -248,80 +254,13 @@ fn run_detached(command: &str) -> std::io::Result<std::process::Child> {
     cmd.spawn()
 }
 
-/// One HTTP/1.1 exchange; `Err` for anything a retry may fix.
-fn post(base_url: &str, body: &[u8]) -> Result<(u16, Value, Option<u64>), String> {
-    let hostport = base_url
-        .strip_prefix("http://")
-        .ok_or("only http:// base URLs")?
-        .trim_end_matches('/');
-    let mut s = TcpStream::connect(hostport).map_err(|e| e.to_string())?;
-    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: {hostport}\r\ncontent-type: application/json\r\nx-api-key: dummy\r\nanthropic-version: 2023-06-01\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes())
-        .and_then(|()| s.write_all(body))
-        .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("no response head")?;
-    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
-    let rest = &raw[split + 4..];
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or("no status")?;
-    let header = |name: &str| {
-        head.lines().find_map(|l| {
-            l.strip_prefix(&format!("{name}:"))
-                .map(|v| v.trim().to_owned())
-        })
-    };
-    let body = if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        dechunk(rest).ok_or("truncated chunked body")?
-    } else {
-        let n: usize = header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(rest.len());
-        rest.get(..n).ok_or("truncated body")?.to_vec()
-    };
-    let retry_after = header("retry-after").and_then(|v| v.parse().ok());
-    let v = serde_json::from_slice(&body).map_err(|e| format!("body: {e}"))?;
-    Ok((status, v, retry_after))
-}
-
-fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = b.windows(2).position(|w| w == b"\r\n")?;
-        let size = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).ok()?;
-        b = &b[eol + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(b.get(..size)?);
-        b = b.get(size + 2..)?;
-    }
-}
-
-const TOOLS: &str = r#"[{"name": "bash", "description": "Run a shell command.",
-  "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]"#;
-
 /// Sends the history, retrying what a retry may fix; `Err` ends the client.
-fn ask(base_url: &str, messages: &[Value]) -> Result<Value, String> {
-    let tools: Value = serde_json::from_str(TOOLS).map_err(|e| e.to_string())?;
-    let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 1024, "tools": tools,
-        "messages": messages})
-    .to_string();
+fn ask(base_url: &str, api: Api, messages: &[Value]) -> Result<(Value, String), String> {
+    let body = wire::body(api, messages)?;
     let mut last = String::new();
     for attempt in 0..5u64 {
-        match post(base_url, body.as_bytes()) {
-            Ok((200, v, _)) => return Ok(v),
+        match wire::post(base_url, api, body.as_bytes()) {
+            Ok((200, v, _)) => return Ok(wire::read_reply(api, &v)),
             Ok((status, v, retry)) if status == 429 || status >= 500 => {
                 last = format!("status {status}: {v}");
                 let wait = retry.map_or(200 * (attempt + 1), |s| s.min(2) * 1000);
@@ -478,7 +417,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
         if interrupted() {
             return interrupted_code();
         }
-        let reply = match ask(&args.base_url, &h.messages) {
+        let (content, stop) = match ask(&args.base_url, args.api, &h.messages) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("turnsim-test-client: {e}");
@@ -489,14 +428,9 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
                 };
             }
         };
-        let content = reply.get("content").cloned().unwrap_or(json!([]));
         let assistant = json!({"role": "assistant", "content": content});
         let calls = tool_uses(&assistant);
         h.messages.push(assistant);
-        let stop = reply
-            .get("stop_reason")
-            .and_then(Value::as_str)
-            .unwrap_or("");
         if stop != "tool_use" || calls.is_empty() {
             h.pending = false;
             save(&args.history, h);

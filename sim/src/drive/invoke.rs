@@ -2,6 +2,9 @@
 //! it, and clean up.
 //!
 //! Guarantee: an invocation always ends, and leaves no process of the run behind.
+//! It starts with SIGINT, SIGHUP, SIGQUIT and SIGTERM at their default action,
+//! whatever the harness inherited ([`procs::default_signals`]), so a signal reaches
+//! the client as it would from a terminal.
 //! It has a deadline (`timeout`, shortened to [`SIGNAL_GRACE`] once a signal is
 //! sent); past it the client's process group is killed and the run records a hang.
 //! Once the client has exited, a tool still running is *not* killed at once: the
@@ -52,6 +55,45 @@ pub struct Orphan {
     pub effect_ms: Option<i64>,
     /// Still alive when the harness gave up waiting, and killed by it.
     pub killed_by_harness: bool,
+    /// Gone before [`ORPHAN_GRACE_MS`] had passed, but its effect line came after the
+    /// client's exit: found from the ledger, not from `/proc`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub finished_in_grace: bool,
+}
+
+/// Tools whose `effect` line came after the client exited at `end_ms` (run-relative,
+/// through `rel`) and that started before it, other than `known`: each ran on after
+/// its client was gone, even if it finished before the grace ran out (a client's
+/// clean-up can stop a tool, it cannot take back an effect already written). Their
+/// identity is the ledger's, as the process is gone.
+pub fn effects_after_exit(
+    events: &[tool::Event],
+    rel: impl Fn(u64) -> i64,
+    end_ms: i64,
+    known: &[Orphan],
+) -> Vec<Orphan> {
+    let mut out: Vec<Orphan> = Vec::new();
+    for e in events.iter().filter(|e| e.kind == Kind::Effect) {
+        let Some(start) = tool::find(events, &e.id, Kind::Start) else {
+            continue;
+        };
+        let seen = known.iter().chain(&out).any(|o| o.id == e.id);
+        if seen || rel(e.boot_ms) <= end_ms || rel(start.boot_ms) > end_ms {
+            continue;
+        }
+        out.push(Orphan {
+            id: e.id.clone(),
+            pid: e.pid,
+            pgid: e.pgid,
+            sid: e.sid,
+            command: format!("the tool script for {} (already gone)", e.id),
+            start_ms: Some(rel(start.boot_ms)),
+            effect_ms: Some(rel(e.boot_ms)),
+            killed_by_harness: false,
+            finished_in_grace: true,
+        });
+    }
+    out
 }
 
 /// A process of the run that is not a tool, alive after the client exited.
@@ -129,11 +171,15 @@ impl Running<'_> {
     }
 }
 
-/// Environment variables a client must not inherit from the harness.
+/// Environment variables a client must not inherit from the harness: each would point
+/// it at another provider, configuration or home than the run's (`OPENAI_BASE_URL`,
+/// `CODEX_HOME` for the OpenAI clients, as `ANTHROPIC_BASE_URL` for the others).
 fn inherited_out(name: &str) -> bool {
     name.starts_with("ANTHROPIC_")
         || name.starts_with("CLAUDE")
         || name.starts_with("OPENCODE")
+        || name.starts_with("OPENAI_")
+        || name.starts_with("CODEX_")
         || name.starts_with("XDG_")
         || name == procs::RUN_MARKER
 }
@@ -186,6 +232,7 @@ fn command(argv: &[String], vars: &Vars, label: &str, run: &Running<'_>) -> Comm
         .current_dir(&vars.work)
         .stdin(Stdio::null())
         .process_group(0);
+    procs::default_signals(&mut cmd);
     let (removed, set) = client_env(vars, run);
     for k in removed {
         cmd.env_remove(k);
@@ -212,9 +259,11 @@ fn spawn_terminal(
     term: &Terminal,
 ) -> Result<(std::process::Child, terminal::Session), String> {
     terminal::prepare_home(term, Path::new(&vars.home), |s| substitute(s, vars))?;
-    let mut cmd = pty_process::blocking::Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&vars.work);
+    let mut cmd = procs::default_signals_pty(
+        pty_process::blocking::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(&vars.work),
+    );
     let (removed, set) = client_env(vars, run);
     for k in removed {
         cmd = cmd.env_remove(k);
@@ -393,9 +442,17 @@ fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
             start_ms: None,
             effect_ms: None,
             killed_by_harness: false,
+            finished_in_grace: false,
         })
         .collect();
+    let ended = effects_after_exit(
+        &tool::read(run.ledger),
+        |b| run.rel(b),
+        inv.end_ms,
+        &orphans,
+    );
     if orphans.is_empty() {
+        inv.orphans = ended;
         return;
     }
     let events = tool::read(run.ledger);
@@ -418,6 +475,7 @@ fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
         o.effect_ms = tool::find(&events, &o.id, Kind::Effect).map(|e| run.rel(e.boot_ms));
         o.killed_by_harness = procs::alive(p);
     }
+    orphans.extend(ended);
     inv.orphans = orphans;
 }
 
@@ -425,4 +483,59 @@ pub fn ledger_lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .map(|t| t.lines().count())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inherited_out;
+
+    #[test]
+    fn a_tool_that_wrote_its_effect_after_the_exit_is_an_orphan_even_if_gone_within_the_grace() {
+        use super::super::tool::{Event, Kind};
+        use super::effects_after_exit;
+        let ev = |kind, id: &str, boot_ms| Event {
+            kind,
+            id: id.into(),
+            boot_ms,
+            pid: 40,
+            pgid: 40,
+            sid: 40,
+            ppid: 1,
+        };
+        // t0 = 1000 on the boot clock; the client exited at +5000.
+        let events = [
+            ev(Kind::Start, "toolu_1", 1100),
+            ev(Kind::Effect, "toolu_1", 3000), // before the exit: no orphan
+            ev(Kind::Start, "toolu_2", 3100),
+            ev(Kind::Effect, "toolu_2", 6150), // 150 ms after the exit
+            ev(Kind::Start, "toolu_3", 6500),  // started after the exit
+            ev(Kind::Effect, "toolu_3", 7000),
+        ];
+        let rel = |b: u64| i64::try_from(b).unwrap_or(0) - 1000;
+        let found = effects_after_exit(&events, rel, 5000, &[]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let o = &found[0];
+        assert_eq!(o.id, "toolu_2");
+        assert_eq!((o.start_ms, o.effect_ms), (Some(2100), Some(5150)));
+        assert!(o.finished_in_grace && !o.killed_by_harness);
+        // One the process table already showed is not counted twice.
+        assert!(effects_after_exit(&events, rel, 5000, &found).is_empty());
+    }
+
+    #[test]
+    fn provider_and_home_overrides_of_every_client_family_are_not_inherited() {
+        for name in [
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CONFIG_DIR",
+            "OPENCODE_CONFIG",
+            "OPENAI_BASE_URL",
+            "CODEX_HOME",
+            "XDG_CONFIG_HOME",
+        ] {
+            assert!(inherited_out(name), "{name}");
+        }
+        for name in ["PATH", "LANG", "TERM"] {
+            assert!(!inherited_out(name), "{name}");
+        }
+    }
 }

@@ -224,8 +224,16 @@ fn orphan_evidence(f: &Facts, label: &str, inv: &Invocation, o: &Orphan) -> Stri
         }
         None => "ended without writing its effect".to_owned(),
     };
+    let running = if o.finished_in_grace {
+        "was running when the client exited".to_owned()
+    } else {
+        format!(
+            "was still running {} ms after that",
+            super::invoke::ORPHAN_GRACE_MS
+        )
+    };
     format!(
-        "{signal}the {label} invocation exited at +{} ms ({}); tool {} (pid {}, pgid {}, sid {}, `{}`) {started}, was still running {} ms after that, and {effect}",
+        "{signal}the {label} invocation exited at +{} ms ({}); tool {} (pid {}, pgid {}, sid {}, `{}`) {started}, {running}, and {effect}",
         inv.end_ms,
         explain_exit(inv.exit_code, inv.killed_by),
         o.id,
@@ -233,7 +241,6 @@ fn orphan_evidence(f: &Facts, label: &str, inv: &Invocation, o: &Orphan) -> Stri
         o.pgid,
         o.sid,
         o.command,
-        super::invoke::ORPHAN_GRACE_MS
     )
 }
 
@@ -451,6 +458,7 @@ mod tests {
             start_ms: Some(100),
             effect_ms: Some(6100),
             killed_by_harness: false,
+            finished_in_grace: false,
         };
         Facts {
             schedule: Schedule::from_seed(0, &p, 6000, &Default::default()),
@@ -493,5 +501,21 @@ mod tests {
         let o = orphaned_tool(&facts(Interrupt::Sigint, true));
         assert_eq!(o.status, Status::Info);
         assert_eq!(o.details[0], AFTER_TIMEOUT);
+    }
+
+    #[test]
+    fn an_orphan_gone_within_the_grace_fails_and_says_it_was_running_at_the_exit() {
+        let mut f = facts(Interrupt::Sigterm, false);
+        f.first.orphans[0].effect_ms = Some(1650);
+        f.first.orphans[0].finished_in_grace = true;
+        let o = orphaned_tool(&f);
+        assert_eq!(o.status, Status::Fail);
+        assert!(
+            o.details[0].ends_with(
+                "started at +100 ms, was running when the client exited, and wrote its effect at +1650 ms, 150 ms after the client exited"
+            ),
+            "{}",
+            o.details[0]
+        );
     }
 }

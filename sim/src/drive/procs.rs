@@ -11,8 +11,9 @@
 //! harness's own process group is never signalled. Linux only (`/proc`).
 //!
 //! Why `unsafe` here, and only here in `drive`: signalling a process or a group by id
-//! (`kill`, `killpg`), reading the harness's own group (`getpgrp`) and the boot
-//! clock (`clock_gettime(CLOCK_BOOTTIME)`) have no safe form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
+//! (`kill`, `killpg`), reading the harness's own group (`getpgrp`), the boot
+//! clock (`clock_gettime(CLOCK_BOOTTIME)`) and a client's signal dispositions before
+//! its `exec` (`signal` in a `pre_exec` hook) have no safe form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
 //! Each call takes plain integers and no pointer; the checks before each call (a
 //! positive pid, a group that is not ours, the same start time) are what keep it
 //! from hitting another process.
@@ -189,6 +190,41 @@ pub fn signal_group(pgid: i32, sig: i32) {
             libc::killpg(pgid, sig);
         }
     }
+}
+
+/// The signals a client starts with at their default action. A disposition of
+/// `SIG_IGN` survives `exec`, so a harness started in the background (`cmd &` in a
+/// script ignores SIGINT and SIGQUIT) or under `nohup` (SIGHUP) would hand its
+/// clients an ignored SIGINT or SIGHUP: a client that relies on the default action
+/// would then seem to ignore the signal the run sends. A user's terminal starts a
+/// client with the defaults, so the run does too. (std already resets SIGPIPE and
+/// the signal mask in the child.)
+const DEFAULT_SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTERM];
+
+/// Runs in the child between `fork` and `exec`.
+fn reset_signals() -> std::io::Result<()> {
+    for sig in DEFAULT_SIGNALS {
+        // SAFETY: signal(2) is async-signal-safe, and SIG_DFL is a constant.
+        if unsafe { libc::signal(sig, libc::SIG_DFL) } == libc::SIG_ERR {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Makes `cmd` start with the [`DEFAULT_SIGNALS`] at their default action.
+pub fn default_signals(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook only calls signal(2) (async-signal-safe), allocates nothing.
+    unsafe {
+        cmd.pre_exec(reset_signals);
+    }
+}
+
+/// [`default_signals`] for a client started in a pty.
+pub fn default_signals_pty(cmd: pty_process::blocking::Command) -> pty_process::blocking::Command {
+    // SAFETY: as in `default_signals`; pty-process runs it after its own setsid.
+    unsafe { cmd.pre_exec(reset_signals) }
 }
 
 /// Tool processes named by the ledger, tracked while a run lasts.

@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
 # Reproduces one `turnsim drive` finding without turnsim: a stdlib server replays the
-# scripted model's replies, the client runs as it did, the signal is sent at the
+# scripted model's replies (Anthropic Messages, OpenAI Responses or Chat Completions,
+# JSON or event stream, as the client asks), the client runs as it did, the signal is sent at the
 # same point, and the finding is checked again. Usage: python3 repro.py
 # Exit 1: reproduced; 0: not this time (the client is not deterministic).
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CFG = json.loads(r'''@CONFIG@''')
+# An ignored signal stays ignored across exec: started with `&` or `nohup`, this script
+# would hand the client an ignored SIGINT or SIGHUP, and the client would seem to
+# ignore the signal. A caught one is reset to its default in the client, as from a
+# terminal.
+for _s in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
+    if signal.getsignal(_s) == signal.SIG_IGN:
+        signal.signal(_s, signal.default_int_handler)
 TOOL = r'''@TOOL@'''
 root = tempfile.mkdtemp(prefix="turnsim-repro-")
 for d in ("home", "work"):
@@ -35,12 +43,33 @@ def clean_up():
 lock = threading.Lock()
 state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log": []}
 
-def reply_blocks(step):
+# The routes drive's server answers, and the format each speaks.
+ROUTES = {"/v1/messages": "messages", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
+
+def ledger_id(wire_id):
+    # An OpenAI call's id is call_X where the ledger (and Anthropic) says toolu_X.
+    return "toolu_" + wire_id[5:] if wire_id.startswith("call_") else wire_id
+
+def shell_field(body):
+    # The string property the client's shell tool takes its command in, as serve picks it.
+    for t in body.get("tools") or []:
+        f = t.get("function") if isinstance(t.get("function"), dict) else t
+        if f.get("name") != CFG["shell_tool"]:
+            continue
+        props = (f.get("input_schema") or f.get("parameters") or {}).get("properties") or {}
+        for name in ("command", "cmd"):
+            if isinstance(props.get(name), dict) and props[name].get("type", "string") == "string":
+                return name
+    return "command"
+
+def reply_blocks(step, body, api):
     blocks = [{"type": "text", "text": step["text"]}]
     if step.get("tool"):
-        tid = state["ids"].pop(0) if state["ids"] else "toolu_repro_%d" % len(state["log"])
-        cmd = "sh '%s' %s '%s' %d" % (script, tid, ledger, CFG["tool_ms"])
-        blocks.append({"type": "tool_use", "id": tid, "name": CFG["shell_tool"], "input": {"command": cmd}})
+        n = len(state["log"])
+        fresh = "toolu_repro_%d" % n if api == "messages" else "call_repro_%d" % n
+        tid = state["ids"].pop(0) if state["ids"] else fresh
+        cmd = "sh '%s' %s '%s' %d" % (script, ledger_id(tid), ledger, CFG["tool_ms"])
+        blocks.append({"type": "tool_use", "id": tid, "name": CFG["shell_tool"], "input": {shell_field(body): cmd}})
     return blocks
 
 def sse(blocks, stop):
@@ -56,6 +85,102 @@ def sse(blocks, stop):
     ev.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}))
     ev.append(("message_stop", {"type": "message_stop"}))
     return ["event: %s\ndata: %s\n\n" % (n, json.dumps(d)) for n, d in ev]
+
+# OpenAI's formats. A cut stream ends inside the call's arguments (the first half of
+# them sent), which is where the schedule's cut lands: "inside the tool call".
+def oa_items(blocks, n):
+    items = []
+    for i, b in enumerate(blocks):
+        if b["type"] == "text":
+            items.append({"id": "msg_repro_%d_%d" % (n, i), "type": "message", "status": "completed", "role": "assistant",
+                          "content": [{"type": "output_text", "text": b["text"], "annotations": [], "logprobs": []}]})
+        else:
+            items.append({"id": "fc_repro_%d_%d" % (n, i), "type": "function_call", "status": "completed",
+                          "call_id": b["id"], "name": b["name"], "arguments": json.dumps(b["input"])})
+    return items
+
+def response(n, body, output, status):
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    return {"id": "resp_repro_%d" % n, "object": "response", "created_at": 1700000000, "status": status,
+            "background": False, "error": None, "incomplete_details": None, "instructions": None,
+            "max_output_tokens": None, "model": body.get("model", "gpt-5"), "output": output,
+            "parallel_tool_calls": True, "previous_response_id": None, "store": True, "temperature": 1.0,
+            "text": {"format": {"type": "text"}}, "tool_choice": "auto", "tools": body.get("tools") or [],
+            "top_p": 1.0, "truncation": "disabled", "usage": usage if status == "completed" else None,
+            "user": None, "metadata": {}}
+
+def responses_sse(blocks, n, body, cut):
+    ev = [{"type": "response.created", "response": response(n, body, [], "in_progress")}]
+    items = oa_items(blocks, n)
+    for i, item in enumerate(items):
+        if item["type"] == "message":
+            part = dict(item["content"][0], text="")
+            ev.append({"type": "response.output_item.added", "output_index": i, "item": dict(item, status="in_progress", content=[])})
+            ev.append({"type": "response.content_part.added", "item_id": item["id"], "output_index": i, "content_index": 0, "part": part})
+            ev.append({"type": "response.output_text.delta", "item_id": item["id"], "output_index": i, "content_index": 0, "delta": item["content"][0]["text"], "logprobs": []})
+            ev.append({"type": "response.output_text.done", "item_id": item["id"], "output_index": i, "content_index": 0, "text": item["content"][0]["text"], "logprobs": []})
+            ev.append({"type": "response.content_part.done", "item_id": item["id"], "output_index": i, "content_index": 0, "part": item["content"][0]})
+        else:
+            args = item["arguments"]
+            ev.append({"type": "response.output_item.added", "output_index": i, "item": dict(item, status="in_progress", arguments="")})
+            if cut:
+                ev.append({"type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": i, "delta": args[:len(args) // 2]})
+                break
+            ev.append({"type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": i, "delta": args})
+            ev.append({"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": i, "arguments": args})
+        ev.append({"type": "response.output_item.done", "output_index": i, "item": item})
+    if not cut:
+        ev.append({"type": "response.completed", "response": response(n, body, items, "completed")})
+    for k, e in enumerate(ev):
+        e["sequence_number"] = k
+    return ["event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in ev]
+
+def chat_message(blocks):
+    text = "".join(b["text"] for b in blocks if b["type"] == "text")
+    calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+             for b in blocks if b["type"] == "tool_use"]
+    return text, calls
+
+CHAT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+def chat_json(blocks, n, body):
+    text, calls = chat_message(blocks)
+    msg = {"role": "assistant", "content": text, "refusal": None}
+    if calls:
+        msg["tool_calls"] = calls
+    return {"id": "chatcmpl-repro-%d" % n, "object": "chat.completion", "created": 1700000000,
+            "model": body.get("model", "gpt-5"), "usage": CHAT_USAGE,
+            "choices": [{"index": 0, "message": msg, "logprobs": None, "finish_reason": "tool_calls" if calls else "stop"}]}
+
+def chat_sse(blocks, n, body, cut):
+    text, calls = chat_message(blocks)
+    def chunk(delta, finish=None):
+        return {"id": "chatcmpl-repro-%d" % n, "object": "chat.completion.chunk", "created": 1700000000,
+                "model": body.get("model", "gpt-5"), "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    ev = [chunk({"role": "assistant", "content": ""}), chunk({"content": text})]
+    for i, c in enumerate(calls):
+        args = c["function"]["arguments"]
+        ev.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": ""}}]}))
+        if cut:
+            ev.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": args[:len(args) // 2]}}]}))
+            break
+        ev.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": args}}]}))
+    if not cut:
+        ev.append(chunk({}, "tool_calls" if calls else "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            ev.append(dict(chunk({}), choices=[], usage=CHAT_USAGE))
+    out = ["data: %s\n\n" % json.dumps(e) for e in ev]
+    return out if cut else out + ["data: [DONE]\n\n"]
+
+def error_reply(api, status):
+    # The schedule's 529 is OpenAI's 503; a 429 always says when to come back.
+    if api == "messages":
+        kind = "overloaded_error" if status == 529 else "rate_limit_error"
+        return status, {"type": "error", "error": {"type": kind, "message": "repro"}}
+    status = 503 if status == 529 else status
+    kind = "server_error" if status == 503 else "rate_limit_exceeded"
+    return status, {"error": {"message": "repro", "type": kind, "param": None, "code": kind}}
 
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -75,30 +200,42 @@ class H(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         path = self.path.split("?")[0]
+        api = ROUTES.get(path)
         with lock:
             state["log"].append({"t": boot_ms() - T0, "path": path, "body": body})
-            tools = path == "/v1/messages" and bool(body.get("tools"))
+            n = len(state["log"])
+            tools = api is not None and bool(body.get("tools"))
             step = state["steps"].pop(0) if tools and state["steps"] else None
         if path.endswith("/count_tokens"):
             return self.send(200, {"input_tokens": 10})
-        if path != "/v1/messages":
+        if api is None:
             return self.do_GET()
         if step is None:
             step = {"kind": "reply", "text": "ok", "tool": False}
         if step["kind"] == "status":
             extra = [("retry-after", "1")] if step["status"] == 429 else []
-            return self.send(step["status"], {"type": "error", "error": {"type": "overloaded_error" if step["status"] == 529 else "rate_limit_error", "message": "repro"}}, extra)
-        blocks = reply_blocks(step)
-        stop = "tool_use" if step.get("tool") else "end_turn"
+            return self.send(*error_reply(api, step["status"]), extra)
+        blocks = reply_blocks(step, body, api)
+        cut = step["kind"] == "cut"
         if not body.get("stream"):
+            if api == "chat":
+                return self.send(200, chat_json(blocks, n, body))
+            if api == "responses":
+                return self.send(200, response(n, body, oa_items(blocks, n), "completed"))
+            stop = "tool_use" if step.get("tool") else "end_turn"
             return self.send(200, {"id": "msg_repro", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}})
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        events = sse(blocks, stop)
-        if step["kind"] == "cut":
-            events = events[:step["after_events"]]
+        if api == "chat":
+            events = chat_sse(blocks, n, body, cut)
+        elif api == "responses":
+            events = responses_sse(blocks, n, body, cut)
+        else:
+            events = sse(blocks, "tool_use" if step.get("tool") else "end_turn")
+            if cut:
+                events = events[:step["after_events"]]
         for e in events:
             self.wfile.write(e.encode())
             self.wfile.flush()
@@ -114,7 +251,7 @@ def fill(s, prompt):
             .replace("{work}", os.path.join(root, "work")).replace("{repo}", CFG["repo"]))
 
 def run(argv, prompt, sig, resume=False):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_", "OPENAI_", "CODEX_"))}
     home = os.path.join(root, "home")
     env.update(HOME=home, XDG_CONFIG_HOME=home + "/.config", XDG_DATA_HOME=home + "/.local/share",
                XDG_CACHE_HOME=home + "/.cache", XDG_STATE_HOME=home + "/.local/state")
@@ -139,6 +276,20 @@ def run(argv, prompt, sig, resume=False):
     end = boot_ms() - T0
     print("+%6d ms client exited with %s" % (end, p.returncode))
     return sent, end
+
+def answered(body):
+    # The ledger ids of the calls a request carries a result for, in any of the formats.
+    ids = set()
+    for m in body.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") == "tool":
+            ids.add(m.get("tool_call_id"))
+        for b in m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                ids.add(b.get("tool_use_id"))
+    for it in body.get("input") if isinstance(body.get("input"), list) else []:
+        if isinstance(it, dict) and it.get("type") == "function_call_output":
+            ids.add(it.get("call_id"))
+    return {ledger_id(i) for i in ids if isinstance(i, str)}
 
 def read_ledger():
     out = []
@@ -166,12 +317,8 @@ if check in ("started_call_represented", "no_lost_observation"):
     with lock:
         state["steps"] = list(CFG["resume_steps"])
     run(CFG["resume"], CFG["prompt2"], None, True)
-    req = next((r["body"] for r in state["log"][n_first:] if r["path"] == "/v1/messages" and r["body"].get("tools")), None)
-    results = set()
-    for m in (req or {}).get("messages", []):
-        for b in m.get("content", []) if isinstance(m.get("content"), list) else []:
-            if b.get("type") == "tool_result":
-                results.add(b.get("tool_use_id"))
+    req = next((r["body"] for r in state["log"][n_first:] if r["path"] in ROUTES and r["body"].get("tools")), None)
+    results = answered(req or {})
     done_before = {i for k, i, t, _ in read_ledger() if k == "finish" and sent is not None and t <= sent}
     cut = [i for k, i, t, _ in read_ledger() if k == "start" and t <= end and i not in done_before]
     want = cut if check == "started_call_represented" else sorted(done_before)

@@ -5,10 +5,15 @@
 //! client's command and environment, the scripted replies (the same steps and
 //! tool-use ids the server played), the tool script, the signal and its timing,
 //! and the check that failed; it runs in a fresh temporary directory and exits 1
-//! when the finding reproduces, 0 when it did not this time. What it replays is the
-//! schedule, not the byte stream: a stream cut is cut at the same event count of
-//! its own simpler stream, so a finding that depends on the exact bytes is judged
-//! by `turnsim drive --replay`, which the report also names.
+//! when the finding reproduces, 0 when it did not this time. It answers the routes
+//! drive's server answers, each in its own framing: Anthropic `/v1/messages`, and
+//! OpenAI `/v1/responses` and `/v1/chat/completions` (a JSON body, or the event
+//! stream when the request asks for one; an OpenAI call's `call_X` id is the
+//! ledger's `toolu_X`, as in serve). What it replays is the schedule, not the byte
+//! stream: an Anthropic stream cut is cut at the same event count of its own simpler
+//! stream, an OpenAI one inside the call's arguments (where the schedule's cut
+//! lands), so a finding that depends on the exact bytes is judged by
+//! `turnsim drive --replay`, which the report also names.
 
 use super::report::RunReport;
 use super::run::{RunFile, first_steps, resume_steps};

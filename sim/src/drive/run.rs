@@ -295,6 +295,11 @@ pub fn resume_steps(shell: &str) -> Vec<Step> {
 
 /// Runs one schedule in `dir` (created; emptied first).
 pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
+    // The client runs in `work/`: a relative run directory would be resolved from
+    // there, so its HOME, history and tool script would point nowhere (`--out runs`
+    // made every opencode run fail before its first tool). Absolute from here on.
+    let abs = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = abs.as_path();
     let _ = std::fs::remove_dir_all(dir);
     let profile = &file.profile;
     let s = &file.schedule;
