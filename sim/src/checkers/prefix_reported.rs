@@ -113,6 +113,11 @@ impl Checker for PrefixReported {
         super::CheckKind::Convention
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::RECEIPT | on::ACTIVITY | on::RESTARTED | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         if !self.active {
             return None;
