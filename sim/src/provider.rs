@@ -148,19 +148,34 @@ fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
     s
 }
 
-/// The simulator's tool input: a path and a note, whatever the tool's schema says.
-fn tool_input(d: &mut Decider, name: &str) -> serde_json::Value {
+/// The simulator's tool input: a path and a note, whatever the tool's schema says,
+/// serialized. Written from a struct, not built as a `serde_json::Value` and then
+/// serialized: the same bytes (the fields in this order, the strings escaped by the
+/// same serializer) without an ordered map allocated and dropped per call.
+fn tool_input(d: &mut Decider, name: &str) -> String {
+    #[derive(serde::Serialize)]
+    struct Input<'a> {
+        path: &'a str,
+        note: &'a str,
+    }
     let n = d.below(1000);
-    serde_json::json!({ "path": format!("src/{name}/{n}.rs"), "note": format!("{MODEL_TAINT} look") })
+    let path = format!("src/{name}/{n}.rs");
+    let note = [MODEL_TAINT, " look"].concat();
+    serde_json::to_string(&Input {
+        path: &path,
+        note: &note,
+    })
+    .unwrap_or_default()
 }
 
 /// Generations within one turn after which the model stops calling tools, so every
 /// turn ends on its own once faults stop (a real model wraps up too).
 pub const WRAP_UP_AFTER: u32 = 6;
 
-/// Builds the input of one generated tool call: `(decider, tool name, tool-use id)`.
-/// It may draw from the decider; the draws become part of the decision list.
-pub type ToolInputMaker<'a> = dyn FnMut(&mut Decider, &str, &str) -> serde_json::Value + 'a;
+/// Builds the input of one generated tool call, serialized as the `input_json_delta`
+/// fragments carry it: `(decider, tool name, tool-use id)`. It may draw from the
+/// decider; the draws become part of the decision list.
+pub type ToolInputMaker<'a> = dyn FnMut(&mut Decider, &str, &str) -> String + 'a;
 
 /// Plans the response to one request; `turn_requests` counts the requests of this turn
 /// before this one.
@@ -274,7 +289,7 @@ pub fn plan_response_with(
             } else {
                 ids.next_id()
             };
-            let input = input(d, &name, &id).to_string();
+            let input = input(d, &name, &id);
             d.mark(Tag::Pieces);
             let pieces = d.range(1, 4);
             let deltas = split(d, &input, pieces)

@@ -28,6 +28,11 @@ impl Checker for AppendOnly {
         Invariant::AppendOnly
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_STARTED | on::TURN_ENDED | on::RESTARTED | on::RESET | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { .. }

@@ -12,6 +12,11 @@ impl Checker for AtMostOnce {
         Invariant::AtMostOnce
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::DISPATCHED
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Dispatched { op, call, starts } = event else {
             return None;

@@ -47,6 +47,11 @@ impl Checker for CacheBreakpoints {
         CheckKind::Convention
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_STARTED | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { baseline } => {

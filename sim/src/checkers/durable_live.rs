@@ -19,6 +19,11 @@ impl Checker for DurableLive {
         Invariant::DurableLive
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::DURABLE
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Durable {
             restored,

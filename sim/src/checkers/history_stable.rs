@@ -48,6 +48,11 @@ impl Checker for HistoryStable {
         Invariant::HistoryStable
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_STARTED | on::STEP | on::RESTARTED | on::RESET
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { baseline } => {

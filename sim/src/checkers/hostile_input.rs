@@ -18,6 +18,11 @@ impl Checker for HostileInput {
         Invariant::HostileInput
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::HOSTILE
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Hostile {
             what,

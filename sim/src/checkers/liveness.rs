@@ -13,6 +13,11 @@ impl Checker for Liveness {
         Invariant::Liveness
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::LIVENESS_END
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::LivenessEnd { turn_open, detail } = event else {
             return None;

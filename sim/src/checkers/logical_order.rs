@@ -20,6 +20,11 @@ impl Checker for LogicalOrder {
         Invariant::LogicalOrder
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Request {
             op, request, seen, ..

@@ -45,6 +45,11 @@ impl Checker for MarkerOnce {
         CheckKind::Convention
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Request { op, request, seen } = event else {
             return None;

@@ -57,6 +57,16 @@ impl Checker for ModelEndsTurn {
         Invariant::ModelEndsTurn
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_STARTED
+            | on::TURN_ENDED
+            | on::CRASHED
+            | on::STREAMED
+            | on::REQUEST
+            | on::DISPATCHED
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { .. } => {

@@ -47,6 +47,11 @@ impl Checker for NoLostObservation {
         Invariant::NoLostObservation
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::OBSERVED | on::RESET | on::RESTARTED | on::LIVENESS_END
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::Observed(o) => {

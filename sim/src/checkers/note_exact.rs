@@ -37,6 +37,11 @@ impl Checker for NoteExact {
         CheckKind::Convention
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::REQUEST
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Request { op, request, seen } = event else {
             return None;

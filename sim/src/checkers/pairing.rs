@@ -85,6 +85,11 @@ impl Checker for Pairing {
         Invariant::Pairing
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Request { op, request, .. } = event else {
             return None;

@@ -12,8 +12,9 @@
 //! receipt on, so an engine that keeps no receipts in this format is not judged.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
+use std::sync::Arc;
 use turnsim_core::request::PREFIX_CHANGED;
-use turnsim_core::{Activity, OperationId, prefix_digest};
+use turnsim_core::{Activity, OperationId, ToolSpec, prefix_digest};
 
 #[derive(Default)]
 pub struct PrefixReported {
@@ -30,6 +31,11 @@ pub struct PrefixReported {
     pending: Option<(OperationId, String, Option<String>)>,
     /// `prefix-changed` activities reported since the last request.
     reported: Vec<Activity>,
+    /// The digest of the last prefix sent, with that prefix: a request whose `system`
+    /// is equal and whose `tools` are the very same allocation (kept alive here, so
+    /// its address cannot be reused) has the same digest, and hashing the serialized
+    /// tools again for every request was this checker's whole cost.
+    sent: Option<(String, Arc<[ToolSpec]>, String)>,
 }
 
 impl PrefixReported {
@@ -38,6 +44,19 @@ impl PrefixReported {
             active,
             ..PrefixReported::default()
         }
+    }
+
+    /// `prefix_digest` of the request's `system` and `tools`.
+    fn digest_sent(&mut self, system: &str, tools: &Arc<[ToolSpec]>) -> String {
+        if let Some((s, t, digest)) = &self.sent
+            && s == system
+            && Arc::ptr_eq(t, tools)
+        {
+            return digest.clone();
+        }
+        let digest = prefix_digest(system, tools);
+        self.sent = Some((system.to_owned(), tools.clone(), digest.clone()));
+        digest
     }
 
     fn judge(&mut self, op: OperationId, sent: &str) -> Check {
@@ -94,6 +113,11 @@ impl Checker for PrefixReported {
         super::CheckKind::Convention
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::RECEIPT | on::ACTIVITY | on::RESTARTED | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         if !self.active {
             return None;
@@ -117,7 +141,7 @@ impl Checker for PrefixReported {
                 None
             }
             Event::Request { op, request, .. } if self.armed => {
-                let sent = prefix_digest(&request.system, &request.tools);
+                let sent = self.digest_sent(&request.system, &request.tools);
                 Some(self.judge(*op, &sent))
             }
             _ => None,

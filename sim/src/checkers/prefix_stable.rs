@@ -39,6 +39,11 @@ impl Checker for PrefixStable {
         Invariant::PrefixStable
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::RECONFIGURED | on::RESTARTED | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::Reconfigured | Event::Restarted { .. } => {

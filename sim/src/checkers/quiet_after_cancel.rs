@@ -22,6 +22,11 @@ impl Checker for QuietAfterCancel {
         Invariant::QuietAfterCancel
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_STARTED | on::CANCEL_ACCEPTED | on::REQUEST | on::DISPATCHED | on::TURN_OUTCOME
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { .. } => {

@@ -14,6 +14,11 @@ impl Checker for RecoveryIdempotent {
         Invariant::RecoveryIdempotent
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::RESTARTED
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Restarted { again } = event else {
             return None;

@@ -20,6 +20,11 @@ impl Checker for ReplyNeverFails {
         Invariant::ReplyNeverFails
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TURN_OUTCOME
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::TurnOutcome { outcome, injected } = event else {
             return None;

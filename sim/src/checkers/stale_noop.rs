@@ -26,6 +26,11 @@ impl Checker for StaleNoop {
         Invariant::StaleNoop
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::NOOP
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Noop {
             what,

@@ -23,6 +23,11 @@ impl Checker for ThinkingIntact {
         Invariant::ThinkingIntact
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::THINKING_STREAMED | on::REQUEST
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::ThinkingStreamed {

@@ -27,6 +27,11 @@ impl Checker for TwinAgrees {
         Invariant::TwinAgrees
     }
 
+    fn events(&self) -> u32 {
+        use super::on;
+        on::TWIN
+    }
+
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let Event::Twin { after, live, twin } = event else {
             return None;

@@ -43,7 +43,7 @@ impl Server {
         let tools = &p.tools;
         let plan = |g: &mut Gen, scripted: Option<&ScriptedResponse>, faults: bool| {
             let mut input = |d: &mut Decider, name: &str, id: &str| {
-                tools::make_input(d, tools, name, &wire_id(&tag, id), ws)
+                tools::make_input(d, tools, name, &wire_id(&tag, id), ws).to_string()
             };
             let plan = plan_response_with(
                 &mut g.d,

@@ -6,7 +6,9 @@
 //! digest, so a run's decision list and digest are the same with or without it; it
 //! only emits checker events. The twin is rebuilt from the engine's own start (a fresh
 //! engine, or the log it was restored from) and the live inputs since, so it is judged
-//! through the same [`EngineFactory`] a user's engine implements.
+//! through the same [`EngineFactory`] a user's engine implements; the previous twin,
+//! once it stops following, is kept as the start of the next one, which then handles
+//! only the live inputs the kept one has not (the same inputs in the same order).
 
 use super::*;
 
@@ -29,6 +31,11 @@ pub(super) struct TwinState {
     pub inputs: Vec<Input>,
     /// The twin, with the live calls it still follows and the delivery it skipped.
     pub twin: Option<(Box<dyn Engine>, u32, String)>,
+    /// A twin that stopped following, with how many of `inputs` it has handled: it
+    /// is the birth engine after exactly `inputs[..n]`, so the next twin starts from
+    /// it and handles only the inputs since, instead of replaying every input from
+    /// the birth again (the same inputs in the same order, so the same engine).
+    pub parked: Option<(Box<dyn Engine>, usize)>,
 }
 
 /// The complete (thinking, signature) pairs in a planned stream, in block order.
@@ -109,10 +116,14 @@ impl World<'_> {
             return Ok(());
         };
         self.twin.inputs.push(input.clone());
+        let mut panicked = false;
         let result = match catch_unwind(AssertUnwindSafe(|| twin.handle(input))) {
             Ok(r) => r,
             // A twin that panics where the live engine did not is judged by its outputs.
-            Err(panic) => Err(format!("the twin panicked: {}", panic_text(&*panic))),
+            Err(panic) => {
+                panicked = true;
+                Err(format!("the twin panicked: {}", panic_text(&*panic)))
+            }
         };
         self.ctx_check(Event::Twin {
             after: &after,
@@ -124,6 +135,9 @@ impl World<'_> {
         let sent = matches!(live, Ok(o) if o.iter().any(|o| matches!(o, Output::Send { .. })));
         if left > 1 && !sent {
             self.twin.twin = Some((twin, left - 1, after));
+        } else if !panicked {
+            // An engine that panicked mid-input is not a clean start for the next twin.
+            self.twin.parked = Some((twin, self.twin.inputs.len()));
         }
         Ok(())
     }
@@ -144,12 +158,16 @@ impl World<'_> {
         let config = self.config.clone();
         let birth = self.twin.birth.as_deref();
         let inputs = &self.twin.inputs;
+        let parked = self.twin.parked.take();
         let built = catch_unwind(AssertUnwindSafe(|| {
-            let mut engine = match birth {
-                None => factory.create(config),
-                Some(log) => factory.restore(config, log)?.0,
+            let (mut engine, handled) = match parked {
+                Some(p) => p,
+                None => match birth {
+                    None => (factory.create(config), 0),
+                    Some(log) => (factory.restore(config, log)?.0, 0),
+                },
             };
-            for input in inputs {
+            for input in &inputs[handled..] {
                 let _ = engine.handle(input.clone());
             }
             Ok::<_, String>(engine)
@@ -178,6 +196,7 @@ impl World<'_> {
             self.twin.birth = Some(log.to_vec());
             self.twin.inputs.clear();
             self.twin.twin = None;
+            self.twin.parked = None;
         }
     }
 }
