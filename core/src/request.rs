@@ -90,10 +90,44 @@ fn prefix_json(system: &str, tools: &[ToolSpec]) -> String {
 
 /// A stable digest (BLAKE3, hex) of `system` + `tools`; equal prefixes, equal digests,
 /// on every platform and version.
+///
+/// Remembered per thread for the last few prefixes: a simulated run asks for the same
+/// prefix's digest every time a session starts or restores and on every request a
+/// checker reads, and serializing the tool schemas is what it costs. A hit compares
+/// the inputs by value (`==`, never by address), so the answer is the one computing it
+/// again would give.
 pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
-    blake3::hash(prefix_json(system, tools).as_bytes())
-        .to_hex()
-        .to_string()
+    PREFIX_DIGESTS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(i) = memo
+            .iter()
+            .position(|(s, t, _)| s == system && t.as_slice() == tools)
+        {
+            // Most recently used first, so the common case is the first comparison.
+            let hit = memo.remove(i);
+            let digest = hit.2.clone();
+            memo.insert(0, hit);
+            return digest;
+        }
+        let digest = blake3::hash(prefix_json(system, tools).as_bytes())
+            .to_hex()
+            .to_string();
+        memo.truncate(PREFIX_DIGESTS_KEPT - 1);
+        memo.insert(0, (system.to_string(), tools.to_vec(), digest.clone()));
+        digest
+    })
+}
+
+/// How many prefixes [`prefix_digest`] remembers per thread (a run changes its
+/// configuration a few times at most).
+const PREFIX_DIGESTS_KEPT: usize = 4;
+
+type PrefixMemo = Vec<(String, Vec<ToolSpec>, String)>;
+
+thread_local! {
+    static PREFIX_DIGESTS: std::cell::RefCell<PrefixMemo> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
 }
 
 /// What the engine keeps of each request it sent.
@@ -207,4 +241,51 @@ pub fn compacted_history(summary: &str) -> Vec<SharedMessage> {
         std::sync::Arc::new(Message::user_text(COMPACTION_NOTICE)),
         std::sync::Arc::new(Message::assistant_text(summary)),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, schema: serde_json::Value) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: String::new(),
+            input_schema: schema,
+        }
+    }
+
+    fn computed(system: &str, tools: &[ToolSpec]) -> String {
+        blake3::hash(prefix_json(system, tools).as_bytes())
+            .to_hex()
+            .to_string()
+    }
+
+    /// More prefixes than the memo keeps, asked in an order that hits, misses and
+    /// evicts, and two that differ only inside a schema: every answer is the digest
+    /// computed from scratch.
+    #[test]
+    fn a_remembered_prefix_digest_equals_the_computed_one() {
+        let a = vec![tool("read", serde_json::json!({"type": "object"}))];
+        let b = vec![tool("read", serde_json::json!({"type": "string"}))];
+        let c = vec![a[0].clone(), b[0].clone()];
+        let prefixes: Vec<(&str, &[ToolSpec])> = vec![
+            ("s", &a),
+            ("s", &b),
+            ("t", &a),
+            ("s", &c),
+            ("s", &[]),
+            ("t", &c),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for round in 0..3 {
+            for i in 0..prefixes.len() {
+                let (system, tools) = prefixes[(i * (round + 1)) % prefixes.len()];
+                let digest = prefix_digest(system, tools);
+                assert_eq!(digest, computed(system, tools), "{system} {tools:?}");
+                seen.insert(digest);
+            }
+        }
+        assert_eq!(seen.len(), prefixes.len());
+    }
 }

@@ -200,11 +200,15 @@ type Step = Result<(), Violation>;
 
 /// The base configuration every simulated session starts from.
 pub fn sim_config() -> SessionConfig {
-    // Built once per process and cloned (the tool list is shared, not copied): every
+    // Built once per thread and cloned (the tool list is shared, not copied): every
     // seed starts from equal bytes, and a short run (a fuzz input) does not pay for
-    // building JSON schemas.
-    static CONFIG: std::sync::OnceLock<SessionConfig> = std::sync::OnceLock::new();
-    CONFIG.get_or_init(build_sim_config).clone()
+    // building JSON schemas. Per thread, not per process: every request clones the
+    // tool list's `Arc`, and one count shared by all `--jobs` workers would be a cache
+    // line they take from each other thousands of times a second.
+    thread_local! {
+        static CONFIG: SessionConfig = build_sim_config();
+    }
+    CONFIG.with(SessionConfig::clone)
 }
 
 fn build_sim_config() -> SessionConfig {
