@@ -135,17 +135,29 @@ fn interruption_recorded_fires_when_a_crashed_turn_is_restored_without_a_marker(
     );
 }
 
-#[test]
-fn label_matches_fires_when_a_running_call_is_not_labelled() {
+/// A turn the user cancelled while call t1 (of t1 and t2) ran.
+fn cancelled_while_t1_ran() -> Fixture {
     let mut f = Fixture::new();
     f.cancelled(CancelCause::User, &["t1".to_string()]);
+    f
+}
+
+/// The history that turn ends with: both calls answered, the tool-in-flight note
+/// naming `labelled` (none: no note), then the marker.
+fn cancelled_batch(labelled: &[String]) -> Vec<SharedMessage> {
     let phrase = CancelCause::User.phrase();
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        marker(InterruptReason::User),
-    ];
+    let mut h = vec![directive("fix it"), two_calls(), results(phrase)];
+    if !labelled.is_empty() {
+        h.push(user(&tool_in_flight_note_text(phrase, labelled)));
+    }
+    h.push(marker(InterruptReason::User));
+    h
+}
+
+#[test]
+fn label_matches_fires_when_a_running_call_is_not_labelled() {
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&[]);
     let err = f.observe(&h, Event::TurnEnded).expect_err("no note");
     assert_eq!(
         err,
@@ -155,34 +167,17 @@ fn label_matches_fires_when_a_running_call_is_not_labelled() {
 
 #[test]
 fn label_matches_fires_when_a_finished_call_is_labelled_as_possibly_run() {
-    let mut f = Fixture::new();
-    f.cancelled(CancelCause::User, &["t1".to_string()]);
-    let phrase = CancelCause::User.phrase();
     let names = ["read_file".to_string(), "write_file".to_string()];
-    let note = tool_in_flight_note_text(phrase, &names);
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        user(&note),
-        marker(InterruptReason::User),
-    ];
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&names);
     let err = f.observe(&h, Event::TurnEnded).expect_err("a lie");
     assert_eq!(
         err,
         "label_matches@7: 1 call(s) of write_file are labelled as possibly run, but the ledger had 0 running when the cancel was accepted"
     );
     // The truthful note passes.
-    let mut f = Fixture::new();
-    f.cancelled(CancelCause::User, &["t1".to_string()]);
-    let note = tool_in_flight_note_text(phrase, &names[..1]);
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        user(&note),
-        marker(InterruptReason::User),
-    ];
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&names[..1]);
     f.observe(&h, Event::TurnEnded)
         .expect("the running call, and only it, is labelled");
 }
