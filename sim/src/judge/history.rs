@@ -7,11 +7,14 @@
 //!   driver only feeds them, so a request judged live by `turnsim serve`, a request
 //!   of a cassette or a recording, and a window of a Claude Code log meet the same
 //!   rules.
-//! - Memory holds one chunk, not the whole history: the stream is cut where no tool
-//!   call is outstanding (before a plain user message that follows no tool calls).
-//!   Cutting there changes no pairing verdict, because pairing only relates a message
-//!   to the one before it; the one global rule, id uniqueness, is kept over the whole
-//!   history by [`super::tool_ids`].
+//! - Memory holds one chunk, not the whole history: the stream is cut before every
+//!   message that is not a tool-result message and does not follow a message with tool
+//!   calls, so a chunk is one asking message and the results answering it, however
+//!   long an unbroken tool loop runs. Cutting there changes no pairing verdict, because
+//!   pairing only relates a message to the one before it and nothing is outstanding at
+//!   a cut. Id uniqueness, the one rule over the whole history, is kept by
+//!   [`super::tool_ids`]; the pairing of a message that reuses an id is judged all the
+//!   same (the provider refuses such a request on both counts).
 
 use super::finding::{Findings, Place};
 use super::markers::{Markers, Wording, classify};
@@ -61,7 +64,6 @@ impl HistoryCheck {
         self.notes.check(i, &m, &kinds, &self.place, out);
         taint::check(i, &m, &self.place, out);
         let cut = !self.chunk.is_empty()
-            && m.message.role == Role::User
             && !is_results(&m.message)
             && !self.chunk.last().is_some_and(|l| asks(&l.message));
         if cut {
@@ -348,6 +350,55 @@ mod tests {
                     "empty_text_block".into(),
                     Some(5)
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unbroken_tool_loop_is_held_one_round_at_a_time() {
+        let mut out = Findings::default();
+        let mut check = HistoryCheck::new(Place::default());
+        let mut most = 0;
+        let mut push = |check: &mut HistoryCheck, m: Message, out: &mut Findings| {
+            let i = check.count + 1;
+            check.push(Located::new(Arc::new(m), i), out);
+            most = most.max(check.chunk.len());
+        };
+        push(&mut check, user("go"), &mut out);
+        for k in 0..50 {
+            let id = format!("t{k}");
+            push(&mut check, calls(&[&id]), &mut out);
+            push(&mut check, results(&[&id]), &mut out);
+        }
+        push(&mut check, Message::assistant_text("done"), &mut out);
+        check.finish(End::TurnOpen, &mut out);
+        assert_eq!(out.kept, vec![]);
+        assert_eq!(most, 2);
+    }
+
+    #[test]
+    fn a_message_reusing_an_id_still_has_its_pairing_judged() {
+        let f = run(
+            vec![
+                user("go"),
+                calls(&["a"]),
+                results(&["a"]),
+                calls(&["a", "b"]),
+                results(&["a"]),
+                Message::assistant_text("done"),
+            ],
+            End::TurnOpen,
+        );
+        let kinds: Vec<(&str, String, Option<usize>)> = f
+            .kept
+            .iter()
+            .map(|x| (x.check, x.kind.clone(), x.place.message))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("tool_id_unique", "duplicate_tool_use_id".into(), Some(3)),
+                ("pairing", "missing_tool_result".into(), Some(3)),
             ]
         );
     }
