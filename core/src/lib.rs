@@ -14,6 +14,8 @@
 mod arbitrary_impls;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
+#[cfg(feature = "fuzzing")]
+pub mod fuzz_replay;
 pub mod history;
 pub mod interrupt;
 pub mod message;

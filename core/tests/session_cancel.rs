@@ -83,6 +83,47 @@ fn interrupted_stream() -> (Vec<StreamEvent>, Vec<StreamEvent>) {
     (sent, late)
 }
 
+/// The start of a reply whose one text block has streamed `deltas` so far.
+fn text_so_far(deltas: &[&str]) -> Vec<StreamEvent> {
+    let mut events = vec![
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: turnsim_core::BlockStart::Text,
+        },
+    ];
+    events.extend(deltas.iter().map(|text| StreamEvent::TextDelta {
+        index: 0,
+        text: (*text).into(),
+    }));
+    events
+}
+
+/// The events of block `index`: a call of `ls` on `/tmp`, finished.
+fn ls_tmp(index: usize) -> Vec<StreamEvent> {
+    block_events(
+        index,
+        &Part::ToolUse {
+            id: "toolu_x",
+            name: "ls",
+            json: vec!["{\"path\":", "\"/tmp\"}"],
+        },
+    )
+}
+
+/// A whole reply of one call of `ls` with id `id`.
+fn one_ls_call(id: &'static str) -> Vec<StreamEvent> {
+    common::reply(
+        &[Part::ToolUse {
+            id,
+            name: "ls",
+            json: vec!["{}"],
+        }],
+        turnsim_core::StopReason::ToolUse,
+        1,
+    )
+}
+
 #[test]
 fn cancel_mid_stream_keeps_what_finished_answers_its_tool_calls_and_ends_with_the_marker() {
     let mut d = Driver::default();
@@ -135,24 +176,7 @@ fn cancel_mid_stream_keeps_what_finished_answers_its_tool_calls_and_ends_with_th
 fn cancel_mid_stream_keeps_text_that_was_still_streaming() {
     let mut d = Driver::default();
     let op = d.prompt("say hello");
-    d.stream(
-        op,
-        &[
-            StreamEvent::MessageStart,
-            StreamEvent::BlockStart {
-                index: 0,
-                block: turnsim_core::BlockStart::Text,
-            },
-            StreamEvent::TextDelta {
-                index: 0,
-                text: "Hello, ".into(),
-            },
-            StreamEvent::TextDelta {
-                index: 0,
-                text: "wor".into(),
-            },
-        ],
-    );
+    d.stream(op, &text_so_far(&["Hello, ", "wor"]));
     d.cancel(CancelCause::Host);
     assert_eq!(
         jsons_of(&d.history()[1..]),
@@ -169,14 +193,7 @@ fn cancel_mid_stream_drops_tool_input_that_did_not_finish() {
     let mut d = Driver::default();
     let op = d.prompt("list");
     let mut events = vec![StreamEvent::MessageStart];
-    let mut b = block_events(
-        0,
-        &Part::ToolUse {
-            id: "toolu_x",
-            name: "ls",
-            json: vec!["{\"path\":", "\"/tmp\"}"],
-        },
-    );
+    let mut b = ls_tmp(0);
     b.pop(); // no block stop
     events.extend(b);
     d.stream(op, &events);
@@ -378,18 +395,7 @@ fn late_tool_results_for_a_cancelled_op_change_nothing() {
     assert_ignored_result(&mut d, tools_op, "toolu_ls", "go.mod");
     // And once a new turn runs its own tools, the old op is still stale.
     let op = d.prompt("again");
-    let (new_tools, _) = the_dispatch(&d.stream(
-        op,
-        &common::reply(
-            &[Part::ToolUse {
-                id: "toolu_new",
-                name: "ls",
-                json: vec!["{}"],
-            }],
-            turnsim_core::StopReason::ToolUse,
-            1,
-        ),
-    ));
+    let (new_tools, _) = the_dispatch(&d.stream(op, &one_ls_call("toolu_new")));
     assert_ignored_result(&mut d, tools_op, "toolu_glob", "main.go");
     assert_ignored_result(&mut d, new_tools, "toolu_glob", "not a call of this batch");
     assert_eq!(
@@ -442,14 +448,7 @@ fn cancel_mid_stream_keeps_no_whitespace_only_text() {
     let op = d.prompt("list");
     let mut events = vec![StreamEvent::MessageStart];
     events.extend(block_events(0, &Part::Text(vec!["\n\n"])));
-    let mut b = block_events(
-        1,
-        &Part::ToolUse {
-            id: "toolu_x",
-            name: "ls",
-            json: vec!["{\"path\":", "\"/tmp\"}"],
-        },
-    );
+    let mut b = ls_tmp(1);
     b.truncate(2); // block start and the first input chunk
     events.extend(b);
     d.stream(op, &events);
@@ -458,20 +457,7 @@ fn cancel_mid_stream_keeps_no_whitespace_only_text() {
 
     let mut d = Driver::default();
     let op = d.prompt("list");
-    d.stream(
-        op,
-        &[
-            StreamEvent::MessageStart,
-            StreamEvent::BlockStart {
-                index: 0,
-                block: turnsim_core::BlockStart::Text,
-            },
-            StreamEvent::TextDelta {
-                index: 0,
-                text: " \n ".into(),
-            },
-        ],
-    );
+    d.stream(op, &text_so_far(&[" \n "]));
     d.cancel(CancelCause::User);
     assert_eq!(jsons_of(&d.history()[1..]), vec![USER_MARKER]);
 }
@@ -483,18 +469,7 @@ fn a_cancel_keeps_a_streamed_call_that_reused_an_id_under_its_fresh_id() {
     // it like any other finished call.
     let mut d = Driver::default();
     let op = d.prompt("one");
-    let (tools_op, _) = the_dispatch(&d.stream(
-        op,
-        &common::reply(
-            &[Part::ToolUse {
-                id: "toolu_a",
-                name: "ls",
-                json: vec!["{}"],
-            }],
-            turnsim_core::StopReason::ToolUse,
-            1,
-        ),
-    ));
+    let (tools_op, _) = the_dispatch(&d.stream(op, &one_ls_call("toolu_a")));
     let (op, _) = common::the_send(&d.tool_result(tools_op, outcome("toolu_a", "x", false)));
     d.stream(op, &text_reply("done"));
     let len = d.history().len();

@@ -2,9 +2,10 @@
 //! messages that name the file and line, `--json`, `--format`, and no panic on any
 //! input.
 
+mod check_support;
+
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use turnsim::check::{Format, check_reader};
 
 fn data(name: &str) -> PathBuf {
@@ -23,16 +24,7 @@ fn scratch(test: &str, name: &str, bytes: &[u8]) -> PathBuf {
 
 /// Runs the built binary: (exit code, stdout, stderr).
 fn turnsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_turnsim"))
-        .arg("check")
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    check_support::check(args)
 }
 
 fn s(p: &Path) -> &str {

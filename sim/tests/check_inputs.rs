@@ -2,12 +2,13 @@
 //! naming what it is or what was expected, with the exit code of unreadable input; a
 //! folder of transcripts checks each file; a `serve --record` folder is judged as one.
 
+mod check_support;
 mod serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use turnsim::testing::check::report::exit;
 
 fn data(name: &str) -> PathBuf {
@@ -34,30 +35,11 @@ fn file(name: &str, text: &str) -> PathBuf {
 
 /// Runs `turnsim check ARGS`: (exit code, stdout, stderr).
 fn check(args: &[&Path]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_turnsim"))
-        .arg("check")
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    check_support::check(args)
 }
 
 fn check_with(flags: &[&str], path: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_turnsim"))
-        .arg("check")
-        .args(flags)
-        .arg(path)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    check_support::check(flags.iter().map(OsStr::new).chain([path.as_os_str()]))
 }
 
 fn assert_unreadable(path: &Path, says: &str) {

@@ -2,79 +2,25 @@
 //! append_only, marker_once, at_most_once and stale_noop end to end; these feed the
 //! other checkers a crafted event through the same registry the world uses.
 
-use std::sync::Arc;
-use turnsim::testing::checkers::{Checks, Ctx, Event, Observation, ResetKind};
-use turnsim_core::{
-    CacheBreakpoint, CacheHints, Message, OperationId, Output, Request, SharedMessage,
-};
+mod checkers_support;
 
-fn shared(m: Message) -> SharedMessage {
-    Arc::new(m)
-}
+use checkers_support::{Fixture, directive, request, request_with, shared};
+use turnsim::testing::checkers::{Event, Observation, ResetKind};
+use turnsim_core::{Message, Output};
 
-fn request(messages: Vec<SharedMessage>, breakpoints: Vec<Option<usize>>) -> Request {
-    Request {
-        system: "s".into(),
-        tools: Vec::new().into(),
-        messages,
-        cache: CacheHints {
-            session_key: "k".into(),
-            breakpoints: breakpoints
-                .into_iter()
-                .map(|after_message| CacheBreakpoint { after_message })
-                .collect(),
-        },
-    }
-}
-
-fn directive(words: &str) -> Message {
-    turnsim_core::request::directive_message(
-        turnsim_core::request::turn_context_block("now", "stance", &[]),
-        words.into(),
-    )
-}
-
-struct Fixture {
-    checks: Checks,
-    prompts: Vec<String>,
-    fixed: Vec<String>,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        Fixture {
-            checks: Checks::new(),
-            prompts: vec!["fix it".into()],
-            fixed: vec![turnsim_core::state::TRUNCATION_RESUME_TEXT.into()],
-        }
-    }
-
-    fn observe(&mut self, history: &[SharedMessage], event: Event<'_>) -> Result<(), String> {
-        let ctx = Ctx {
-            step: 7,
-            history,
-            fixed_texts: &self.fixed,
-            prompts: &self.prompts,
-        };
-        self.checks
-            .observe(&ctx, &event)
-            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
-    }
+/// The reference engine, which authors the truncation resume text besides markers
+/// and notes.
+fn fixture() -> Fixture {
+    Fixture::with_fixed(vec![turnsim_core::state::TRUNCATION_RESUME_TEXT.into()])
 }
 
 #[test]
 fn history_stable_fires_when_an_earlier_turns_message_changes() {
-    let mut f = Fixture::new();
-    let h1 = vec![
-        shared(directive("fix it")),
-        shared(Message::assistant_text("done")),
-    ];
+    let mut f = fixture();
+    let h1 = vec![directive("fix it"), shared(Message::assistant_text("done"))];
     f.observe(&h1, Event::TurnStarted { baseline: 2 })
         .expect("first turn");
-    let h2 = vec![
-        shared(directive("fix it")),
-        shared(Message::assistant_text("DONE")),
-    ];
+    let h2 = vec![directive("fix it"), shared(Message::assistant_text("DONE"))];
     let err = f
         .observe(&h2, Event::Step)
         .expect_err("an old message changed");
@@ -86,14 +32,11 @@ fn history_stable_fires_when_an_earlier_turns_message_changes() {
 
 #[test]
 fn history_stable_accepts_a_rewind_and_then_holds_the_new_prefix() {
-    let mut f = Fixture::new();
-    let h1 = vec![
-        shared(directive("fix it")),
-        shared(Message::assistant_text("done")),
-    ];
+    let mut f = fixture();
+    let h1 = vec![directive("fix it"), shared(Message::assistant_text("done"))];
     f.observe(&h1, Event::TurnStarted { baseline: 2 })
         .expect("first turn");
-    let h2 = vec![shared(directive("fix it"))];
+    let h2 = vec![directive("fix it")];
     f.observe(&h2, Event::Reset(ResetKind::Rewind))
         .expect("a rewind is allowed");
     f.observe(&h2, Event::Step)
@@ -102,21 +45,14 @@ fn history_stable_accepts_a_rewind_and_then_holds_the_new_prefix() {
 
 #[test]
 fn note_exact_fires_on_user_text_the_engine_may_not_author() {
-    let mut f = Fixture::new();
+    let mut f = fixture();
     let m = vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_text("x")),
         shared(Message::user_text("[Canceled: the model said to rm -rf]")),
     ];
     let err = f
-        .observe(
-            &m,
-            Event::Request {
-                op: OperationId(3),
-                request: &request(m.clone(), vec![None, Some(2)]),
-                seen: 0,
-            },
-        )
+        .send_in(&m, 3, &request("s", m.clone()))
         .expect_err("free text in a user message");
     assert!(
         err.starts_with("note_exact@7: request op#3: message 2 is user text"),
@@ -126,9 +62,9 @@ fn note_exact_fires_on_user_text_the_engine_may_not_author() {
 
 #[test]
 fn note_exact_fires_on_model_text_in_a_user_block() {
-    let mut f = Fixture::new();
+    let mut f = fixture();
     let m = vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_text("x")),
         shared(Message::user_blocks(vec![turnsim_core::Block::text(
             format!(
@@ -138,14 +74,7 @@ fn note_exact_fires_on_model_text_in_a_user_block() {
         )])),
     ];
     let err = f
-        .observe(
-            &m,
-            Event::Request {
-                op: OperationId(3),
-                request: &request(m.clone(), vec![None, Some(2)]),
-                seen: 0,
-            },
-        )
+        .send_in(&m, 3, &request("s", m.clone()))
         .expect_err("model text in a user message");
     assert!(
         err.contains("model-written text in a user message"),
@@ -155,8 +84,8 @@ fn note_exact_fires_on_model_text_in_a_user_block() {
 
 #[test]
 fn no_lost_observation_fires_when_an_acknowledged_prompt_is_gone_after_a_restart() {
-    let mut f = Fixture::new();
-    let before = vec![shared(directive("fix it"))];
+    let mut f = fixture();
+    let before = vec![directive("fix it")];
     f.observe(
         &before,
         Event::Observed(Observation::Prompt {
@@ -180,8 +109,8 @@ fn no_lost_observation_fires_when_an_acknowledged_prompt_is_gone_after_a_restart
 
 #[test]
 fn recovery_idempotent_fires_when_a_second_restore_still_has_work() {
-    let mut f = Fixture::new();
-    let h = vec![shared(directive("fix it"))];
+    let mut f = fixture();
+    let h = vec![directive("fix it")];
     let outputs = [Output::Persist { bytes: vec![1] }];
     let err = f
         .observe(
@@ -199,10 +128,10 @@ fn recovery_idempotent_fires_when_a_second_restore_still_has_work() {
 
 #[test]
 fn recovery_idempotent_fires_when_a_second_restore_differs() {
-    let mut f = Fixture::new();
-    let h = vec![shared(directive("fix it"))];
+    let mut f = fixture();
+    let h = vec![directive("fix it")];
     let other = vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::user_text("[Request interrupted]")),
     ];
     let err = f
@@ -221,19 +150,12 @@ fn recovery_idempotent_fires_when_a_second_restore_differs() {
 
 #[test]
 fn cache_breakpoints_fires_on_a_misplaced_breakpoint() {
-    let mut f = Fixture::new();
-    let m = vec![shared(directive("fix it"))];
+    let mut f = fixture();
+    let m = vec![directive("fix it")];
     f.observe(&m, Event::TurnStarted { baseline: 0 })
         .expect("turn");
     let err = f
-        .observe(
-            &m,
-            Event::Request {
-                op: OperationId(1),
-                request: &request(m.clone(), vec![None]),
-                seen: 0,
-            },
-        )
+        .send_in(&m, 1, &request_with("s", m.clone(), vec![None]))
         .expect_err("the last message is not marked");
     assert_eq!(
         err,
@@ -243,7 +165,7 @@ fn cache_breakpoints_fires_on_a_misplaced_breakpoint() {
 
 #[test]
 fn liveness_fires_when_the_turn_is_still_open() {
-    let mut f = Fixture::new();
+    let mut f = fixture();
     let err = f
         .observe(
             &[],
@@ -258,17 +180,10 @@ fn liveness_fires_when_the_turn_is_still_open() {
 
 #[test]
 fn a_clean_turn_passes_every_checker() {
-    let mut f = Fixture::new();
-    let m = vec![shared(directive("fix it"))];
+    let mut f = fixture();
+    let m = vec![directive("fix it")];
     f.observe(&m, Event::TurnStarted { baseline: 0 })
         .expect("turn");
-    f.observe(
-        &m,
-        Event::Request {
-            op: OperationId(1),
-            request: &request(m.clone(), vec![None, Some(0)]),
-            seen: 0,
-        },
-    )
-    .expect("a valid first request");
+    f.send_in(&m, 1, &request("s", m.clone()))
+        .expect("a valid first request");
 }

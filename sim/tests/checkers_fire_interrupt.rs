@@ -2,25 +2,20 @@
 //! on the violation they exist for, fed crafted events through the same registry the
 //! world uses, and stay quiet on the correct version of the same turn.
 
-use std::sync::Arc;
-use turnsim::testing::checkers::{Checks, Ctx, Event};
+mod checkers_support;
+
+use checkers_support::{Fixture, directive, request, shared};
+use turnsim::testing::checkers::Event;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::state::{StopReason, Usage};
 use turnsim_core::{
-    Block, CacheBreakpoint, CacheHints, CancelCause, InterruptReason, Message, OperationId,
-    Request, SharedMessage, ToolCall, tool_in_flight_note_text,
+    Block, CancelCause, InterruptReason, Message, OperationId, Request, SharedMessage, ToolCall,
+    tool_in_flight_note_text,
 };
 
-fn directive(words: &str) -> SharedMessage {
-    Arc::new(turnsim_core::request::directive_message(
-        turnsim_core::request::turn_context_block("now", "stance", &[]),
-        words.into(),
-    ))
-}
-
 fn user(text: &str) -> SharedMessage {
-    Arc::new(Message::user_text(text))
+    shared(Message::user_text(text))
 }
 
 fn marker(reason: InterruptReason) -> SharedMessage {
@@ -33,50 +28,42 @@ fn two_calls() -> SharedMessage {
         name: name.into(),
         input: serde_json::json!({}),
     };
-    Arc::new(Message::assistant_blocks(vec![
+    shared(Message::assistant_blocks(vec![
         call("t1", "read_file"),
         call("t2", "write_file"),
     ]))
 }
 
 fn results(phrase: &str) -> SharedMessage {
-    Arc::new(Message::user_blocks(vec![
+    shared(Message::user_blocks(vec![
         Block::tool_result("t1", phrase, true),
         Block::tool_result("t2", "written", false),
     ]))
 }
 
-struct Fixture {
-    checks: Checks,
-    prompts: Vec<String>,
-    fixed: Vec<String>,
-}
-
+/// The turn-level steps these checkers are fed.
 impl Fixture {
-    fn new() -> Fixture {
-        Fixture {
-            checks: Checks::new(),
-            prompts: vec!["fix it".into()],
-            fixed: Vec::new(),
-        }
+    /// A turn opens on an empty history.
+    fn started(&mut self) {
+        self.observe(&[], Event::TurnStarted { baseline: 0 })
+            .expect("the turn starts");
     }
 
-    fn observe(&mut self, history: &[SharedMessage], event: Event<'_>) -> Result<(), String> {
-        let ctx = Ctx {
-            step: 7,
+    /// The engine crashes with nothing running, holding `history`.
+    fn crashed(&mut self, history: &[SharedMessage]) {
+        self.observe(
             history,
-            fixed_texts: &self.fixed,
-            prompts: &self.prompts,
-        };
-        self.checks
-            .observe(&ctx, &event)
-            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
+            Event::Crashed {
+                running: &[],
+                turn_end_in_flight: false,
+            },
+        )
+        .expect("the crash");
     }
 
     /// A turn opened on an empty history, then cancelled with `running` in flight.
     fn cancelled(&mut self, cause: CancelCause, running: &[String]) {
-        self.observe(&[], Event::TurnStarted { baseline: 0 })
-            .expect("the turn starts");
+        self.started();
         self.observe(
             &[directive("fix it")],
             Event::CancelAccepted { cause, running },
@@ -99,33 +86,16 @@ impl Fixture {
     }
 }
 
-fn request() -> Request {
-    Request {
-        system: "s".into(),
-        tools: Vec::new().into(),
-        messages: vec![directive("fix it")],
-        cache: CacheHints {
-            session_key: "k".into(),
-            breakpoints: vec![
-                CacheBreakpoint {
-                    after_message: None,
-                },
-                CacheBreakpoint {
-                    after_message: Some(0),
-                },
-            ],
-        },
-    }
+/// The first request of the turn.
+fn first_request() -> Request {
+    request("s", vec![directive("fix it")])
 }
 
 #[test]
 fn interruption_recorded_fires_when_a_cancelled_turn_has_no_marker() {
     let mut f = Fixture::new();
     f.cancelled(CancelCause::User, &[]);
-    let h = [
-        directive("fix it"),
-        Arc::new(Message::assistant_text("half")),
-    ];
+    let h = [directive("fix it"), shared(Message::assistant_text("half"))];
     let err = f.observe(&h, Event::TurnEnded).expect_err("no marker");
     assert_eq!(
         err,
@@ -148,16 +118,8 @@ fn interruption_recorded_fires_on_a_marker_for_another_cause() {
 #[test]
 fn interruption_recorded_fires_when_a_crashed_turn_is_restored_without_a_marker() {
     let mut f = Fixture::new();
-    f.observe(&[], Event::TurnStarted { baseline: 0 })
-        .expect("the turn starts");
-    f.observe(
-        &[directive("fix it")],
-        Event::Crashed {
-            running: &[],
-            turn_end_in_flight: false,
-        },
-    )
-    .expect("the crash");
+    f.started();
+    f.crashed(&[directive("fix it")]);
     let h = vec![directive("fix it")];
     let err = f
         .observe(
@@ -173,17 +135,29 @@ fn interruption_recorded_fires_when_a_crashed_turn_is_restored_without_a_marker(
     );
 }
 
-#[test]
-fn label_matches_fires_when_a_running_call_is_not_labelled() {
+/// A turn the user cancelled while call t1 (of t1 and t2) ran.
+fn cancelled_while_t1_ran() -> Fixture {
     let mut f = Fixture::new();
     f.cancelled(CancelCause::User, &["t1".to_string()]);
+    f
+}
+
+/// The history that turn ends with: both calls answered, the tool-in-flight note
+/// naming `labelled` (none: no note), then the marker.
+fn cancelled_batch(labelled: &[String]) -> Vec<SharedMessage> {
     let phrase = CancelCause::User.phrase();
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        marker(InterruptReason::User),
-    ];
+    let mut h = vec![directive("fix it"), two_calls(), results(phrase)];
+    if !labelled.is_empty() {
+        h.push(user(&tool_in_flight_note_text(phrase, labelled)));
+    }
+    h.push(marker(InterruptReason::User));
+    h
+}
+
+#[test]
+fn label_matches_fires_when_a_running_call_is_not_labelled() {
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&[]);
     let err = f.observe(&h, Event::TurnEnded).expect_err("no note");
     assert_eq!(
         err,
@@ -193,34 +167,17 @@ fn label_matches_fires_when_a_running_call_is_not_labelled() {
 
 #[test]
 fn label_matches_fires_when_a_finished_call_is_labelled_as_possibly_run() {
-    let mut f = Fixture::new();
-    f.cancelled(CancelCause::User, &["t1".to_string()]);
-    let phrase = CancelCause::User.phrase();
     let names = ["read_file".to_string(), "write_file".to_string()];
-    let note = tool_in_flight_note_text(phrase, &names);
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        user(&note),
-        marker(InterruptReason::User),
-    ];
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&names);
     let err = f.observe(&h, Event::TurnEnded).expect_err("a lie");
     assert_eq!(
         err,
         "label_matches@7: 1 call(s) of write_file are labelled as possibly run, but the ledger had 0 running when the cancel was accepted"
     );
     // The truthful note passes.
-    let mut f = Fixture::new();
-    f.cancelled(CancelCause::User, &["t1".to_string()]);
-    let note = tool_in_flight_note_text(phrase, &names[..1]);
-    let h = [
-        directive("fix it"),
-        two_calls(),
-        results(phrase),
-        user(&note),
-        marker(InterruptReason::User),
-    ];
+    let mut f = cancelled_while_t1_ran();
+    let h = cancelled_batch(&names[..1]);
     f.observe(&h, Event::TurnEnded)
         .expect("the running call, and only it, is labelled");
 }
@@ -229,17 +186,8 @@ fn label_matches_fires_when_a_finished_call_is_labelled_as_possibly_run() {
 fn quiet_after_cancel_fires_on_a_request_or_a_dispatch_after_the_cancel() {
     let mut f = Fixture::new();
     f.cancelled(CancelCause::User, &[]);
-    let r = request();
-    let err = f
-        .observe(
-            &[],
-            Event::Request {
-                op: OperationId(2),
-                request: &r,
-                seen: 0,
-            },
-        )
-        .expect_err("a request after the cancel");
+    let r = first_request();
+    let err = f.send(2, &r).expect_err("a request after the cancel");
     assert_eq!(
         err,
         "quiet_after_cancel@7: request op#2 was sent after a cancel (User) was accepted"
@@ -289,8 +237,7 @@ fn quiet_after_cancel_fires_when_a_cancelled_turn_ends_otherwise() {
 #[test]
 fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
     let mut f = Fixture::new();
-    f.observe(&[], Event::TurnStarted { baseline: 0 })
-        .expect("the turn starts");
+    f.started();
     f.stream(&[
         StreamEvent::MessageStart,
         StreamEvent::BlockStart {
@@ -323,8 +270,7 @@ fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
 #[test]
 fn shown_survives_does_not_count_a_delta_a_crash_cut_off() {
     let mut f = Fixture::new();
-    f.observe(&[], Event::TurnStarted { baseline: 0 })
-        .expect("the turn starts");
+    f.started();
     f.stream(&[StreamEvent::MessageStart]);
     let delta = StreamEvent::TextDelta {
         index: 0,
@@ -338,14 +284,7 @@ fn shown_survives_does_not_count_a_delta_a_crash_cut_off() {
         },
     )
     .expect("streaming");
-    f.observe(
-        &[],
-        Event::Crashed {
-            running: &[],
-            turn_end_in_flight: false,
-        },
-    )
-    .expect("the crash");
+    f.crashed(&[]);
     let h = [directive("fix it"), marker(InterruptReason::Crash)];
     f.observe(&h, Event::TurnEnded)
         .expect("a delta whose outputs a crash cut off was never shown");
@@ -394,20 +333,10 @@ fn reply(stop: StopReason) -> [StreamEvent; 3] {
 #[test]
 fn model_ends_turn_fires_on_a_request_after_a_reply_that_ended_the_turn() {
     let mut f = Fixture::new();
-    f.observe(&[], Event::TurnStarted { baseline: 0 })
-        .expect("the turn starts");
+    f.started();
     f.stream(&reply(StopReason::EndTurn));
-    let r = request();
-    let err = f
-        .observe(
-            &[],
-            Event::Request {
-                op: OperationId(2),
-                request: &r,
-                seen: 0,
-            },
-        )
-        .expect_err("the model had finished");
+    let r = first_request();
+    let err = f.send(2, &r).expect_err("the model had finished");
     assert_eq!(
         err,
         "model_ends_turn@7: request op#2 follows a reply without tool calls that ended the turn (stop Some(EndTurn))"
@@ -417,19 +346,11 @@ fn model_ends_turn_fires_on_a_request_after_a_reply_that_ended_the_turn() {
 #[test]
 fn model_ends_turn_allows_three_resumes_of_a_truncated_reply_and_no_fourth() {
     let mut f = Fixture::new();
-    f.observe(&[], Event::TurnStarted { baseline: 0 })
-        .expect("the turn starts");
-    let r = request();
+    f.started();
+    let r = first_request();
     let send = |f: &mut Fixture| {
         f.stream(&reply(StopReason::MaxTokens));
-        f.observe(
-            &[],
-            Event::Request {
-                op: OperationId(2),
-                request: &r,
-                seen: 0,
-            },
-        )
+        f.send(2, &r)
     };
     for _ in 0..3 {
         send(&mut f).expect("within the cap");

@@ -2,43 +2,12 @@
 //! live and the outside twin each fire on a crafted violation, and pass its correct
 //! counterpart, through the same registry the world uses.
 
+mod checkers_support;
+
+use checkers_support::{Fixture, directive, request, shared};
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use turnsim::testing::checkers::{Checks, Ctx, Event};
-use turnsim_core::{
-    Block, CacheBreakpoint, CacheHints, Message, OperationId, Output, Request, SharedMessage,
-};
-
-fn shared(m: Message) -> SharedMessage {
-    Arc::new(m)
-}
-
-fn request(system: &str, messages: Vec<SharedMessage>) -> Request {
-    let last = messages.len().checked_sub(1);
-    Request {
-        system: system.into(),
-        tools: Vec::new().into(),
-        messages,
-        cache: CacheHints {
-            session_key: "k".into(),
-            breakpoints: vec![
-                CacheBreakpoint {
-                    after_message: None,
-                },
-                CacheBreakpoint {
-                    after_message: last,
-                },
-            ],
-        },
-    }
-}
-
-fn directive(words: &str) -> Message {
-    turnsim_core::request::directive_message(
-        turnsim_core::request::turn_context_block("now", "stance", &[]),
-        words.into(),
-    )
-}
+use turnsim::testing::checkers::{Checks, Event};
+use turnsim_core::{Block, Message, OperationId, Output, SharedMessage};
 
 fn call(id: &str) -> Block {
     Block::ToolUse {
@@ -55,48 +24,9 @@ fn thinking(text: &str, signature: &str) -> Block {
     }
 }
 
-struct Fixture {
-    checks: Checks,
-    prompts: Vec<String>,
-    fixed: Vec<String>,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        Fixture {
-            checks: Checks::new(),
-            prompts: vec!["fix it".into()],
-            fixed: Vec::new(),
-        }
-    }
-
-    fn observe(&mut self, history: &[SharedMessage], event: Event<'_>) -> Result<(), String> {
-        let ctx = Ctx {
-            step: 7,
-            history,
-            fixed_texts: &self.fixed,
-            prompts: &self.prompts,
-        };
-        self.checks
-            .observe(&ctx, &event)
-            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
-    }
-
-    fn send(&mut self, op: u64, request: &Request) -> Result<(), String> {
-        self.observe(
-            &[],
-            Event::Request {
-                op: OperationId(op),
-                request,
-                seen: 0,
-            },
-        )
-    }
-}
-
 fn answered(order: [&str; 2]) -> Vec<SharedMessage> {
     vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_blocks(vec![call("t1"), call("t2")])),
         shared(Message::user_blocks(
             order
@@ -124,7 +54,7 @@ fn logical_order_fires_on_results_listed_out_of_call_order() {
 
 fn with_thinking(block: Block) -> Vec<SharedMessage> {
     vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_blocks(vec![block, call("t1")])),
         shared(Message::user_blocks(vec![Block::tool_result(
             "t1", "ok", false,
@@ -186,7 +116,7 @@ fn thinking_intact_fires_on_a_request_ending_in_a_thinking_only_message() {
     let mut f = Fixture::new();
     streamed(&mut f);
     let m = vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_blocks(vec![thinking(
             "let me look",
             "sig7",
@@ -218,7 +148,7 @@ fn the_provider_refuses_unsigned_or_altered_thinking_and_accepts_the_streamed_pa
 
 #[test]
 fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
-    let m = vec![shared(directive("fix it"))];
+    let m = vec![directive("fix it")];
     let mut f = Fixture::new();
     f.send(1, &request("you are an agent", m.clone()))
         .expect("first request");
@@ -254,21 +184,34 @@ fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
     assert!(err.starts_with("prefix_stable@7: request op#3"), "{err}");
 }
 
+/// A directive and its answer: what the live engine holds.
+fn one_answer() -> Vec<SharedMessage> {
+    vec![directive("fix it"), shared(Message::assistant_text("done"))]
+}
+
+/// The durable log restores `restored` (`restored_idle`: with no turn open) while the
+/// live engine holds `live` (`live_idle`: between turns).
+fn durable(
+    f: &mut Fixture,
+    live: &[SharedMessage],
+    restored: Vec<SharedMessage>,
+    restored_idle: bool,
+    live_idle: bool,
+) -> Result<(), String> {
+    f.observe(
+        live,
+        Event::Durable {
+            restored: Ok((restored, restored_idle, &[])),
+            live_idle,
+        },
+    )
+}
+
 #[test]
 fn durable_live_fires_when_the_log_restores_less_than_the_live_history() {
-    let live = vec![
-        shared(directive("fix it")),
-        shared(Message::assistant_text("done")),
-    ];
+    let live = one_answer();
     let mut f = Fixture::new();
-    let err = f
-        .observe(
-            &live,
-            Event::Durable {
-                restored: Ok((live[..1].to_vec(), true, &[])),
-                live_idle: true,
-            },
-        )
+    let err = durable(&mut f, &live, live[..1].to_vec(), true, true)
         .expect_err("the last message was never written");
     assert_eq!(
         err,
@@ -278,19 +221,9 @@ fn durable_live_fires_when_the_log_restores_less_than_the_live_history() {
 
 #[test]
 fn durable_live_fires_between_turns_when_the_log_still_holds_a_turn_open() {
-    let live = vec![
-        shared(directive("fix it")),
-        shared(Message::assistant_text("done")),
-    ];
+    let live = one_answer();
     let mut f = Fixture::new();
-    let err = f
-        .observe(
-            &live,
-            Event::Durable {
-                restored: Ok((live.clone(), false, &[])),
-                live_idle: true,
-            },
-        )
+    let err = durable(&mut f, &live, live.clone(), false, true)
         .expect_err("the turn end was never written");
     assert_eq!(
         err,
@@ -299,19 +232,13 @@ fn durable_live_fires_between_turns_when_the_log_still_holds_a_turn_open() {
     let mut f = Fixture::new();
     let mut recovered = live.clone();
     recovered.push(shared(Message::user_text("[interrupted]")));
-    f.observe(
-        &live,
-        Event::Durable {
-            restored: Ok((recovered, true, &[])),
-            live_idle: false,
-        },
-    )
-    .expect("mid-turn a restore may recover the open turn");
+    durable(&mut f, &live, recovered, true, false)
+        .expect("mid-turn a restore may recover the open turn");
 }
 
 #[test]
 fn twin_agrees_fires_when_the_engine_acts_unlike_a_twin_that_never_saw_the_delivery() {
-    let m = vec![shared(directive("fix it"))];
+    let m = vec![directive("fix it")];
     let mut key_bumped = request("s", m.clone());
     key_bumped.cache.session_key = "k#1".into();
     let live = Ok(vec![Output::Send {
@@ -372,7 +299,7 @@ fn receipted(
     digest: &str,
     activities: &[turnsim_core::Activity],
 ) -> Result<(), String> {
-    let m = [shared(directive("fix it"))];
+    let m = [directive("fix it")];
     f.observe(&m, Event::TurnEnded)?;
     f.observe(&m, Event::TurnStarted { baseline: 1 })?;
     f.observe(
@@ -385,7 +312,7 @@ fn receipted(
     for activity in activities {
         f.observe(&[], Event::Activity { activity })?;
     }
-    f.send(op, &request(system, vec![shared(directive("fix it"))]))
+    f.send(op, &request(system, vec![directive("fix it")]))
 }
 
 fn digest(system: &str) -> String {
@@ -406,12 +333,22 @@ fn prefix_reported_fires_on_a_receipt_that_is_not_the_digest_of_what_was_sent() 
     let mut f = Fixture::new();
     receipted(&mut f, 1, "s", &digest("s"), &[]).expect("a true receipt");
     let err = f
-        .send(2, &request("s", vec![shared(directive("fix it"))]))
+        .send(2, &request("s", vec![directive("fix it")]))
         .expect_err("a request with no receipt");
     assert_eq!(
         err,
         "prefix_reported@7: request op#2 was sent with no receipt recorded before it"
     );
+}
+
+/// A fixture whose first request, under system "a" with a true receipt (`a`), was
+/// followed by a reconfiguration.
+fn reconfigured_after_a(a: &str) -> Fixture {
+    let mut f = Fixture::new();
+    receipted(&mut f, 1, "a", a, &[]).expect("a first receipt");
+    f.observe(&[], Event::Reconfigured)
+        .expect("a reconfiguration");
+    f
 }
 
 #[test]
@@ -429,10 +366,7 @@ fn prefix_reported_fires_on_a_prefix_change_reported_never_or_twice() {
         )
     );
 
-    let mut f = Fixture::new();
-    receipted(&mut f, 1, "a", &a, &[]).expect("a first receipt");
-    f.observe(&[], Event::Reconfigured)
-        .expect("a reconfiguration");
+    let mut f = reconfigured_after_a(&a);
     let twice = [prefix_changed(&a, &b), prefix_changed(&a, &b)];
     let err = receipted(&mut f, 2, "b", &b, &twice).expect_err("a change reported twice");
     assert_eq!(
@@ -442,10 +376,7 @@ fn prefix_reported_fires_on_a_prefix_change_reported_never_or_twice() {
         )
     );
 
-    let mut f = Fixture::new();
-    receipted(&mut f, 1, "a", &a, &[]).expect("a first receipt");
-    f.observe(&[], Event::Reconfigured)
-        .expect("a reconfiguration");
+    let mut f = reconfigured_after_a(&a);
     receipted(&mut f, 2, "b", &b, &[prefix_changed(&a, &b)]).expect("reported once");
     let err = receipted(&mut f, 3, "b", &b, &[prefix_changed(&a, &b)])
         .expect_err("a change reported without one");
@@ -458,7 +389,7 @@ fn prefix_reported_fires_on_a_prefix_change_reported_never_or_twice() {
 #[test]
 fn logical_order_fires_on_results_split_over_messages_in_completion_order() {
     let split = vec![
-        shared(directive("fix it")),
+        directive("fix it"),
         shared(Message::assistant_blocks(vec![call("t1"), call("t2")])),
         shared(Message::user_blocks(vec![Block::tool_result(
             "t2", "ok", false,

@@ -2,13 +2,14 @@
 //! the table names, through the binary where the binary can reach it, and `turnsim
 //! --help` prints the table.
 
+mod flawed_support;
+
+use flawed_support::{Factory, Flaw};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use turnsim::exit::{Exit, table};
 use turnsim::testing::world::FailureClass;
 use turnsim::{Batch, check_determinism, run_batch, run_seed};
-use turnsim::{Engine, EngineFactory};
-use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 fn turnsim_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_turnsim"));
@@ -141,71 +142,8 @@ fn a_single_seed_with_trace_prints_its_steps() {
     assert!(stdout.ends_with("PASS\n"), "{stdout}");
 }
 
-#[derive(Clone, Copy)]
-enum Flaw {
-    PanicOnToolResult,
-    DropCancel,
-    CountRuns,
-}
-
-static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-struct Flawed(Flaw, Session);
-
-impl Engine for Flawed {
-    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
-        let input = match (self.0, input) {
-            (Flaw::PanicOnToolResult, Input::ToolResult { .. }) => panic!("planted"),
-            (Flaw::DropCancel, Input::Cancel { .. }) => return Ok(Vec::new()),
-            (Flaw::CountRuns, Input::Prompt { text, now }) if self.1.history().is_empty() => {
-                let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Input::Prompt {
-                    text,
-                    now: format!("{now} #{n}"),
-                }
-            }
-            (_, input) => input,
-        };
-        self.1.handle(input).map_err(|e| e.to_string())
-    }
-    fn history(&self) -> &[SharedMessage] {
-        self.1.history()
-    }
-    fn pending_operation(&self) -> PendingOperation {
-        self.1.pending_operation()
-    }
-    fn is_idle(&self) -> bool {
-        self.1.is_idle()
-    }
-    fn state_bytes(&self) -> Vec<u8> {
-        self.1.to_bytes()
-    }
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.1)
-    }
-}
-
-struct Factory(Flaw);
-
-impl EngineFactory for Factory {
-    fn name(&self) -> &str {
-        "flawed"
-    }
-    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
-        Box::new(Flawed(self.0, Session::new(config)))
-    }
-    fn restore(
-        &self,
-        config: SessionConfig,
-        log: &[u8],
-    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
-        let (inner, out) = Session::restore(config, log).map_err(|e| e.to_string())?;
-        Ok((Box::new(Flawed(self.0, inner)), out))
-    }
-}
-
 /// The code `turnsim run` exits with over `seeds`: the class of the lowest failure.
-fn run_code(f: &Factory, seeds: std::ops::Range<u64>) -> Exit {
+fn run_code(f: &Factory<Flaw>, seeds: std::ops::Range<u64>) -> Exit {
     let (summary, _) = run_batch(&Batch {
         factory: f,
         seeds: seeds.collect(),
@@ -220,12 +158,9 @@ fn run_code(f: &Factory, seeds: std::ops::Range<u64>) -> Exit {
 
 #[test]
 fn exit_3_4_and_5_liveness_panic_and_nondeterminism() {
-    assert_eq!(run_code(&Factory(Flaw::DropCancel), 0..500).code(), 3);
-    assert_eq!(
-        run_code(&Factory(Flaw::PanicOnToolResult), 0..200).code(),
-        4
-    );
-    let f = Factory(Flaw::CountRuns);
+    assert_eq!(run_code(&Factory(Flaw::IgnoresCancel), 0..500).code(), 3);
+    assert_eq!(run_code(&Factory(Flaw::Panics), 0..200).code(), 4);
+    let f = Factory(Flaw::Nondeterministic);
     let v = check_determinism(&f, &run_seed(&f, 5, false)).expect("two runs differ");
     assert_eq!(
         Exit::of_class(Some(FailureClass::of(v.invariant))).code(),

@@ -1,96 +1,15 @@
 //! Each failure class is reported as such: an engine that panics, an engine that
 //! never ends a turn, and an engine whose runs differ between two tries of one seed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+mod flawed_support;
+
+use flawed_support::{Factory, Flaw};
 use turnsim::testing::report::{exit, exit_code};
 use turnsim::testing::world::FailureClass;
-use turnsim::{Engine, EngineFactory};
 use turnsim::{check_determinism, run_seed};
-use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
-
-#[derive(Clone, Copy)]
-enum Flaw {
-    /// Panics on the first tool result.
-    Panics,
-    /// Ignores every cancel, so a hung stream never ends.
-    IgnoresCancel,
-    /// Adds a process-wide counter to its first prompt, so two runs differ.
-    Nondeterministic,
-}
-
-static RUNS: AtomicU64 = AtomicU64::new(0);
-
-struct Flawed {
-    flaw: Flaw,
-    inner: Session,
-}
-
-impl Engine for Flawed {
-    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
-        match (self.flaw, &input) {
-            (Flaw::Panics, Input::ToolResult { .. }) => panic!("planted panic"),
-            (Flaw::IgnoresCancel, Input::Cancel { .. }) => return Ok(Vec::new()),
-            (Flaw::Nondeterministic, Input::Prompt { text, now })
-                if self.inner.history().is_empty() =>
-            {
-                let n = RUNS.fetch_add(1, Ordering::Relaxed);
-                let input = Input::Prompt {
-                    text: text.clone(),
-                    now: format!("{now} run {n}"),
-                };
-                return self.inner.handle(input).map_err(|e| e.to_string());
-            }
-            _ => {}
-        }
-        self.inner.handle(input).map_err(|e| e.to_string())
-    }
-    fn history(&self) -> &[SharedMessage] {
-        self.inner.history()
-    }
-    fn pending_operation(&self) -> PendingOperation {
-        self.inner.pending_operation()
-    }
-    fn is_idle(&self) -> bool {
-        self.inner.is_idle()
-    }
-    fn state_bytes(&self) -> Vec<u8> {
-        self.inner.to_bytes()
-    }
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.inner)
-    }
-}
-
-struct Factory(Flaw);
-
-impl EngineFactory for Factory {
-    fn name(&self) -> &str {
-        "flawed"
-    }
-    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
-        Box::new(Flawed {
-            flaw: self.0,
-            inner: Session::new(config),
-        })
-    }
-    fn restore(
-        &self,
-        config: SessionConfig,
-        log: &[u8],
-    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
-        let (inner, out) = Session::restore(config, log).map_err(|e| e.to_string())?;
-        Ok((
-            Box::new(Flawed {
-                flaw: self.0,
-                inner,
-            }),
-            out,
-        ))
-    }
-}
 
 fn first_failure(
-    f: &Factory,
+    f: &Factory<Flaw>,
     seeds: std::ops::Range<u64>,
 ) -> (u64, turnsim::testing::checkers::Violation) {
     for seed in seeds {

@@ -14,51 +14,11 @@ use turnsim::fuzz_bodies;
 use turnsim::{Bug, Canary};
 use turnsim::{Expectation, load_scenario};
 use turnsim::{matches_expectation, run_scenario};
-
-/// The seed and regression files of `target`, sorted; `None` when this crate is
-/// built outside its repository (no `fuzz/` beside it).
-fn inputs(target: &str) -> Option<Vec<PathBuf>> {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-    if !fuzz.is_dir() {
-        return None;
-    }
-    let mut files = Vec::new();
-    for kind in ["seeds", "regressions"] {
-        let Ok(entries) = std::fs::read_dir(fuzz.join(kind).join(target)) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.expect("a readable directory entry").path();
-            if path.is_file() {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    Some(files)
-}
+use turnsim_core::fuzz_replay;
 
 fn replay(target: &str, body: fn(&[u8])) {
-    let Some(files) = inputs(target) else {
-        eprintln!("no fuzz/ directory beside the crate: nothing to replay for {target}");
-        return;
-    };
-    assert!(!files.is_empty(), "fuzz/seeds/{target} holds no input");
-    let failed: Vec<String> = files
-        .iter()
-        .filter(|file| {
-            let data = std::fs::read(file).expect("a readable input file");
-            catch_unwind(AssertUnwindSafe(|| body(&data))).is_err()
-        })
-        .map(|file| file.display().to_string())
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "{target}: {} of {} inputs panicked:\n{}",
-        failed.len(),
-        files.len(),
-        failed.join("\n")
-    );
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    fuzz_replay::replay(&fuzz, target, body);
 }
 
 #[test]

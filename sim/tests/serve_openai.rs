@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use serve_support::*;
 use std::net::SocketAddr;
 use std::time::Duration;
+use turnsim::serve::Verdict;
+use turnsim::testing::serve::verdict::Violation;
 
 fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
     send(
@@ -218,8 +220,7 @@ fn a_cut_inside_a_function_calls_arguments_ends_the_body_inside_them() {
 #[test]
 fn an_unknown_previous_response_id_is_a_400_naming_the_param() {
     let (server, _dir) = start(script("[]"), "oa-prev-unknown");
-    let mut body = responses_body(&[json!({"role": "user", "content": "hi"})], false);
-    body["previous_response_id"] = json!("resp_nope");
+    let body = continuing(&[json!({"role": "user", "content": "hi"})], "resp_nope");
     let raw = post_to(server.addr, "/v1/responses", &body);
     assert_eq!(raw.status, 400);
     assert_eq!(raw.json()["error"]["param"], "previous_response_id");
@@ -242,12 +243,34 @@ fn first_turn(addr: SocketAddr) -> (Value, Vec<Value>, String) {
     (user, output_items(&first), id)
 }
 
+/// A Responses body that continues response `id` with `input`.
+fn continuing(input: &[Value], id: &str) -> Value {
+    let mut body = responses_body(input, false);
+    body["previous_response_id"] = json!(id);
+    body
+}
+
+/// The input of a stateless second request: the user item and the first response's
+/// output items, sent again.
+fn resent(user: Value, items: &[Value]) -> Vec<Value> {
+    let mut input = vec![user];
+    input.extend(items.iter().cloned());
+    input
+}
+
+/// The violation of `rule` in `v`.
+fn violation<'a>(v: &'a Verdict, rule: &str) -> &'a Violation {
+    v.violations
+        .iter()
+        .find(|x| x.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} violation: {:?}", v.lines()))
+}
+
 #[test]
 fn a_previous_response_id_chain_is_judged_against_the_stored_context() {
     let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-prev");
     let (_, items, id) = first_turn(server.addr);
-    let mut body = responses_body(&output_for(&items), false);
-    body["previous_response_id"] = json!(id);
+    let body = continuing(&output_for(&items), &id);
     let ok = post_to(server.addr, "/v1/responses", &body);
     assert_eq!(ok.status, 200, "{}", ok.text());
     assert_eq!(ok.json()["previous_response_id"], json!(id));
@@ -262,8 +285,7 @@ fn a_previous_response_id_chain_is_judged_against_the_stored_context() {
 fn an_orphaned_function_call_is_refused_and_flagged_with_rule_index_and_excerpt() {
     let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-orphan");
     let (user, items, _) = first_turn(server.addr);
-    let mut input = vec![user];
-    input.extend(items.iter().cloned());
+    let mut input = resent(user, &items);
     input.push(json!({"role": "user", "content": "and now?"}));
     let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
     assert_eq!(raw.status, 400);
@@ -276,11 +298,7 @@ fn an_orphaned_function_call_is_refused_and_flagged_with_rule_index_and_excerpt(
     );
     let v = &server.server.verdicts()[1];
     assert_eq!(v.request, 1);
-    let pairing = v
-        .violations
-        .iter()
-        .find(|x| x.rule == "pairing")
-        .expect("pairing");
+    let pairing = violation(v, "pairing");
     assert_eq!(
         pairing.message,
         Some(2),
@@ -293,17 +311,12 @@ fn an_orphaned_function_call_is_refused_and_flagged_with_rule_index_and_excerpt(
 fn a_mismatched_call_id_is_refused_and_flagged() {
     let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-mismatch");
     let (user, items, _) = first_turn(server.addr);
-    let mut input = vec![user];
-    input.extend(items.iter().cloned());
+    let mut input = resent(user, &items);
     input.push(json!({"type": "function_call_output", "call_id": "call_wrong", "output": "ok"}));
     let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
     assert_eq!(raw.status, 400);
     let v = &server.server.verdicts()[1];
-    let pairing = v
-        .violations
-        .iter()
-        .find(|x| x.rule == "pairing")
-        .expect("pairing");
+    let pairing = violation(v, "pairing");
     assert!(
         v.lines()
             .iter()
@@ -325,11 +338,7 @@ fn a_dropped_reasoning_item_is_flagged_with_the_call_it_preceded() {
     assert_eq!(raw.status, 200);
     let v = &server.server.verdicts()[1];
     assert_eq!(v.request, 1);
-    let kept = v
-        .violations
-        .iter()
-        .find(|x| x.rule == "reasoning_kept")
-        .expect("flagged");
+    let kept = violation(v, "reasoning_kept");
     assert_eq!(kept.kind, "dropped");
     assert_eq!(kept.message, Some(1), "input[1] is the call");
     assert!(
@@ -344,8 +353,7 @@ fn an_echoed_reasoning_item_with_content_null_is_not_a_change() {
     let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-codex-echo");
     let (user, mut items, _) = first_turn(server.addr);
     items[0]["content"] = Value::Null;
-    let mut input = vec![user];
-    input.extend(items.iter().cloned());
+    let mut input = resent(user, &items);
     input.extend(output_for(&items));
     let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
     assert_eq!(raw.status, 200);
@@ -360,16 +368,11 @@ fn an_echoed_reasoning_item_with_content_null_is_not_a_change() {
 fn a_chain_that_leaves_the_stored_call_unanswered_is_refused() {
     let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-prev-orphan");
     let (_, items, id) = first_turn(server.addr);
-    let mut body = responses_body(&[json!({"role": "user", "content": "go on"})], false);
-    body["previous_response_id"] = json!(id);
+    let body = continuing(&[json!({"role": "user", "content": "go on"})], &id);
     let raw = post_to(server.addr, "/v1/responses", &body);
     assert_eq!(raw.status, 400);
     let v = &server.server.verdicts()[1];
-    let pairing = v
-        .violations
-        .iter()
-        .find(|x| x.rule == "pairing")
-        .expect("pairing");
+    let pairing = violation(v, "pairing");
     assert_eq!(pairing.message, None, "the call is in the stored context");
     assert!(
         pairing
@@ -392,8 +395,7 @@ fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
         c.record = Some(rec.clone())
     });
     let (_, items, id) = first_turn(server.addr);
-    let mut body = responses_body(&output_for(&items), false);
-    body["previous_response_id"] = json!(id);
+    let body = continuing(&output_for(&items), &id);
     assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 200);
     let live = server.server.verdicts();
     let again = turnsim::testing::serve::record::check_dir(&rec).expect("the recording reads");

@@ -10,7 +10,6 @@ mod python_sdk_support;
 mod serve_support;
 
 use serve_support::*;
-use std::process::Command;
 use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPT: &str = concat!(
@@ -29,21 +28,12 @@ fn loop_in(api: &str, test: &str) {
         return;
     };
     let (server, dir) = start(script(STEPS), &format!("openai-sdk-{api}"));
-    let out = Command::new(&python)
-        .arg(SCRIPT)
-        .arg(server.base_url())
-        .args(["--api", api])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .output()
-        .expect("the Python interpreter runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SDK loop failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let summary = python_sdk_support::run_loop(
+        &python,
+        SCRIPT,
+        &[&server.base_url(), "--api", api],
+        &["OPENAI_API_KEY", "OPENAI_BASE_URL"],
     );
-    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("summary line");
     assert_eq!(summary["finished"], true);
     assert_eq!(summary["tool_calls"], 3);
     assert_eq!(

@@ -10,7 +10,6 @@ mod python_sdk_support;
 mod serve_support;
 
 use serve_support::*;
-use std::process::Command;
 use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/sdk_tool_loop.py");
@@ -36,20 +35,12 @@ fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
         "sdk",
         |c| c.record = Some(rec.clone()),
     );
-    let out = Command::new(&python)
-        .arg(SCRIPT)
-        .arg(server.base_url())
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .output()
-        .expect("the Python interpreter runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SDK loop failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let summary = python_sdk_support::run_loop(
+        &python,
+        SCRIPT,
+        &[&server.base_url()],
+        &["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
     );
-    let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("summary line");
     assert_eq!(summary["stop_reason"], "end_turn");
     assert_eq!(summary["tool_calls"], 3);
     assert_eq!(

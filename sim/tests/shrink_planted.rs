@@ -3,11 +3,13 @@
 //! `cargo test --release --test shrink_planted -- --nocapture` prints the table quoted
 //! in docs/shrinking.md.
 
+mod flawed_support;
 mod shrink_support;
 
 use std::time::{Duration, Instant};
 
-use shrink_support::{Planted, PlantedFactory, first_failure};
+use flawed_support::Factory;
+use shrink_support::{Planted, first_failure};
 use turnsim::scenario_to_json;
 use turnsim::{Budget, shrink_with};
 use turnsim::{matches_expectation, run_scenario};
@@ -22,7 +24,7 @@ fn planted_bugs_shrink_to_a_median_of_at_most_12_steps_and_at_most_20_each() {
     println!("| bug | invariant | steps before | steps after | replays | time |");
     println!("|---|---|---|---|---|---|");
     for bug in Planted::ALL {
-        let factory = PlantedFactory(bug);
+        let factory = Factory(bug);
         let Some(scenario) = first_failure(&factory, SEEDS) else {
             missed.push(bug);
             continue;
@@ -72,7 +74,7 @@ fn planted_bugs_shrink_to_a_median_of_at_most_12_steps_and_at_most_20_each() {
 #[test]
 fn shrinking_the_same_input_twice_gives_byte_identical_output() {
     for bug in [Planted::RestoreDropsLastByte, Planted::DispatchDuplicated] {
-        let factory = PlantedFactory(bug);
+        let factory = Factory(bug);
         let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
         let one = shrink_with(&factory, &scenario, Budget::replays(REPLAYS)).expect("shrinks");
         let two = shrink_with(&factory, &scenario, Budget::replays(REPLAYS)).expect("shrinks");
@@ -86,7 +88,7 @@ fn shrinking_the_same_input_twice_gives_byte_identical_output() {
 
 #[test]
 fn a_small_replay_budget_stops_early_and_still_fails_as_reported() {
-    let factory = PlantedFactory(Planted::ToolResultNotPersisted);
+    let factory = Factory(Planted::ToolResultNotPersisted);
     let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
     let shrunk = shrink_with(&factory, &scenario, Budget::replays(5)).expect("shrinks");
     assert_eq!(shrunk.runs, 5);
@@ -98,7 +100,7 @@ fn a_small_replay_budget_stops_early_and_still_fails_as_reported() {
 
 #[test]
 fn a_spent_time_budget_says_so_and_returns_the_input_unshrunk_but_failing() {
-    let factory = PlantedFactory(Planted::DispatchDuplicated);
+    let factory = Factory(Planted::DispatchDuplicated);
     let scenario = first_failure(&factory, SEEDS).expect("the bug is found");
     let budget = Budget {
         replays: REPLAYS,

@@ -18,6 +18,7 @@
 //!   recorded once.
 
 use super::finding::{Finding, Findings, Place, Severity};
+use super::once::Once;
 use super::view::Located;
 use turnsim_core::{Block, Message, Role, is_interruption_marker, tool_in_flight_note_label};
 
@@ -148,9 +149,16 @@ pub fn classify<'a>(m: &'a Message, w: &Wording) -> Vec<(Option<usize>, TextKind
 }
 
 /// Marker state over one history.
-#[derive(Default)]
-pub struct Markers {
-    previous: Option<usize>,
+pub struct Markers(Once);
+
+impl Default for Markers {
+    fn default() -> Markers {
+        Markers(Once::new(
+            "marker_once",
+            "doubled_marker",
+            "interruption markers",
+        ))
+    }
 }
 
 impl Markers {
@@ -163,66 +171,45 @@ impl Markers {
         place: &Place,
         out: &mut Findings,
     ) {
-        let mut marker = false;
-        for (block, kind) in kinds {
-            let at = Place {
-                line: Some(m.line_of(*block)),
-                message: Some(i),
-                block: *block,
-                ..place.clone()
-            };
-            match kind {
-                TextKind::Marker(text) => {
-                    marker = true;
-                    if let Some(p) = self.previous {
-                        out.push(
-                            Finding::new(
-                                Severity::Violation,
-                                "marker_once",
-                                "doubled_marker",
-                                at,
-                                format!("messages {p} and {i} are both interruption markers"),
-                            )
-                            .with_excerpt(text),
-                        );
-                    }
-                }
-                TextKind::ForeignMarker { text, runtime } => {
-                    let (kind, detail) = match runtime {
-                        Some(r) => (
-                            "claude_code",
-                            format!(
-                                "message {i}: {r}'s own interruption marker form, not one of turnsim's seven (a foreign marker, not a violation)"
-                            ),
-                        ),
-                        None => (
-                            "unrecognised",
-                            format!(
-                                "message {i}: a marker-like text block among other blocks (turnsim writes a marker as a whole message)"
-                            ),
-                        ),
-                    };
-                    out.push(
-                        Finding::new(Severity::Info, "foreign_marker", kind, at, detail)
-                            .with_excerpt(text),
-                    );
-                }
-                TextKind::NearMarker(text) => out.push(
-                    Finding::new(
-                        Severity::Violation,
-                        "marker_exact",
-                        "near_marker",
-                        at,
+        let own = |kind: &_| match kind {
+            TextKind::Marker(text) => Some(*text),
+            _ => None,
+        };
+        self.0.check(i, m, kinds, place, out, own, |kind, at| match kind {
+            TextKind::ForeignMarker { text, runtime } => {
+                let (kind, detail) = match runtime {
+                    Some(r) => (
+                        "claude_code",
                         format!(
-                            "message {i} looks like an interruption marker but is not one of the seven"
+                            "message {i}: {r}'s own interruption marker form, not one of turnsim's seven (a foreign marker, not a violation)"
                         ),
-                    )
-                    .with_excerpt(text),
-                ),
-                TextKind::Note(_) | TextKind::NearNote(_) => {}
+                    ),
+                    None => (
+                        "unrecognised",
+                        format!(
+                            "message {i}: a marker-like text block among other blocks (turnsim writes a marker as a whole message)"
+                        ),
+                    ),
+                };
+                Some(
+                    Finding::new(Severity::Info, "foreign_marker", kind, at, detail)
+                        .with_excerpt(text),
+                )
             }
-        }
-        self.previous = marker.then_some(i);
+            TextKind::NearMarker(text) => Some(
+                Finding::new(
+                    Severity::Violation,
+                    "marker_exact",
+                    "near_marker",
+                    at,
+                    format!(
+                        "message {i} looks like an interruption marker but is not one of the seven"
+                    ),
+                )
+                .with_excerpt(text),
+            ),
+            _ => None,
+        });
     }
 }
 

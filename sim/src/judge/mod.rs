@@ -31,6 +31,7 @@ pub mod history;
 pub mod markers;
 pub mod normal;
 pub mod notes;
+pub mod once;
 pub mod openai;
 pub mod pairing;
 pub mod prefix_change;

@@ -7,12 +7,20 @@
 
 use super::finding::{Finding, Findings, Place, Severity};
 use super::markers::TextKind;
+use super::once::Once;
 use super::view::Located;
 
 /// Note state over one history.
-#[derive(Default)]
-pub struct Notes {
-    previous: Option<usize>,
+pub struct Notes(Once);
+
+impl Default for Notes {
+    fn default() -> Notes {
+        Notes(Once::new(
+            "note_once",
+            "doubled_note",
+            "tool-in-flight notes",
+        ))
+    }
 }
 
 impl Notes {
@@ -26,45 +34,24 @@ impl Notes {
         place: &Place,
         out: &mut Findings,
     ) {
-        let mut note = false;
-        for (block, kind) in kinds {
-            let at = Place {
-                line: Some(m.line_of(*block)),
-                message: Some(i),
-                block: *block,
-                ..place.clone()
-            };
-            match kind {
-                TextKind::Note(text) => {
-                    note = true;
-                    if let Some(p) = self.previous {
-                        out.push(
-                            Finding::new(
-                                Severity::Violation,
-                                "note_once",
-                                "doubled_note",
-                                at,
-                                format!("messages {p} and {i} are both tool-in-flight notes"),
-                            )
-                            .with_excerpt(text),
-                        );
-                    }
-                }
-                TextKind::NearNote(text) => out.push(
-                    Finding::new(
-                        Severity::Violation,
-                        "note_exact",
-                        "near_note",
-                        at,
-                        format!(
-                            "message {i} is worded like a tool-in-flight note but is not one the note generator writes"
-                        ),
-                    )
-                    .with_excerpt(text),
-                ),
-                _ => {}
-            }
-        }
-        self.previous = note.then_some(i);
+        let own = |kind: &_| match kind {
+            TextKind::Note(text) => Some(*text),
+            _ => None,
+        };
+        self.0.check(i, m, kinds, place, out, own, |kind, at| match kind {
+            TextKind::NearNote(text) => Some(
+                Finding::new(
+                    Severity::Violation,
+                    "note_exact",
+                    "near_note",
+                    at,
+                    format!(
+                        "message {i} is worded like a tool-in-flight note but is not one the note generator writes"
+                    ),
+                )
+                .with_excerpt(text),
+            ),
+            _ => None,
+        });
     }
 }

@@ -36,15 +36,10 @@ fn padding(message_id: &str, i: usize) -> usize {
     usize::from(h.finalize().as_bytes()[0] % 16)
 }
 
-/// Turns a plan into bytes.
-pub(super) fn deliver(
-    shaped: &Shaped,
-    meta: &MessageMeta,
-    stream: bool,
-    request_id: &str,
-) -> (Reply, Answer) {
-    let wire = to_wire_indexed(&shaped.events, meta);
-    let mut answer = Answer {
+/// What every delivery records before it knows how the response ends: status 200,
+/// `complete`, nothing of the reply yet.
+pub(super) fn first_answer(shaped: &Shaped, stream: bool) -> Answer {
+    Answer {
         status: 200,
         stream,
         played: shaped.played.clone(),
@@ -53,7 +48,76 @@ pub(super) fn deliver(
         stop_reason: None,
         response_id: None,
         output: Vec::new(),
+    }
+}
+
+/// No answer at all, not even a status line: `ReplyBody::Reset` closes the connection,
+/// `ReplyBody::Hang` holds it open. Both wire formats fail this way alike.
+pub(super) fn unanswered(body: ReplyBody, mut answer: Answer) -> (Reply, Answer) {
+    answer.status = 0;
+    answer.outcome = match body {
+        ReplyBody::Reset => "reset: connection closed without an answer",
+        _ => "hang before headers",
+    }
+    .into();
+    let reply = Reply {
+        status: 0,
+        headers: Vec::new(),
+        body,
     };
+    (reply, answer)
+}
+
+/// A non-streamed body with status 200: all of it, or under a cut its first half
+/// before the connection closes (and the outcome says so).
+pub(super) fn whole_body(
+    body: Vec<u8>,
+    delivery: &Delivery,
+    request_id: &str,
+    answer: &mut Answer,
+) -> Reply {
+    let mut reply = Reply::json(200, Vec::new(), request_id);
+    if let Delivery::Cut { .. } = delivery {
+        let half = body.len() / 2;
+        answer.outcome = format!("cut after {half} of {} body bytes", body.len());
+        reply.body = ReplyBody::Stream {
+            parts: vec![Part {
+                delay_ms: 0,
+                bytes: body[..half].to_vec(),
+            }],
+            end: StreamEnd::Cut,
+        };
+    } else {
+        reply.body = ReplyBody::Full(body);
+    }
+    reply
+}
+
+/// Cuts a stream after `keep` parts and, for a cut mid-event, adds `half` of the next
+/// part's bytes; the outcome says where.
+pub(super) fn cut_parts(
+    parts: &mut Vec<Part>,
+    keep: usize,
+    half: Option<Vec<u8>>,
+    answer: &mut Answer,
+) {
+    parts.truncate(keep);
+    answer.outcome = format!("cut after {keep} events");
+    if let Some(bytes) = half {
+        answer.outcome.push_str(" and half of the next");
+        parts.push(Part { delay_ms: 0, bytes });
+    }
+}
+
+/// Turns a plan into bytes.
+pub(super) fn deliver(
+    shaped: &Shaped,
+    meta: &MessageMeta,
+    stream: bool,
+    request_id: &str,
+) -> (Reply, Answer) {
+    let wire = to_wire_indexed(&shaped.events, meta);
+    let mut answer = first_answer(shaped, stream);
     let ids_in = |events: &[(usize, WireEvent)]| -> Vec<String> {
         events
             .iter()
@@ -93,29 +157,9 @@ pub(super) fn deliver(
             let reply = http(status, retry_after, &mut answer);
             return (reply, answer);
         }
-        Delivery::Reset => {
-            answer.status = 0;
-            answer.outcome = "reset: connection closed without an answer".into();
-            return (
-                Reply {
-                    status: 0,
-                    headers: Vec::new(),
-                    body: ReplyBody::Reset,
-                },
-                answer,
-            );
-        }
+        Delivery::Reset => return unanswered(ReplyBody::Reset, answer),
         Delivery::Hang if wire.is_empty() || !stream => {
-            answer.status = 0;
-            answer.outcome = "hang before headers".into();
-            return (
-                Reply {
-                    status: 0,
-                    headers: Vec::new(),
-                    body: ReplyBody::Hang,
-                },
-                answer,
-            );
+            return unanswered(ReplyBody::Hang, answer);
         }
         _ => {}
     }
@@ -128,20 +172,7 @@ pub(super) fn deliver(
         let body = message_json(&events).to_string().into_bytes();
         answer.tool_use_ids = ids_in(&wire);
         answer.stop_reason = stop_in(&wire);
-        let mut reply = Reply::json(200, Vec::new(), request_id);
-        if let Delivery::Cut { .. } = shaped.delivery {
-            let half = body.len() / 2;
-            answer.outcome = format!("cut after {half} of {} body bytes", body.len());
-            reply.body = ReplyBody::Stream {
-                parts: vec![Part {
-                    delay_ms: 0,
-                    bytes: body[..half].to_vec(),
-                }],
-                end: StreamEnd::Cut,
-            };
-        } else {
-            reply.body = ReplyBody::Full(body);
-        }
+        let reply = whole_body(body, &shaped.delivery, request_id, &mut answer);
         return (reply, answer);
     }
     let mut parts: Vec<Part> = wire
@@ -180,12 +211,7 @@ pub(super) fn deliver(
                 }
             }
             sent = keep;
-            parts.truncate(keep);
-            answer.outcome = format!("cut after {keep} events");
-            if let Some(bytes) = half {
-                answer.outcome.push_str(" and half of the next");
-                parts.push(Part { delay_ms: 0, bytes });
-            }
+            cut_parts(&mut parts, keep, half, &mut answer);
             StreamEnd::Cut
         }
         Delivery::Hang => {

@@ -11,6 +11,7 @@
 //! and a scripted cut counts this format's own SSE records. Bytes are a pure function
 //! of the plan and the ids, as for Messages.
 
+use super::delivery::{cut_parts, first_answer, unanswered, whole_body};
 use super::record::Answer;
 use super::shape::{Delivery, Shaped};
 use super::{Part, Reply, ReplyBody, StreamEnd};
@@ -194,16 +195,7 @@ pub(super) fn deliver_openai(
     stream: bool,
     request_id: &str,
 ) -> (Reply, Answer) {
-    let mut answer = Answer {
-        status: 200,
-        stream,
-        played: shaped.played.clone(),
-        outcome: "complete".into(),
-        tool_use_ids: Vec::new(),
-        stop_reason: None,
-        response_id: None,
-        output: Vec::new(),
-    };
+    let mut answer = first_answer(shaped, stream);
     let failed_midway = shaped
         .events
         .iter()
@@ -238,25 +230,9 @@ pub(super) fn deliver_openai(
             };
             return (http(failure, status, retry, &mut answer), answer);
         }
-        Delivery::Reset => {
-            answer.status = 0;
-            answer.outcome = "reset: connection closed without an answer".into();
-            let reply = Reply {
-                status: 0,
-                headers: Vec::new(),
-                body: ReplyBody::Reset,
-            };
-            return (reply, answer);
-        }
+        Delivery::Reset => return unanswered(ReplyBody::Reset, answer),
         Delivery::Hang if shaped.events.is_empty() || !stream => {
-            answer.status = 0;
-            answer.outcome = "hang before headers".into();
-            let reply = Reply {
-                status: 0,
-                headers: Vec::new(),
-                body: ReplyBody::Hang,
-            };
-            return (reply, answer);
+            return unanswered(ReplyBody::Hang, answer);
         }
         _ => {}
     }
@@ -290,20 +266,7 @@ pub(super) fn deliver_openai(
         .into_bytes();
         answer.tool_use_ids = calls(reply.items.len());
         answer.stop_reason = Some(stop.into());
-        let mut out = Reply::json(200, Vec::new(), request_id);
-        if let Delivery::Cut { .. } = shaped.delivery {
-            let half = body.len() / 2;
-            answer.outcome = format!("cut after {half} of {} body bytes", body.len());
-            out.body = ReplyBody::Stream {
-                parts: vec![Part {
-                    delay_ms: 0,
-                    bytes: body[..half].to_vec(),
-                }],
-                end: StreamEnd::Cut,
-            };
-        } else {
-            out.body = ReplyBody::Full(body);
-        }
+        let out = whole_body(body, &shaped.delivery, request_id, &mut answer);
         return (out, answer);
     }
     let chat = matches!(format, Format::Chat { .. });
@@ -355,12 +318,7 @@ pub(super) fn deliver_openai(
             } else {
                 None
             };
-            parts.truncate(keep);
-            answer.outcome = format!("cut after {keep} events");
-            if let Some(bytes) = half {
-                answer.outcome.push_str(" and half of the next");
-                parts.push(Part { delay_ms: 0, bytes });
-            }
+            cut_parts(&mut parts, keep, half, &mut answer);
             // Items whose finishing record went out before the cut.
             items_sent = (0..reply.items.len())
                 .take_while(|i| {

@@ -67,3 +67,23 @@ pub fn interpreter_with(module: &str, test: &str) -> Option<String> {
     );
     None
 }
+
+/// Runs an SDK loop `script` with `python`, its arguments `args`, and the SDK's own
+/// variables `unset` removed (so only the arguments point it at turnsim); asserts
+/// that it succeeded and returns the one-line JSON summary it prints.
+#[allow(dead_code)] // the serve tests run a loop script; drive_python_sdk does not
+pub fn run_loop(python: &str, script: &str, args: &[&str], unset: &[&str]) -> serde_json::Value {
+    let mut command = Command::new(python);
+    command.arg(script).args(args);
+    for name in unset {
+        command.env_remove(name);
+    }
+    let out = command.output().expect("the Python interpreter runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK loop failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).expect("summary line")
+}

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use crate::flawed_support::Misbehaviour;
 use turnsim::run_seed;
 use turnsim::{Engine, EngineFactory};
 use turnsim::{Expectation, Scenario};
@@ -60,11 +61,6 @@ impl Planted {
     ];
 }
 
-struct Wrapped {
-    bug: Planted,
-    inner: Session,
-}
-
 fn is_results(m: &Message) -> bool {
     m.role == Role::User
         && m.blocks()
@@ -72,9 +68,9 @@ fn is_results(m: &Message) -> bool {
             .any(|b| matches!(b, Block::ToolResult { .. }))
 }
 
-impl Wrapped {
-    fn rewrite(&self, out: &mut Output) {
-        match (self.bug, out) {
+impl Planted {
+    fn rewrite(self, out: &mut Output) {
+        match (self, out) {
             (Planted::RequestDropsEarlyMessages, Output::Send { request, .. })
                 if request.messages.len() > 4 =>
             {
@@ -108,10 +104,12 @@ impl Wrapped {
     }
 }
 
-impl Engine for Wrapped {
-    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
-        let pending = self.inner.pending_operation();
-        match (&self.bug, &input) {
+impl Misbehaviour for Planted {
+    const NAME: &'static str = "planted";
+
+    fn handle(self, inner: &mut Session, input: Input) -> Result<Vec<Output>, String> {
+        let pending = inner.pending_operation();
+        match (&self, &input) {
             (Planted::CancelIgnoredWhileStreaming, Input::Cancel { .. })
                 if matches!(pending, PendingOperation::Generation { .. }) =>
             {
@@ -123,14 +121,14 @@ impl Engine for Wrapped {
                 let first_line: Option<&str> = outcome.content.lines().next();
                 let _ = first_line.expect("a tool always prints something");
             }
-            (Planted::BusyPromptRestartsTurn, Input::Prompt { .. }) if !self.inner.is_idle() => {
+            (Planted::BusyPromptRestartsTurn, Input::Prompt { .. }) if !inner.is_idle() => {
                 let cause = turnsim_core::CancelCause::User;
-                let mut out = Engine::handle(&mut self.inner, Input::Cancel { cause })?;
-                out.extend(Engine::handle(&mut self.inner, input)?);
+                let mut out = Engine::handle(inner, Input::Cancel { cause })?;
+                out.extend(Engine::handle(inner, input)?);
                 return Ok(out);
             }
             (Planted::RewindRefusedAfterApplying, Input::Rewind { .. }) => {
-                let _ = Engine::handle(&mut self.inner, input)?;
+                let _ = Engine::handle(inner, input)?;
                 return Err("rewind refused".into());
             }
             _ => {}
@@ -141,8 +139,8 @@ impl Engine for Wrapped {
             Input::Cancel { .. } => 3,
             _ => 0,
         };
-        let mut outputs = Engine::handle(&mut self.inner, input)?;
-        match (self.bug, kind) {
+        let mut outputs = Engine::handle(inner, input)?;
+        match (self, kind) {
             (Planted::ToolResultNotPersisted, 1) | (Planted::CompactionNotPersisted, 2) => {
                 outputs.retain(|o| !matches!(o, Output::Persist { .. }));
             }
@@ -159,60 +157,11 @@ impl Engine for Wrapped {
         Ok(outputs)
     }
 
-    fn history(&self) -> &[SharedMessage] {
-        self.inner.history()
-    }
-
-    fn pending_operation(&self) -> PendingOperation {
-        self.inner.pending_operation()
-    }
-
-    fn is_idle(&self) -> bool {
-        self.inner.is_idle()
-    }
-
-    fn state_bytes(&self) -> Vec<u8> {
-        self.inner.to_bytes()
-    }
-
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.inner)
-    }
-}
-
-/// A factory of one planted bug.
-#[derive(Clone, Copy, Debug)]
-pub struct PlantedFactory(pub Planted);
-
-impl EngineFactory for PlantedFactory {
-    fn name(&self) -> &str {
-        "planted"
-    }
-
-    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
-        Box::new(Wrapped {
-            bug: self.0,
-            inner: Session::new(config),
-        })
-    }
-
-    fn restore(
-        &self,
-        config: SessionConfig,
-        log: &[u8],
-    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
-        let log = match self.0 {
+    fn log(self, log: &[u8]) -> &[u8] {
+        match self {
             Planted::RestoreDropsLastByte => &log[..log.len().saturating_sub(1)],
             _ => log,
-        };
-        let (session, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
-        Ok((
-            Box::new(Wrapped {
-                bug: self.0,
-                inner: session,
-            }),
-            outputs,
-        ))
+        }
     }
 }
 
