@@ -7,7 +7,7 @@
 //! ran; and what `sim_decisions` writes on a failure is a scenario `turnsim replay`
 //! reproduces, violation, step and trace digest alike.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::catch_unwind;
 use std::path::{Path, PathBuf};
 use turnsim::cli::factory;
 use turnsim::fuzz_bodies;

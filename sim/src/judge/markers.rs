@@ -175,7 +175,7 @@ impl Markers {
             TextKind::Marker(text) => Some(*text),
             _ => None,
         };
-        self.0.check(i, m, kinds, place, out, own, |kind, at| match kind {
+        self.0.check((i, m), kinds, place, out, own, |kind, at| match kind {
             TextKind::ForeignMarker { text, runtime } => {
                 let (kind, detail) = match runtime {
                     Some(r) => (

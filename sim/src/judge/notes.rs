@@ -38,7 +38,7 @@ impl Notes {
             TextKind::Note(text) => Some(*text),
             _ => None,
         };
-        self.0.check(i, m, kinds, place, out, own, |kind, at| match kind {
+        self.0.check((i, m), kinds, place, out, own, |kind, at| match kind {
             TextKind::NearNote(text) => Some(
                 Finding::new(
                     Severity::Violation,

@@ -29,13 +29,12 @@ impl Once {
         }
     }
 
-    /// Judges the marker- and note-like texts of message `i` (`kinds` from
+    /// Judges the marker- and note-like texts of message `m`, index `i` (`kinds` from
     /// [`super::markers::classify`]): `own` picks out the texts of this rule's kind,
     /// `other` judges each remaining text at its place.
     pub fn check<'a>(
         &mut self,
-        i: usize,
-        m: &Located,
+        (i, m): (usize, &Located),
         kinds: &[(Option<usize>, TextKind<'a>)],
         place: &Place,
         out: &mut Findings,

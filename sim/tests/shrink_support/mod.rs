@@ -9,9 +9,7 @@ use crate::flawed_support::Misbehaviour;
 use turnsim::run_seed;
 use turnsim::{Engine, EngineFactory};
 use turnsim::{Expectation, Scenario};
-use turnsim_core::{
-    Block, Input, Message, Output, PendingOperation, Role, Session, SessionConfig, SharedMessage,
-};
+use turnsim_core::{Block, Input, Message, Output, PendingOperation, Role, Session, SharedMessage};
 
 /// One planted bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
