@@ -82,6 +82,33 @@ fn a_scenario_survives_a_save_and_load_round_trip() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Found by the `scenario_parse` fuzz target in CI: serde_json's default float parser
+/// may land one ulp off, so `5200E-86` loaded as 5.1999999999999994e-83, was saved
+/// that way, and loaded again as 5.2e-83: a replayed scenario no longer held the tool
+/// input it was saved with. The workspace enables `float_roundtrip`.
+#[test]
+fn a_float_in_a_scripted_tool_input_survives_save_and_load() {
+    let mut s = Scenario::new(SimOptions::quiet(1), Expectation::Pass);
+    s.script = vec![ScriptedResponse::Reply {
+        thinking: None,
+        text: String::new(),
+        tool_calls: vec![ScriptedCall {
+            name: "run_shell".to_owned(),
+            input: serde_json::from_str(r#"{"x": 5200E-86}"#).unwrap(),
+        }],
+        stop: ScriptedStop::ToolUse,
+    }];
+    let ScriptedResponse::Reply { tool_calls, .. } = &s.script[0] else {
+        unreachable!()
+    };
+    assert_eq!(tool_calls[0].input["x"].as_f64(), Some(5.2e-83));
+    let saved = scenario_to_json(&s).unwrap();
+    assert!(saved.contains("\"x\": 5.2e-83"), "{saved}");
+    let again = parse_scenario(&saved, "scenarios/x.json").unwrap();
+    assert_eq!(again, s);
+    assert_eq!(scenario_to_json(&again).unwrap(), saved);
+}
+
 #[test]
 fn saved_text_packs_plain_arrays_and_indents_the_rest() {
     let mut s = Scenario::new(SimOptions::quiet(1), Expectation::Pass);
