@@ -51,7 +51,11 @@ fn decided(o: &RunOutcome) -> Vec<String> {
         Some(v) => format!("violation {}@{}: {}", v.invariant, v.step, v.message),
         None => "no violation".to_string(),
     }];
-    out.extend(o.checks.iter().map(|(name, n)| format!("{name} checked {n}")));
+    out.extend(
+        o.checks
+            .iter()
+            .map(|(name, n)| format!("{name} checked {n}")),
+    );
     out.push(format!("steps {} digest {}", o.steps, o.digest));
     out
 }
