@@ -21,6 +21,7 @@ pub fn recorded_calls(seed: u64) -> (u64, Vec<EngineCall>) {
         script: Vec::new(),
         trace: false,
         record_calls: true,
+        unmasked_checks: false,
     });
     (o.events, o.calls)
 }

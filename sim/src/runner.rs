@@ -29,6 +29,7 @@ pub fn run_seed(factory: &dyn EngineFactory, seed: u64, trace: bool) -> RunOutco
         script: Vec::new(),
         trace,
         record_calls: false,
+        unmasked_checks: false,
     })
 }
 
@@ -49,6 +50,7 @@ pub fn run_scenario(factory: &dyn EngineFactory, scenario: &Scenario, trace: boo
         script: scenario.script.clone(),
         trace,
         record_calls: false,
+        unmasked_checks: false,
     })
 }
 

@@ -6,7 +6,7 @@ mod checkers_support;
 
 use checkers_support::{Fixture, directive, request, shared};
 use std::collections::BTreeSet;
-use turnsim::testing::checkers::{Checks, Event};
+use turnsim::testing::checkers::Event;
 use turnsim_core::{Block, Message, OperationId, Output, SharedMessage};
 
 fn call(id: &str) -> Block {
@@ -405,7 +405,7 @@ fn logical_order_fires_on_results_split_over_messages_in_completion_order() {
         skip: Vec::new(),
     };
     let mut f = Fixture::new();
-    f.checks = Checks::with(&turnsim::conventions::Conventions::reference(), &only);
+    f.judged_by(&turnsim::conventions::Conventions::reference(), &only);
     let err = f
         .send(3, &request("s", split))
         .expect_err("one message per result, in completion order");

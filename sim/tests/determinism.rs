@@ -51,6 +51,7 @@ fn replaying_a_seeds_decisions_reproduces_its_digest() {
             script: Vec::new(),
             trace: false,
             record_calls: false,
+            unmasked_checks: false,
         });
         assert_eq!(replayed.digest, first.digest, "seed {seed}");
         assert_eq!(replayed.steps, first.steps, "seed {seed}");

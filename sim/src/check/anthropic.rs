@@ -7,20 +7,26 @@
 //! [`InputError`] naming its line and its JSON path. Messages keep the line where
 //! they start, found from where the parser saw them (no second scan of the text).
 
-use super::source::{InputError, Located, line_at, path_error};
+use super::source::{InputError, path_error};
+#[cfg(test)]
+use super::source::{Located, line_at};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
+#[cfg(test)]
 use std::sync::Arc;
+#[cfg(test)]
 use turnsim_core::Message;
 
 /// The messages of a JSON document, unparsed, each with its line.
 pub struct RawMessages<'a> {
     pub items: Vec<(usize, &'a RawValue)>,
-    /// A request body (it was sent), rather than a bare array (maybe a log).
-    pub body: bool,
 }
 
+// The whole-text reading below (`raw_messages`, `load_raw`) is what `check` did before
+// it streamed JSON documents; it stays as the unit tests' oracle of what a streamed
+// read must load.
+#[cfg(test)]
 #[derive(Deserialize)]
 struct Body<'a> {
     #[serde(borrow)]
@@ -28,6 +34,7 @@ struct Body<'a> {
 }
 
 /// Strips a byte-order mark, which some editors write and JSON does not allow.
+#[cfg(test)]
 pub fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
@@ -38,9 +45,9 @@ fn json_error(e: &serde_path_to_error::Error<serde_json::Error>, base_line: usiz
 }
 
 /// Finds the messages of an array or a request body.
+#[cfg(test)]
 pub fn raw_messages(text: &str) -> Result<RawMessages<'_>, InputError> {
     let trimmed = text.trim_start();
-    let body = trimmed.starts_with('{');
     let list: Vec<&RawValue> = if trimmed.starts_with('[') {
         let mut de = serde_json::Deserializer::from_str(text);
         let list = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(&e, 1))?;
@@ -70,7 +77,7 @@ pub fn raw_messages(text: &str) -> Result<RawMessages<'_>, InputError> {
         from = (offset, line);
         items.push((line, raw));
     }
-    Ok(RawMessages { items, body })
+    Ok(RawMessages { items })
 }
 
 /// Parses one raw message as `T`, naming `messages[i]` and the line on failure.
@@ -94,6 +101,7 @@ pub fn load(text: &str) -> Result<Vec<Located>, InputError> {
 }
 
 /// Parses found messages with the engine's wire types.
+#[cfg(test)]
 pub fn load_raw(raw: &RawMessages<'_>) -> Result<Vec<Located>, InputError> {
     raw.items
         .iter()

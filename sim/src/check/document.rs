@@ -118,3 +118,44 @@ pub fn check(
     }
     Ok(report)
 }
+
+/// The format the JSON document in `reader` reads as (`format` forces Anthropic or
+/// OpenAI), or the error reading it whole would stop at: the same choice and the same
+/// first error as [`check`], without judging anything. `check --prefix` reads each
+/// document once with this and then again as a stream of that format
+/// ([`super::prefix_stream`]), so that a document that cannot be read is reported
+/// before any comparison, as when it was loaded whole.
+pub fn format_of(
+    reader: impl BufRead,
+    format: Option<Format>,
+    limits: Limits,
+) -> Result<Format, InputError> {
+    // Per way: `Some(first error)` once one message failed to load that way.
+    let mut anthropic: Option<Option<InputError>> =
+        (format != Some(Format::OpenAi)).then_some(None);
+    let mut openai = matches!(format, None | Some(Format::OpenAi))
+        .then(|| (None::<InputError>, Mapper::default()));
+    let mut out = Vec::new();
+    let mut each = |e: Element| {
+        if format.is_none() && anthropic.is_some() && is_openai_message(&e.raw) {
+            anthropic = None;
+        }
+        if let Some(error @ None) = anthropic.as_mut() {
+            *error = parse_raw::<Message>(&e.raw, e.line, e.index).err();
+        }
+        if let Some((error @ None, mapper)) = openai.as_mut() {
+            *error = mapper.push(e.index, e.line, &e.raw, &mut out).err();
+            out.clear();
+        }
+    };
+    for_each_message(reader, limits, &mut each)?;
+    let (error, format) = match (anthropic, openai) {
+        (Some(error), _) => (error, Format::Anthropic),
+        (None, Some((error, _))) => (error, Format::OpenAi),
+        (None, None) => return Err(InputError::whole("no format left to read the document as")),
+    };
+    match error {
+        Some(e) => Err(e),
+        None => Ok(format),
+    }
+}

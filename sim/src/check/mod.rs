@@ -16,7 +16,9 @@
 //!   `crate::judge::session`); no element (a line, a message, an interaction) larger
 //!   than [`Limits`] (`--max-element-mib`) is read into memory, it is an error naming
 //!   the limit. An SSE recording or a Responses request body is one element, read
-//!   whole within the limit. `--prefix` still reads a JSON document whole.
+//!   whole within the limit. `--prefix` streams both files in lockstep; a JSON
+//!   document is read twice, once to learn its format and once as a stream
+//!   (`prefix_stream`).
 //! - Deterministic output: see `report`.
 //!
 //! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
@@ -36,6 +38,7 @@ pub(crate) mod findings;
 pub(crate) mod json_stream;
 pub(crate) mod openai;
 pub(crate) mod prefix;
+pub(crate) mod prefix_stream;
 pub(crate) mod recording;
 pub(crate) mod report;
 pub(crate) mod response;
@@ -53,7 +56,7 @@ use detect::{Detected, HEAD, detect};
 use findings::Place;
 use report::{Outcome, Unreadable};
 pub use source::Limits;
-use source::{InputError, Item, Located, utf8};
+use source::{InputError, Item, utf8};
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -127,7 +130,7 @@ pub struct CheckArgs {
 pub fn run(args: &CheckArgs) -> i32 {
     let outcome = if args.prefix {
         match args.files.as_slice() {
-            [a, b] => check_prefix(a, b, args.format),
+            [a, b] => check_prefix_with(a, b, args.format, Limits::mib(args.max_element_mib)),
             _ => {
                 eprintln!("--prefix takes exactly two files: A B (B must extend A)");
                 return report::exit::USAGE;
@@ -187,10 +190,6 @@ struct Opened {
 }
 
 impl Opened {
-    fn text(self) -> Result<String, InputError> {
-        self.text_within(usize::MAX, "")
-    }
-
     /// The whole input, refused past `max` bytes (then it is `what`).
     fn text_within(self, max: usize, what: &str) -> Result<String, InputError> {
         let mut bytes = Vec::new();
@@ -236,31 +235,6 @@ fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, Inpu
         detected,
         reader: BufReader::new(Cursor::new(head).chain(input)),
     })
-}
-
-/// The messages of a JSON document, the format it turned out to be, and how a call
-/// open at its end is judged (a request body was sent; a bare array may be a log).
-fn json_document(
-    text: &str,
-    format: Option<Format>,
-) -> Result<(Vec<Located>, Format, End, usize), InputError> {
-    let raw = anthropic::raw_messages(anthropic::without_bom(text))?;
-    let end = if raw.body {
-        End::Violation
-    } else {
-        End::TurnOpen
-    };
-    let openai = match format {
-        Some(Format::OpenAi) => true,
-        Some(_) => false,
-        None => anthropic::looks_openai(&raw),
-    };
-    if openai {
-        let (messages, skipped) = openai::load(&raw)?;
-        Ok((messages, Format::OpenAi, end, skipped))
-    } else {
-        Ok((anthropic::load_raw(&raw)?, Format::Anthropic, end, 0))
-    }
 }
 
 /// Runs the history checks over a message stream, one window at a time.
@@ -381,18 +355,29 @@ pub fn check_reader_with(
 /// A file as a message stream, for `--prefix`.
 type Stream = Box<dyn Iterator<Item = Result<Item, InputError>>>;
 
-fn messages_of(path: &Path, format: Option<Format>) -> Result<(Stream, Format), InputError> {
+fn messages_of(
+    path: &Path,
+    format: Option<Format>,
+    limits: Limits,
+) -> Result<(Stream, Format), InputError> {
     let opened = open_path(path, format)?;
     match opened.detected {
         Detected::ClaudeJsonl => Ok((
-            Box::new(claude_jsonl::ClaudeJsonl::new(opened.reader)),
+            Box::new(claude_jsonl::ClaudeJsonl::with_limits(
+                opened.reader,
+                limits,
+            )),
             Format::ClaudeJsonl,
         )),
         Detected::JsonDocument => {
-            let text = opened.text()?;
-            let (messages, format, _, _) = json_document(&text, format)?;
+            // Read twice, never whole: once to learn its format and the error a
+            // whole load would stop at (so it is reported before any comparison),
+            // then as a stream of that format.
+            let format = document::format_of(opened.reader, format, limits)?;
+            let file =
+                File::open(path).map_err(|e| InputError::whole(format!("cannot open: {e}")))?;
             Ok((
-                Box::new(messages.into_iter().map(|m| Ok(Item::Message(m)))),
+                Box::new(prefix_stream::DocumentStream::spawn(file, format, limits)),
                 format,
             ))
         }
@@ -405,15 +390,20 @@ fn messages_of(path: &Path, format: Option<Format>) -> Result<(Stream, Format), 
 
 /// `--prefix A B`: B extends A, message by message, byte for byte.
 pub fn check_prefix(a: &Path, b: &Path, format: Option<Format>) -> Outcome {
+    check_prefix_with(a, b, format, Limits::default())
+}
+
+/// [`check_prefix`] with a limit on the size of one element.
+pub fn check_prefix_with(a: &Path, b: &Path, format: Option<Format>, limits: Limits) -> Outcome {
     let mut outcome = Outcome::default();
-    let (a_stream, _) = match messages_of(a, format) {
+    let (a_stream, _) = match messages_of(a, format, limits) {
         Ok(x) => x,
         Err(e) => {
             outcome.unreadable.push(unreadable(a, e));
             return outcome;
         }
     };
-    let (b_stream, b_format) = match messages_of(b, format) {
+    let (b_stream, b_format) = match messages_of(b, format, limits) {
         Ok(x) => x,
         Err(e) => {
             outcome.unreadable.push(unreadable(b, e));

@@ -326,7 +326,6 @@ fn request_of(
         .map_err(|e| InputError::whole(e.to_string()))?;
     let raw = RawMessages {
         items: boxed.iter().map(|b| (0, &**b)).collect(),
-        body: true,
     };
     if !looks_openai(&raw) {
         let parsed = parse_request(body.to_string().as_bytes()).map_err(InputError::whole)?;

@@ -138,6 +138,9 @@ pub struct RunSpec<'a> {
     pub trace: bool,
     /// Keep every engine call (for benchmarks that time the engine alone).
     pub record_calls: bool,
+    /// Deliver every event to every checker, ignoring their masks
+    /// ([`Checks::unmasked`]): for the test that audits the masks.
+    pub unmasked_checks: bool,
 }
 
 /// One call the world made into the engine, in order.
@@ -303,7 +306,14 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         hasher: crate::trace::TraceHasher::default(),
         step_digests: Vec::new(),
         trace: spec.trace.then(Vec::new),
-        checks: Checks::with(&spec.factory.conventions(), &spec.factory.selection()),
+        checks: {
+            let checks = Checks::with(&spec.factory.conventions(), &spec.factory.selection());
+            if spec.unmasked_checks {
+                checks.unmasked()
+            } else {
+                checks
+            }
+        },
         ledger: Ledger::default(),
         ids: IdGen::default(),
         script: spec.script.into(),

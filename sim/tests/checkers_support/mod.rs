@@ -4,12 +4,16 @@
 //! Guarantee: every suite judges through the same context (step 7, the prompt
 //! "fix it", the fixed texts it names) and renders a violation the same way,
 //! `invariant@step: message`, so an assertion in one suite means what it means in
-//! the others, and a change to the registry's interface is made here once.
+//! the others, and a change to the registry's interface is made here once. Every
+//! event is also fed to the same checkers with their masks ignored
+//! (`Checks::unmasked`), and the two must answer alike and count alike: a mask that
+//! leaves out a kind its checker acts on fails the suite that feeds that kind.
 
 #![allow(dead_code)]
 
 use std::sync::Arc;
-use turnsim::testing::checkers::{Checks, Ctx, Event};
+use turnsim::conventions::{Conventions, Selection};
+use turnsim::testing::checkers::{Checks, Ctx, Event, Violation};
 use turnsim_core::{CacheBreakpoint, CacheHints, Message, OperationId, Request, SharedMessage};
 
 pub fn shared(m: Message) -> SharedMessage {
@@ -52,7 +56,9 @@ pub fn request(system: &str, messages: Vec<SharedMessage>) -> Request {
 }
 
 pub struct Fixture {
-    pub checks: Checks,
+    checks: Checks,
+    /// The same checkers, every event delivered to every one.
+    unmasked: Checks,
     prompts: Vec<String>,
     fixed: Vec<String>,
 }
@@ -67,6 +73,7 @@ impl Fixture {
     pub fn with_fixed(fixed: Vec<String>) -> Fixture {
         Fixture {
             checks: Checks::new(),
+            unmasked: Checks::new().unmasked(),
             prompts: vec!["fix it".into()],
             fixed,
         }
@@ -79,9 +86,30 @@ impl Fixture {
             fixed_texts: &self.fixed,
             prompts: &self.prompts,
         };
-        self.checks
-            .observe(&ctx, &event)
-            .map_err(|v| format!("{}@{}: {}", v.invariant, v.step, v.message))
+        let render = |v: Violation| format!("{}@{}: {}", v.invariant, v.step, v.message);
+        let masked = self.checks.observe(&ctx, &event).map_err(render);
+        let unmasked = self.unmasked.observe(&ctx, &event).map_err(render);
+        assert_eq!(
+            masked, unmasked,
+            "a checker's mask changed its verdict on this event"
+        );
+        assert_eq!(
+            self.checks.counts(),
+            self.unmasked.counts(),
+            "a checker's mask changed how often it checked"
+        );
+        masked
+    }
+
+    /// Judges with the checkers `selection` names, held to `conventions`.
+    pub fn judged_by(&mut self, conventions: &Conventions, selection: &Selection) {
+        self.checks = Checks::with(conventions, selection);
+        self.unmasked = Checks::with(conventions, selection).unmasked();
+    }
+
+    /// Checks made per invariant so far.
+    pub fn counts(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        self.checks.counts()
     }
 
     /// Request `op` is sent while the engine holds `history`.
