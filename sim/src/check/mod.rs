@@ -377,7 +377,7 @@ fn messages_of(
             let file =
                 File::open(path).map_err(|e| InputError::whole(format!("cannot open: {e}")))?;
             Ok((
-                Box::new(prefix_stream::DocumentStream::spawn(file, format, limits)),
+                Box::new(prefix_stream::DocumentStream::spawn(file, format, limits)?),
                 format,
             ))
         }

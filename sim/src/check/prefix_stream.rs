@@ -55,21 +55,28 @@ impl<R: Read> Read for Stoppable<R> {
 }
 
 impl DocumentStream {
-    /// Streams the document in `input`, read as `format` (Anthropic or OpenAI).
-    pub fn spawn(input: impl Read + Send + 'static, format: Format, limits: Limits) -> Self {
+    /// Streams the document in `input`, read as `format` (Anthropic or OpenAI). An
+    /// error, not a panic, when the system cannot start the reader's thread.
+    pub fn spawn(
+        input: impl Read + Send + 'static,
+        format: Format,
+        limits: Limits,
+    ) -> Result<Self, InputError> {
         let (tx, rx) = sync_channel(2);
         let stop = Arc::new(AtomicBool::new(false));
         let reader = BufReader::new(Stoppable {
             inner: input,
             stop: Arc::clone(&stop),
         });
-        let worker =
-            std::thread::spawn(move || read(reader, format == Format::OpenAi, limits, &tx));
-        DocumentStream {
+        let worker = std::thread::Builder::new()
+            .name("check-prefix-reader".to_owned())
+            .spawn(move || read(reader, format == Format::OpenAi, limits, &tx))
+            .map_err(|e| InputError::whole(format!("cannot start a reader thread: {e}")))?;
+        Ok(DocumentStream {
             items: Some(rx),
             stop,
             worker: Some(worker),
-        }
+        })
     }
 }
 
