@@ -9,6 +9,11 @@ use std::io::Read;
 use std::sync::Arc;
 use turnsim::check::{Limits, check_reader_with};
 
+// The allocator the `turnsim` binary ships with (sim/src/main.rs), so benches time
+// what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const WORDS: [&str; 12] = [
     "the", "file", "read", "write", "function", "error", "value", "test", "build", "module",
     "path", "output",

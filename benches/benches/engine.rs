@@ -8,6 +8,11 @@ use turnsim::testing::world::{EngineCall, sim_config};
 use turnsim_benches::{BENCH_SEEDS, recorded_calls};
 use turnsim_core::Session;
 
+// The allocator the `turnsim` binary ships with (sim/src/main.rs), so benches time
+// what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn replay(calls: &[EngineCall]) {
     let config = sim_config();
     let mut session = Session::new(config.clone());

@@ -10,6 +10,11 @@ use turnsim_core::{
     validate_history,
 };
 
+// The allocator the `turnsim` binary ships with (sim/src/main.rs), so benches time
+// what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A session whose history holds about `n` messages, with a reply streaming.
 fn streaming_session(n: usize) -> (Session, OperationId) {
     let mut s = Session::new(sim_config());

@@ -8,6 +8,11 @@ use std::hint::black_box;
 use turnsim_core::fuzz_bodies::regenerating_note_label;
 use turnsim_core::{is_interruption_marker, tool_in_flight_note_label, tool_in_flight_note_text};
 
+// The allocator the `turnsim` binary ships with (sim/src/main.rs), so benches time
+// what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Prose of at least `bytes` bytes on one line: no line break, so a matcher that
 /// scans for one before its prefix test reads all of it.
 fn prose(bytes: usize) -> String {

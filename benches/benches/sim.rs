@@ -7,6 +7,11 @@ use turnsim::Reference;
 use turnsim::run_seed;
 use turnsim_benches::BENCH_SEEDS;
 
+// The allocator the `turnsim` binary ships with (sim/src/main.rs), so benches time
+// what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn sim(c: &mut Criterion) {
     let events: u64 = BENCH_SEEDS
         .map(|s| run_seed(&Reference, s, false).events)

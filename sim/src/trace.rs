@@ -14,6 +14,9 @@ pub struct TraceHasher {
     /// for the few bytes a step usually feeds.
     pending: Vec<u8>,
     step: u64,
+    /// Reused for the JSON of each tool call's input, which would otherwise be a new
+    /// `String` built through `fmt` per block hashed.
+    scratch: Vec<u8>,
 }
 
 /// Sixteen BLAKE3 chunks: whole chunks reach BLAKE3 together, so it hashes them eight
@@ -29,6 +32,7 @@ impl Default for TraceHasher {
             run: blake3::Hasher::new(),
             pending: Vec::with_capacity(FLUSH_AT * 2),
             step: K,
+            scratch: Vec::new(),
         }
     }
 }
@@ -83,7 +87,13 @@ impl TraceHasher {
                         Block::ToolUse { id, name, input } => {
                             field(self, id.as_bytes());
                             field(self, name.as_bytes());
-                            field(self, input.to_string().as_bytes());
+                            // The bytes `input.to_string()` gives (compact JSON, the
+                            // same serializer), written straight into a kept buffer.
+                            let mut json = std::mem::take(&mut self.scratch);
+                            json.clear();
+                            let _ = serde_json::to_writer(&mut json, input);
+                            field(self, &json);
+                            self.scratch = json;
                         }
                         Block::ToolResult {
                             tool_use_id,
@@ -154,6 +164,36 @@ mod tests {
         a.update(b"abcdefghij");
         b.update(b"abcdefghik");
         assert_ne!(a.checkpoint(), b.checkpoint());
+    }
+
+    #[test]
+    fn a_tool_calls_input_is_hashed_as_its_compact_json_text() {
+        let input = serde_json::json!({"path": "src/a \"b\".rs", "n": [1, 2.5, null]});
+        let m = turnsim_core::Message::assistant_blocks(vec![turnsim_core::Block::ToolUse {
+            id: "toolu_1".into(),
+            name: "read".into(),
+            input: input.clone(),
+        }]);
+        let mut fed = TraceHasher::default();
+        fed.message(&m);
+        fed.message(&m);
+        let text = input.to_string();
+        let fields: [&[u8]; 5] = [
+            b"assistant",
+            b"tool_use",
+            b"toolu_1",
+            b"read",
+            text.as_bytes(),
+        ];
+        let mut by_hand = TraceHasher::default();
+        for _ in 0..2 {
+            for b in fields {
+                by_hand.update(&(b.len() as u64).to_le_bytes());
+                by_hand.update(b);
+            }
+        }
+        assert_eq!(fed.checkpoint(), by_hand.checkpoint());
+        assert_eq!(fed.finish(), by_hand.finish());
     }
 
     #[test]
