@@ -27,20 +27,17 @@ for t in $targets; do
     rm -rf "$corpus"
     mkdir -p "$corpus"
     cp -R "fuzz/seeds/$t/." "$corpus/"
-    # sim_decisions is one whole simulated run per exec: built without libFuzzer's
-    # compare hooks (each byte is a clamped choice, no magic value for them to find)
-    # and run without the entropic schedule (whose per-exec bookkeeping grows with
-    # the ~30k features a run touches). Same edges in equal time from the seeds,
-    # 3.6x the execs per CPU-second: README, "Speed of sim_decisions". cargo keeps
-    # the two builds apart (the flags are part of each artefact's hash).
-    build_flags=()
+    # sim_decisions is one whole simulated run per exec: run without the entropic
+    # schedule, whose per-exec bookkeeping grows with the ~30k features a run touches
+    # (README, "Speed of sim_decisions"). Long runs also build it with
+    # `--no-trace-compares`; this short smoke run does not, so the fuzz crate is built
+    # once, with one set of flags, for every target.
     run_flags=()
     if [ "$t" = sim_decisions ]; then
-        build_flags=(--no-trace-compares)
         run_flags=(-entropic=0)
     fi
     echo "== fuzz $t for ${seconds}s"
-    if ! cargo fuzz run --sanitizer none "${build_flags[@]}" "$t" "$corpus" -- \
+    if ! cargo fuzz run --sanitizer none "$t" "$corpus" -- \
         -max_total_time="$seconds" -print_final_stats=1 "${run_flags[@]}"; then
         echo "FUZZ CRASH in $t: see fuzz/artifacts/$t/"
         failed+=("$t")
