@@ -224,14 +224,19 @@ impl World<'_> {
         let restored = match restored {
             Err(panic) => Err(format!("restore panicked: {}", panic_text(&*panic))),
             Ok(Err(e)) => Err(e),
-            Ok(Ok((engine, outputs))) => Ok((engine.history().to_vec(), engine.is_idle(), outputs)),
+            Ok(Ok(restored)) => Ok(restored),
         };
         let live_idle = self.engine.is_idle();
+        // The restored engine lives until it is judged, so its history is listed once.
         self.ctx_check(Event::Durable {
-            restored: restored
-                .as_ref()
-                .map(|(h, idle, o)| (h.clone(), *idle, o.as_slice()))
-                .map_err(Clone::clone),
+            restored: match &restored {
+                Ok((engine, outputs)) => Ok((
+                    engine.history().to_vec(),
+                    engine.is_idle(),
+                    outputs.as_slice(),
+                )),
+                Err(e) => Err(e.clone()),
+            },
             live_idle,
         })
     }
@@ -319,14 +324,16 @@ impl World<'_> {
             )),
         })
     }
+}
 
+impl TwinState {
     /// A restart starts a new engine: the twin starts over from its log.
-    pub(super) fn twin_restarted(&mut self, log: &[u8]) {
-        if self.twin.on {
-            self.twin.birth = Some(log.to_vec());
-            self.twin.inputs.clear();
-            self.twin.twin = None;
-            self.twin.parked = None;
+    pub(super) fn restarted(&mut self, log: &[u8]) {
+        if self.on {
+            self.birth = Some(log.to_vec());
+            self.inputs.clear();
+            self.twin = None;
+            self.parked = None;
         }
     }
 }
