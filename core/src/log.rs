@@ -114,18 +114,25 @@ pub enum LogError {
 
 /// Frames one record.
 ///
-/// The payload is serialized straight into the frame after a placeholder header, which
+/// The payload is written straight into the frame after a placeholder header, which
 /// is filled in afterwards: the same bytes as `encode_frame(&serde_json::to_vec(record))`
-/// without a second buffer and a copy of the payload (records are written on every
-/// engine step, and the whole-simulator fuzz target pays for each).
+/// (the writer in [`crate::json`] reproduces serde_json's bytes exactly) without a
+/// second buffer and a copy of the payload. Records are written on every engine step,
+/// and the whole-simulator fuzz target pays for each.
 pub fn encode_record(record: &Record) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FRAME_HEADER + 128);
-    out.extend_from_slice(&[0; FRAME_HEADER]);
-    if serde_json::to_writer(&mut out, record).is_err() {
+    // The placeholder is NUL characters, which keep the buffer a valid `String` until
+    // it becomes bytes and the header is written over them.
+    const PLACEHOLDER: &str = "\0\0\0\0\0\0\0\0\0\0\0\0";
+    const _: () = assert!(PLACEHOLDER.len() == FRAME_HEADER);
+    // Most records fit in 1 KiB, so they are written without growing the buffer.
+    let mut out = String::with_capacity(1024);
+    out.push_str(PLACEHOLDER);
+    if crate::json::write(&mut out, record).is_err() {
         // Unreachable for these types (no map has a non-string key); framed empty, as
         // before, so a log never holds half a record.
         return encode_frame(&[]);
     }
+    let mut out = out.into_bytes();
     let len = ((out.len() - FRAME_HEADER) as u32).to_le_bytes();
     let payload_crc = crc32fast::hash(&out[FRAME_HEADER..]).to_le_bytes();
     out[..4].copy_from_slice(&len);
