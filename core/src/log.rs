@@ -15,6 +15,8 @@ use crate::request::{Activity, ToolSpec};
 use crate::state::{OperationId, PendingOperation};
 use serde::{Deserialize, Serialize};
 
+mod pending;
+
 /// Bytes of a frame header.
 pub const FRAME_HEADER: usize = 12;
 
@@ -55,12 +57,14 @@ pub enum Record {
     TurnStart {
         baseline: usize,
         messages: Vec<Message>,
+        #[serde(deserialize_with = "crate::log::pending::deserialize")]
         pending: PendingOperation,
     },
     /// Messages appended, and the operation outstanding afterwards. One record, so no
     /// crash can separate a tool call from the intent to run it.
     Append {
         messages: Vec<Message>,
+        #[serde(deserialize_with = "crate::log::pending::deserialize")]
         pending: PendingOperation,
     },
     /// A reply started streaming for a history of `base_len` messages.
@@ -216,11 +220,17 @@ pub fn decode_log(bytes: &[u8]) -> Result<DecodedLog, LogError> {
     let mut offset = 0usize;
     let mut records = Vec::with_capacity(frames.len());
     for (i, payload) in frames.iter().enumerate() {
-        let record = serde_json::from_slice(payload).map_err(|e| LogError::Corrupt {
+        let corrupt = |what: String| LogError::Corrupt {
             record: i,
             offset,
-            what: format!("undecodable record: {e}"),
-        })?;
+            what,
+        };
+        // Checked as UTF-8 once, whole, and then parsed as text: serde_json's byte
+        // reader would check every string again on its own.
+        let text = std::str::from_utf8(payload)
+            .map_err(|e| corrupt(format!("undecodable record: {e}")))?;
+        let record =
+            serde_json::from_str(text).map_err(|e| corrupt(format!("undecodable record: {e}")))?;
         records.push(record);
         offset += FRAME_HEADER + payload.len();
     }
