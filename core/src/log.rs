@@ -15,6 +15,7 @@ use crate::request::{Activity, ToolSpec};
 use crate::state::{OperationId, PendingOperation};
 use serde::{Deserialize, Serialize};
 
+mod encode;
 mod pending;
 
 /// Bytes of a frame header.
@@ -120,7 +121,7 @@ pub enum LogError {
 ///
 /// The payload is written straight into the frame after a placeholder header, which
 /// is filled in afterwards: the same bytes as `encode_frame(&serde_json::to_vec(record))`
-/// (the writer in [`crate::json`] reproduces serde_json's bytes exactly) without a
+/// (`encode::write_record` and [`crate::json`] reproduce serde_json's bytes exactly) without a
 /// second buffer and a copy of the payload. Records are written on every engine step,
 /// and the whole-simulator fuzz target pays for each.
 pub fn encode_record(record: &Record) -> Vec<u8> {
@@ -131,7 +132,7 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
     // Most records fit in 1 KiB, so they are written without growing the buffer.
     let mut out = String::with_capacity(1024);
     out.push_str(PLACEHOLDER);
-    if crate::json::write(&mut out, record).is_err() {
+    if encode::write_record(&mut out, record).is_err() {
         // Unreachable for these types (no map has a non-string key); framed empty, as
         // before, so a log never holds half a record.
         return encode_frame(&[]);

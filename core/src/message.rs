@@ -292,13 +292,21 @@ impl Message {
     /// [`crate::json`], which is faster); infallible because every value in a `Message`
     /// is JSON already.
     pub fn to_json(&self) -> String {
-        crate::json::to_string(self).unwrap_or_default()
+        let mut out = String::with_capacity(256);
+        match crate::json::write_message(&mut out, self) {
+            Ok(()) => out,
+            Err(_) => String::new(),
+        }
     }
 }
 
 /// Serializes a history for byte comparison and digests.
 pub fn messages_to_json(messages: &[SharedMessage]) -> String {
-    crate::json::to_string(messages).unwrap_or_default()
+    let mut out = String::with_capacity(256 * messages.len());
+    match crate::json::write_messages(&mut out, messages) {
+        Ok(()) => out,
+        Err(_) => String::new(),
+    }
 }
 
 /// Parses an array of messages, as a transcript or request body holds them.

@@ -19,8 +19,10 @@
 
 mod escape;
 mod keys;
+mod wire;
 
 pub use escape::write_str;
+pub use wire::{write_message, write_messages, write_tool_calls};
 
 use serde::ser::{self, Serialize};
 
@@ -49,7 +51,7 @@ pub struct Writer<'o> {
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Decimal digits of an unsigned integer, as serde_json (itoa) writes them.
-fn push_u64(out: &mut String, mut n: u64) {
+pub fn push_u64(out: &mut String, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     loop {
