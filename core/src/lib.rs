@@ -18,6 +18,7 @@ pub mod fuzz_bodies;
 pub mod fuzz_replay;
 pub mod history;
 pub mod interrupt;
+pub mod json;
 pub mod message;
 pub mod note;
 pub mod repair;

@@ -15,6 +15,9 @@ use crate::request::{Activity, ToolSpec};
 use crate::state::{OperationId, PendingOperation};
 use serde::{Deserialize, Serialize};
 
+mod encode;
+mod pending;
+
 /// Bytes of a frame header.
 pub const FRAME_HEADER: usize = 12;
 
@@ -55,12 +58,14 @@ pub enum Record {
     TurnStart {
         baseline: usize,
         messages: Vec<Message>,
+        #[serde(deserialize_with = "crate::log::pending::deserialize")]
         pending: PendingOperation,
     },
     /// Messages appended, and the operation outstanding afterwards. One record, so no
     /// crash can separate a tool call from the intent to run it.
     Append {
         messages: Vec<Message>,
+        #[serde(deserialize_with = "crate::log::pending::deserialize")]
         pending: PendingOperation,
     },
     /// A reply started streaming for a history of `base_len` messages.
@@ -114,18 +119,25 @@ pub enum LogError {
 
 /// Frames one record.
 ///
-/// The payload is serialized straight into the frame after a placeholder header, which
+/// The payload is written straight into the frame after a placeholder header, which
 /// is filled in afterwards: the same bytes as `encode_frame(&serde_json::to_vec(record))`
-/// without a second buffer and a copy of the payload (records are written on every
-/// engine step, and the whole-simulator fuzz target pays for each).
+/// (`encode::write_record` and [`crate::json`] reproduce serde_json's bytes exactly) without a
+/// second buffer and a copy of the payload. Records are written on every engine step,
+/// and the whole-simulator fuzz target pays for each.
 pub fn encode_record(record: &Record) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FRAME_HEADER + 128);
-    out.extend_from_slice(&[0; FRAME_HEADER]);
-    if serde_json::to_writer(&mut out, record).is_err() {
+    // The placeholder is NUL characters, which keep the buffer a valid `String` until
+    // it becomes bytes and the header is written over them.
+    const PLACEHOLDER: &str = "\0\0\0\0\0\0\0\0\0\0\0\0";
+    const _: () = assert!(PLACEHOLDER.len() == FRAME_HEADER);
+    // Most records fit in 1 KiB, so they are written without growing the buffer.
+    let mut out = String::with_capacity(1024);
+    out.push_str(PLACEHOLDER);
+    if encode::write_record(&mut out, record).is_err() {
         // Unreachable for these types (no map has a non-string key); framed empty, as
         // before, so a log never holds half a record.
         return encode_frame(&[]);
     }
+    let mut out = out.into_bytes();
     let len = ((out.len() - FRAME_HEADER) as u32).to_le_bytes();
     let payload_crc = crc32fast::hash(&out[FRAME_HEADER..]).to_le_bytes();
     out[..4].copy_from_slice(&len);
@@ -209,11 +221,17 @@ pub fn decode_log(bytes: &[u8]) -> Result<DecodedLog, LogError> {
     let mut offset = 0usize;
     let mut records = Vec::with_capacity(frames.len());
     for (i, payload) in frames.iter().enumerate() {
-        let record = serde_json::from_slice(payload).map_err(|e| LogError::Corrupt {
+        let corrupt = |what: String| LogError::Corrupt {
             record: i,
             offset,
-            what: format!("undecodable record: {e}"),
-        })?;
+            what,
+        };
+        // Checked as UTF-8 once, whole, and then parsed as text: serde_json's byte
+        // reader would check every string again on its own.
+        let text = std::str::from_utf8(payload)
+            .map_err(|e| corrupt(format!("undecodable record: {e}")))?;
+        let record =
+            serde_json::from_str(text).map_err(|e| corrupt(format!("undecodable record: {e}")))?;
         records.push(record);
         offset += FRAME_HEADER + payload.len();
     }

@@ -9,8 +9,9 @@
 //! History is held as `Vec<SharedMessage>`: appending never rebuilds the messages
 //! before it, which `Arc::ptr_eq` makes observable in tests.
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+mod de;
+
+use serde::{Deserialize, Serialize, Serializer};
 use std::sync::Arc;
 
 /// A message shared between the history, requests and checkpoints without copying.
@@ -89,60 +90,6 @@ pub enum ToolResultContent {
     Blocks(Vec<Block>),
 }
 
-/// Reads `STRING | [BLOCK, …]`, keeping the inner error (an untagged enum would
-/// replace it with "did not match any variant", which names nothing).
-fn string_or_blocks<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Result<String, Vec<Block>>, D::Error> {
-    d.deserialize_any(StringOrBlocks)
-}
-
-/// Visits the content in one pass (no intermediate `Value`), since every message of a
-/// log is decoded on each restore.
-struct StringOrBlocks;
-
-impl<'de> serde::de::Visitor<'de> for StringOrBlocks {
-    type Value = Result<String, Vec<Block>>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("content: a string or an array of blocks")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Ok(v.to_owned()))
-    }
-
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Ok(v))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(b) = seq.next_element::<Block>()? {
-            blocks.push(b);
-        }
-        Ok(Err(blocks))
-    }
-}
-
-impl<'de> Deserialize<'de> for Content {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match string_or_blocks(d)? {
-            Ok(s) => Content::Text(s),
-            Err(b) => Content::Blocks(b),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolResultContent {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match string_or_blocks(d)? {
-            Ok(s) => ToolResultContent::Text(s),
-            Err(b) => ToolResultContent::Blocks(b),
-        })
-    }
-}
-
 impl ToolResultContent {
     /// The text a reader sees: the string, or the text blocks joined.
     pub fn text(&self) -> String {
@@ -187,6 +134,7 @@ enum KnownBlock<'a> {
     },
 }
 
+/// The block types this crate reads into their own variants.
 const KNOWN_TYPES: [&str; 5] = [
     "text",
     "thinking",
@@ -225,142 +173,6 @@ impl Serialize for Block {
             Block::Unknown(map) => return map.serialize(s),
         };
         known.serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Block {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(BlockVisitor)
-    }
-}
-
-/// Decodes a block in one pass when `type` comes first (as this crate and the API
-/// write it); otherwise buffers the object to find `type`. Restore decodes every
-/// block of a log, so the common order is worth its own path.
-struct BlockVisitor;
-
-#[derive(Deserialize)]
-struct TextFields {
-    text: String,
-}
-
-#[derive(Deserialize)]
-struct ThinkingFields {
-    thinking: String,
-    signature: String,
-}
-
-#[derive(Deserialize)]
-struct RedactedFields {
-    data: String,
-}
-
-#[derive(Deserialize)]
-struct ToolUseFields {
-    id: String,
-    name: String,
-    input: serde_json::Value,
-}
-
-#[derive(Deserialize)]
-struct ToolResultFields {
-    tool_use_id: String,
-    #[serde(default = "empty_result_content")]
-    content: ToolResultContent,
-    #[serde(default)]
-    is_error: Option<bool>,
-}
-
-fn empty_result_content() -> ToolResultContent {
-    ToolResultContent::Text(String::new())
-}
-
-fn known_block<'de, D: Deserializer<'de>>(kind: &str, d: D) -> Result<Block, D::Error> {
-    Ok(match kind {
-        "text" => Block::Text {
-            text: TextFields::deserialize(d)?.text,
-        },
-        "thinking" => {
-            let f = ThinkingFields::deserialize(d)?;
-            Block::Thinking {
-                thinking: f.thinking,
-                signature: f.signature,
-            }
-        }
-        "redacted_thinking" => Block::RedactedThinking {
-            data: RedactedFields::deserialize(d)?.data,
-        },
-        "tool_use" => {
-            let f = ToolUseFields::deserialize(d)?;
-            Block::ToolUse {
-                id: f.id,
-                name: f.name,
-                input: f.input,
-            }
-        }
-        _ => {
-            let f = ToolResultFields::deserialize(d)?;
-            Block::ToolResult {
-                tool_use_id: f.tool_use_id,
-                content: f.content,
-                is_error: f.is_error,
-            }
-        }
-    })
-}
-
-fn block_from_map<E: serde::de::Error>(
-    map: serde_json::Map<String, serde_json::Value>,
-) -> Result<Block, E> {
-    let kind = match map.get("type") {
-        Some(serde_json::Value::String(t)) => t.as_str(),
-        Some(_) => return Err(E::custom("block field `type` is not a string")),
-        None => return Err(E::custom("block has no `type` field")),
-    };
-    if !KNOWN_TYPES.contains(&kind) {
-        return Ok(Block::Unknown(map));
-    }
-    let kind = kind.to_owned();
-    known_block(&kind, serde_json::Value::Object(map))
-        .map_err(|e| E::custom(format!("malformed `{kind}` block: {e}")))
-}
-
-impl<'de> serde::de::Visitor<'de> for BlockVisitor {
-    type Value = Block;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a content block: an object with a `type`")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Block, A::Error> {
-        use serde_json::{Map, Value};
-        let first: Option<String> = map.next_key()?;
-        if first.as_deref() == Some("type") {
-            let kind = match map.next_value::<Value>()? {
-                Value::String(k) => k,
-                _ => return Err(A::Error::custom("block field `type` is not a string")),
-            };
-            if KNOWN_TYPES.contains(&kind.as_str()) {
-                let rest = serde::de::value::MapAccessDeserializer::new(map);
-                return known_block(&kind, rest)
-                    .map_err(|e| A::Error::custom(format!("malformed `{kind}` block: {e}")));
-            }
-            let mut all = Map::new();
-            all.insert("type".to_owned(), Value::String(kind));
-            while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                all.insert(k, v);
-            }
-            return Ok(Block::Unknown(all));
-        }
-        let mut all = Map::new();
-        if let Some(k) = first {
-            let v: Value = map.next_value()?;
-            all.insert(k, v);
-        }
-        while let Some((k, v)) = map.next_entry::<String, Value>()? {
-            all.insert(k, v);
-        }
-        block_from_map(all)
     }
 }
 
@@ -476,15 +288,25 @@ impl Message {
             .any(|b| matches!(b, Block::ToolUse { .. }))
     }
 
-    /// Serialized JSON; infallible because every value in a `Message` is JSON already.
+    /// Serialized JSON, the bytes `serde_json::to_string` gives (written by
+    /// [`crate::json`], which is faster); infallible because every value in a `Message`
+    /// is JSON already.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        let mut out = String::with_capacity(256);
+        match crate::json::write_message(&mut out, self) {
+            Ok(()) => out,
+            Err(_) => String::new(),
+        }
     }
 }
 
 /// Serializes a history for byte comparison and digests.
 pub fn messages_to_json(messages: &[SharedMessage]) -> String {
-    serde_json::to_string(messages).unwrap_or_default()
+    let mut out = String::with_capacity(256 * messages.len());
+    match crate::json::write_messages(&mut out, messages) {
+        Ok(()) => out,
+        Err(_) => String::new(),
+    }
 }
 
 /// Parses an array of messages, as a transcript or request body holds them.
