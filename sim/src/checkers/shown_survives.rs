@@ -12,7 +12,7 @@
 //! output list that ended the turn, the turn may have ended (failed, keeping nothing
 //! of the generation) before it, so nothing is required.
 
-use super::interrupted_turn::TurnWatch;
+use super::interrupted_turn::{TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::{Block, Content, Role};
@@ -51,6 +51,13 @@ impl Checker for ShownSurvives {
         Invariant::ShownSurvives
     }
 
+    /// The kinds read here (a turn's start, the end of a step, a crash, what streamed)
+    /// and those the turn watch reads; every other kind answers `None` below.
+    fn events(&self) -> u32 {
+        use super::on;
+        WATCHED | on::STEP | on::STREAMED
+    }
+
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
             Event::TurnStarted { .. } => {
@@ -60,7 +67,13 @@ impl Checker for ShownSurvives {
                 self.reply_start = 0;
                 self.undo = None;
             }
-            Event::Step => self.undo = None,
+            // A step's end and a streamed event never close a turn (`TurnWatch::follow`
+            // answers `None` to both): leave before the record check. These two kinds
+            // are most of this checker's events.
+            Event::Step => {
+                self.undo = None;
+                return None;
+            }
             Event::Crashed { .. } => match self.undo.take() {
                 Some(Undo::Text { slot, len }) => self.texts[slot].truncate(len),
                 Some(Undo::Call) => {
@@ -95,6 +108,7 @@ impl Checker for ShownSurvives {
                     }
                     _ => {}
                 }
+                return None;
             }
             _ => {}
         }
