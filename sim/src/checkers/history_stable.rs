@@ -5,6 +5,7 @@
 //! that edits them (a "fix-up" of an old turn, a recovery that rewrites instead of
 //! appending) changes the past under the user and the cache.
 
+use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use std::sync::Arc;
 use turnsim_core::SharedMessage;
@@ -33,7 +34,7 @@ impl HistoryStable {
             if Arc::ptr_eq(a, b) {
                 continue;
             }
-            if a.to_json() != b.to_json() {
+            if !same_json(a, b) {
                 return Err(format!(
                     "message {i} of an earlier turn changed: was {}, now {}",
                     excerpt(&a.to_json()),

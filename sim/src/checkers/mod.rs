@@ -23,6 +23,7 @@ pub(crate) mod pairing;
 mod prefix_reported;
 mod prefix_stable;
 mod recovery_idempotent;
+mod same_json;
 mod stale_noop;
 mod thinking_intact;
 mod twin_agrees;
