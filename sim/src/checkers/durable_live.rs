@@ -9,6 +9,7 @@
 //! one; between turns there is nothing to recover, so the two must be equal, the
 //! restored engine idle, and its restore must ask for no work.
 
+use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use turnsim_core::Output;
 
@@ -44,7 +45,7 @@ impl Checker for DurableLive {
                 live.len()
             )));
         }
-        if let Some(i) = (0..live.len()).find(|&i| history[i].to_json() != live[i].to_json()) {
+        if let Some(i) = (0..live.len()).find(|&i| !same_json(&history[i], &live[i])) {
             return Some(Err(format!(
                 "message {i} restores as {}, live it is {}",
                 excerpt(&history[i].to_json()),

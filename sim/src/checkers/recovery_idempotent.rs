@@ -4,6 +4,7 @@
 //! A runtime can crash again during or right after recovery; if recovering twice
 //! differs from recovering once, each crash adds another marker, note or result.
 
+use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
 use turnsim_core::Output;
 
@@ -45,7 +46,7 @@ impl Checker for RecoveryIdempotent {
                     || history
                         .iter()
                         .zip(ctx.history)
-                        .any(|(a, b)| a.to_json() != b.to_json())
+                        .any(|(a, b)| !same_json(a, b))
                 {
                     Err(format!(
                         "a second restore gave a different history ({} messages, first restore {})",

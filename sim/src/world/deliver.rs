@@ -112,12 +112,16 @@ impl World<'_> {
         if let Some(calls) = &mut self.calls {
             calls.push(EngineCall::Handle(input.clone()));
         }
+        // The twin keeps its own copy of every live input but the ones it must skip.
+        let kept = self.twin.on && !self.twin_skip;
+        if kept {
+            self.twin.inputs.push(&input);
+        }
         let engine = &mut self.engine;
-        let kept = (self.twin.on && !self.twin_skip).then(|| input.clone());
         match catch_unwind(AssertUnwindSafe(|| engine.handle(input))) {
             Ok(r) => {
-                if let Some(input) = kept {
-                    self.twin_follow(input, &r)?;
+                if kept {
+                    self.twin_follow(&r)?;
                 }
                 Ok(r)
             }

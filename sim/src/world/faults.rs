@@ -93,12 +93,13 @@ impl World<'_> {
         self.events += 1;
         let factory = self.factory;
         let config = self.config.clone();
-        let log = self.disk.durable().to_vec();
+        // The engine reads the disk's own bytes; only what keeps them copies them.
+        let log = self.disk.durable();
         if let Some(calls) = &mut self.calls {
-            calls.push(EngineCall::Restore(log.clone()));
+            calls.push(EngineCall::Restore(log.to_vec()));
         }
-        self.twin_restarted(&log);
-        let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
+        self.twin.restarted(log);
+        let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, log)));
         let (engine, outputs) = match restored {
             Err(panic) => {
                 return Err(Violation {
@@ -126,18 +127,18 @@ impl World<'_> {
         self.recovering = false;
         self.turn_open = !self.engine.is_idle();
         let config = self.config.clone();
-        let log = self.disk.durable().to_vec();
-        let again = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
+        let log = self.disk.durable();
+        let again = catch_unwind(AssertUnwindSafe(|| factory.restore(config, log)));
         let again = match again {
             Err(panic) => Err(format!("panicked: {}", panic_text(&*panic))),
             Ok(Err(e)) => Err(e),
-            Ok(Ok((engine, outputs))) => Ok((engine.history().to_vec(), outputs)),
+            Ok(Ok(restored)) => Ok(restored),
         };
         let event = Event::Restarted {
-            again: again
-                .as_ref()
-                .map(|(h, o)| (h.clone(), o.as_slice()))
-                .map_err(Clone::clone),
+            again: match &again {
+                Ok((engine, outputs)) => Ok((engine.history().to_vec(), outputs.as_slice())),
+                Err(e) => Err(e.clone()),
+            },
         };
         self.ctx_check(event)?;
         if !self.turn_open

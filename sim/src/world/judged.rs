@@ -9,6 +9,9 @@
 //! through the same [`EngineFactory`] a user's engine implements; the previous twin,
 //! once it stops following, is kept as the start of the next one, which then handles
 //! only the live inputs the kept one has not (the same inputs in the same order).
+//! The live inputs are kept as [`KeptInputs`]: a stream delta's text goes into one
+//! shared buffer instead of a clone of its own, and is rebuilt into the very same
+//! input only when a twin is built, since most kept inputs are never replayed.
 
 use super::*;
 
@@ -28,7 +31,7 @@ pub(super) struct TwinState {
     /// The durable log the live engine was restored from, or `None` for a fresh one.
     pub birth: Option<Vec<u8>>,
     /// Every live input since the engine's start, in order.
-    pub inputs: Vec<Input>,
+    pub inputs: KeptInputs,
     /// The twin, with the live calls it still follows and the delivery it skipped.
     pub twin: Option<(Box<dyn Engine>, u32, String)>,
     /// A twin that stopped following, with how many of `inputs` it has handled: it
@@ -36,6 +39,130 @@ pub(super) struct TwinState {
     /// it and handles only the inputs since, instead of replaying every input from
     /// the birth again (the same inputs in the same order, so the same engine).
     pub parked: Option<(Box<dyn Engine>, usize)>,
+}
+
+/// Inputs a seed's [`KeptInputs`] has room for before it grows.
+const KEPT_ROOM: usize = 512;
+
+/// Live inputs in order, kept without one allocation per stream delta: the deltas
+/// (most live inputs) are their text's range in one buffer, everything else a clone.
+#[derive(Default)]
+pub(super) struct KeptInputs {
+    text: String,
+    items: Vec<Kept>,
+    others: Vec<Input>,
+}
+
+/// One kept input: a stream delta by its text's place in [`KeptInputs::text`], or
+/// the index of a clone in [`KeptInputs::others`].
+enum Kept {
+    Delta {
+        op: OperationId,
+        kind: DeltaKind,
+        index: usize,
+        text: std::ops::Range<usize>,
+    },
+    Other(usize),
+}
+
+#[derive(Clone, Copy)]
+enum DeltaKind {
+    Text,
+    Thinking,
+    Signature,
+    InputJson,
+}
+
+impl KeptInputs {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.items.clear();
+        self.others.clear();
+    }
+
+    /// Keeps a copy of `input`: appending its text costs no allocation of its own.
+    pub fn push(&mut self, input: &Input) {
+        if self.items.capacity() == 0 {
+            // A seed that keeps inputs at all keeps hundreds of them: room for the
+            // usual count up front instead of the first half dozen doublings, each
+            // of which moves every input kept so far.
+            self.items.reserve(KEPT_ROOM);
+            self.others.reserve(KEPT_ROOM / 2);
+            self.text.reserve(KEPT_ROOM * 16);
+        }
+        let (op, kind, index, text) = match input {
+            Input::Stream { op, event } => match event {
+                StreamEvent::TextDelta { index, text } => (op, DeltaKind::Text, index, text),
+                StreamEvent::ThinkingDelta { index, thinking } => {
+                    (op, DeltaKind::Thinking, index, thinking)
+                }
+                StreamEvent::SignatureDelta { index, signature } => {
+                    (op, DeltaKind::Signature, index, signature)
+                }
+                StreamEvent::InputJsonDelta {
+                    index,
+                    partial_json,
+                } => (op, DeltaKind::InputJson, index, partial_json),
+                _ => return self.push_other(input),
+            },
+            _ => return self.push_other(input),
+        };
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.items.push(Kept::Delta {
+            op: *op,
+            kind,
+            index: *index,
+            text: start..self.text.len(),
+        });
+    }
+
+    fn push_other(&mut self, input: &Input) {
+        self.items.push(Kept::Other(self.others.len()));
+        self.others.push(input.clone());
+    }
+
+    /// The inputs from the `from`-th on, each rebuilt equal to the one kept.
+    pub fn since(&self, from: usize) -> impl Iterator<Item = Input> + '_ {
+        let items = self.items.get(from..).unwrap_or_default();
+        items.iter().map(|k| match k {
+            Kept::Other(i) => self.others[*i].clone(),
+            Kept::Delta {
+                op,
+                kind,
+                index,
+                text,
+            } => {
+                let (op, index) = (*op, *index);
+                let text = self.text[text.clone()].to_owned();
+                let event = match *kind {
+                    DeltaKind::Text => StreamEvent::TextDelta { index, text },
+                    DeltaKind::Thinking => StreamEvent::ThinkingDelta {
+                        index,
+                        thinking: text,
+                    },
+                    DeltaKind::Signature => StreamEvent::SignatureDelta {
+                        index,
+                        signature: text,
+                    },
+                    DeltaKind::InputJson => StreamEvent::InputJsonDelta {
+                        index,
+                        partial_json: text,
+                    },
+                };
+                Input::Stream { op, event }
+            }
+        })
+    }
+
+    /// The last input kept, rebuilt.
+    fn last(&self) -> Option<Input> {
+        self.since(self.items.len().checked_sub(1)?).next()
+    }
 }
 
 /// The complete (thinking, signature) pairs in a planned stream, in block order.
@@ -97,25 +224,33 @@ impl World<'_> {
         let restored = match restored {
             Err(panic) => Err(format!("restore panicked: {}", panic_text(&*panic))),
             Ok(Err(e)) => Err(e),
-            Ok(Ok((engine, outputs))) => Ok((engine.history().to_vec(), engine.is_idle(), outputs)),
+            Ok(Ok(restored)) => Ok(restored),
         };
         let live_idle = self.engine.is_idle();
+        // The restored engine lives until it is judged, so its history is listed once.
         self.ctx_check(Event::Durable {
-            restored: restored
-                .as_ref()
-                .map(|(h, idle, o)| (h.clone(), *idle, o.as_slice()))
-                .map_err(Clone::clone),
+            restored: match &restored {
+                Ok((engine, outputs)) => Ok((
+                    engine.history().to_vec(),
+                    engine.is_idle(),
+                    outputs.as_slice(),
+                )),
+                Err(e) => Err(e.clone()),
+            },
             live_idle,
         })
     }
 
-    /// Keeps a live input for a later twin, and hands it to the twin that follows now.
-    pub(super) fn twin_follow(&mut self, input: Input, live: &Result<Vec<Output>, String>) -> Step {
+    /// Hands the input kept last to the twin that follows now, if one does.
+    pub(super) fn twin_follow(&mut self, live: &Result<Vec<Output>, String>) -> Step {
         let Some((mut twin, left, after)) = self.twin.twin.take() else {
-            self.twin.inputs.push(input);
             return Ok(());
         };
-        self.twin.inputs.push(input.clone());
+        let Some(input) = self.twin.inputs.last() else {
+            // Only called after `twin_keep`, so there is always one.
+            self.twin.twin = Some((twin, left, after));
+            return Ok(());
+        };
         let mut panicked = false;
         let result = match catch_unwind(AssertUnwindSafe(|| twin.handle(input))) {
             Ok(r) => r,
@@ -167,8 +302,8 @@ impl World<'_> {
                     Some(log) => (factory.restore(config, log)?.0, 0),
                 },
             };
-            for input in &inputs[handled..] {
-                let _ = engine.handle(input.clone());
+            for input in inputs.since(handled) {
+                let _ = engine.handle(input);
             }
             Ok::<_, String>(engine)
         }));
@@ -189,14 +324,115 @@ impl World<'_> {
             )),
         })
     }
+}
 
+impl TwinState {
     /// A restart starts a new engine: the twin starts over from its log.
-    pub(super) fn twin_restarted(&mut self, log: &[u8]) {
-        if self.twin.on {
-            self.twin.birth = Some(log.to_vec());
-            self.twin.inputs.clear();
-            self.twin.twin = None;
-            self.twin.parked = None;
+    pub(super) fn restarted(&mut self, log: &[u8]) {
+        if self.on {
+            self.birth = Some(log.to_vec());
+            self.inputs.clear();
+            self.twin = None;
+            self.parked = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(op: u64, event: StreamEvent) -> Input {
+        Input::Stream {
+            op: OperationId(op),
+            event,
+        }
+    }
+
+    fn inputs() -> Vec<Input> {
+        vec![
+            Input::Prompt {
+                text: "hello".into(),
+                now: "t0".into(),
+            },
+            stream(1, StreamEvent::MessageStart),
+            stream(
+                1,
+                StreamEvent::TextDelta {
+                    index: 0,
+                    text: "héllo ".into(),
+                },
+            ),
+            stream(
+                1,
+                StreamEvent::TextDelta {
+                    index: 0,
+                    text: String::new(),
+                },
+            ),
+            stream(1, StreamEvent::BlockStop { index: 0 }),
+            stream(
+                1,
+                StreamEvent::ThinkingDelta {
+                    index: 1,
+                    thinking: "hmm".into(),
+                },
+            ),
+            stream(
+                1,
+                StreamEvent::SignatureDelta {
+                    index: 1,
+                    signature: "sig".into(),
+                },
+            ),
+            stream(
+                2,
+                StreamEvent::InputJsonDelta {
+                    index: 2,
+                    partial_json: "{\"path\":".into(),
+                },
+            ),
+            Input::Cancel {
+                cause: CancelCause::User,
+            },
+            Input::Rewind { index: 3 },
+            stream(
+                2,
+                StreamEvent::TextDelta {
+                    index: 7,
+                    text: "∎".into(),
+                },
+            ),
+        ]
+    }
+
+    #[test]
+    fn kept_inputs_rebuild_every_input_equal_from_any_start() {
+        let all = inputs();
+        let mut kept = KeptInputs::default();
+        for (n, input) in all.iter().enumerate() {
+            kept.push(input);
+            assert_eq!(kept.len(), n + 1);
+            assert_eq!(kept.last().as_ref(), Some(input));
+        }
+        for from in 0..=all.len() + 1 {
+            let rebuilt: Vec<Input> = kept.since(from).collect();
+            assert_eq!(rebuilt, all.get(from..).unwrap_or_default());
+        }
+    }
+
+    #[test]
+    fn cleared_kept_inputs_hold_nothing_and_keep_anew() {
+        let all = inputs();
+        let mut kept = KeptInputs::default();
+        for input in &all {
+            kept.push(input);
+        }
+        kept.clear();
+        assert_eq!(kept.len(), 0);
+        assert_eq!(kept.last(), None);
+        assert_eq!(kept.since(0).count(), 0);
+        kept.push(&all[2]);
+        assert_eq!(kept.since(0).collect::<Vec<_>>(), vec![all[2].clone()]);
     }
 }
