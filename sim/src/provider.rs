@@ -57,7 +57,15 @@ pub struct IdGen {
 impl IdGen {
     pub fn next_id(&mut self) -> String {
         self.next += 1;
-        format!("toolu_{:05}", self.next)
+        // What `format!("toolu_{:05}", n)` writes, without the formatter.
+        let mut id = String::with_capacity(16);
+        id.push_str("toolu_");
+        let digits = self.next.checked_ilog10().unwrap_or(0) + 1;
+        for _ in digits..5 {
+            id.push('0');
+        }
+        push_decimal(&mut id, self.next);
+        id
     }
 }
 
@@ -72,75 +80,117 @@ fn latency(d: &mut Decider, opts: &SimOptions) -> u64 {
     u64::from(d.range(opts.provider_latency[0], opts.provider_latency[1]))
 }
 
-/// Splits `s` at up to `pieces - 1` arbitrary char boundaries.
-fn split(d: &mut Decider, s: &str, pieces: u32) -> Vec<String> {
-    // Boundary `k` is the byte offset of char `k + 1`; the draws need only how many
-    // there are, so no list of them is built (at most three cuts are looked up).
+/// Splits `s` at up to `pieces - 1` arbitrary char boundaries and hands the pieces to
+/// `emit` in order. Draws `pieces - 1` values first, whatever they turn out to cut.
+fn split(d: &mut Decider, s: String, pieces: u32, mut emit: impl FnMut(String)) {
+    // Boundary `k` is the byte offset of char `k + 1`. The draws come first, all of
+    // them, as before; since that offset grows with `k`, sorting the drawn `k`s sorts
+    // the cuts, and one walk over the chars finds them all.
     let count = s.chars().count().saturating_sub(1);
-    let mut cuts: Vec<usize> = (1..pieces.max(1))
+    let mut ks: Vec<usize> = (1..pieces.max(1))
         .filter_map(|_| {
             let k = d.below(count.max(1) as u32) as usize;
-            (k < count).then(|| s.char_indices().nth(k + 1).map_or(s.len(), |(i, _)| i))
+            (k < count).then_some(k)
         })
         .collect();
-    cuts.sort_unstable();
-    cuts.dedup();
-    let mut out = Vec::with_capacity(cuts.len() + 1);
-    let mut at = 0;
-    for c in cuts {
-        out.push(s[at..c].to_string());
-        at = c;
+    if ks.is_empty() {
+        // One piece: the text itself, not a copy of it.
+        emit(s);
+        return;
     }
-    out.push(s[at..].to_string());
-    out
+    ks.sort_unstable();
+    ks.dedup();
+    let mut at = 0;
+    let mut wanted = ks.iter().peekable();
+    for (char_no, (offset, _)) in s.char_indices().enumerate() {
+        // Char `k + 1` starts the piece after cut `k`.
+        if wanted.next_if(|&&k| k + 1 == char_no).is_some() {
+            emit(s[at..offset].to_string());
+            at = offset;
+            if wanted.peek().is_none() {
+                break;
+            }
+        }
+    }
+    emit(s[at..].to_string());
 }
 
+/// A response's events, each with its delay (filled in last, see `fill_latencies`),
+/// written in place: deltas carry their block's index from the start.
 struct Builder {
-    events: Vec<StreamEvent>,
+    events: Vec<(u64, StreamEvent)>,
     blocks: usize,
 }
 
 impl Builder {
-    fn block(&mut self, start: BlockStart, deltas: Vec<StreamEvent>) {
+    fn new() -> Self {
+        let mut events = Vec::with_capacity(16);
+        events.push((0, StreamEvent::MessageStart));
+        Builder { events, blocks: 0 }
+    }
+
+    fn push(&mut self, event: StreamEvent) {
+        self.events.push((0, event));
+    }
+
+    /// Opens a block; returns its index.
+    fn open(&mut self, start: BlockStart) -> usize {
         let index = self.blocks;
         self.blocks += 1;
-        self.events.push(StreamEvent::BlockStart {
+        self.push(StreamEvent::BlockStart {
             index,
             block: start,
         });
-        self.events
-            .extend(deltas.into_iter().map(|e| with_index(e, index)));
-        self.events.push(StreamEvent::BlockStop { index });
+        index
+    }
+
+    fn close(&mut self, index: usize) {
+        self.push(StreamEvent::BlockStop { index });
+    }
+
+    /// A block of one delta per piece of `text`, as `delta` makes it.
+    fn split_block(
+        &mut self,
+        d: &mut Decider,
+        start: BlockStart,
+        text: String,
+        pieces: u32,
+        delta: fn(usize, String) -> StreamEvent,
+    ) -> usize {
+        let index = self.open(start);
+        split(d, text, pieces, |piece| self.push(delta(index, piece)));
+        index
     }
 }
 
-fn with_index(e: StreamEvent, index: usize) -> StreamEvent {
-    match e {
-        StreamEvent::TextDelta { text, .. } => StreamEvent::TextDelta { index, text },
-        StreamEvent::ThinkingDelta { thinking, .. } => {
-            StreamEvent::ThinkingDelta { index, thinking }
-        }
-        StreamEvent::SignatureDelta { signature, .. } => {
-            StreamEvent::SignatureDelta { index, signature }
-        }
-        StreamEvent::InputJsonDelta { partial_json, .. } => StreamEvent::InputJsonDelta {
-            index,
-            partial_json,
-        },
-        other => other,
+fn text_delta(index: usize, text: String) -> StreamEvent {
+    StreamEvent::TextDelta { index, text }
+}
+
+fn thinking_delta(index: usize, thinking: String) -> StreamEvent {
+    StreamEvent::ThinkingDelta { index, thinking }
+}
+
+fn input_delta(index: usize, partial_json: String) -> StreamEvent {
+    StreamEvent::InputJsonDelta {
+        index,
+        partial_json,
     }
 }
 
-fn text_deltas(d: &mut Decider, text: &str, chunks: u32) -> Vec<StreamEvent> {
-    split(d, text, chunks)
-        .into_iter()
-        .map(|text| StreamEvent::TextDelta { index: 0, text })
-        .collect()
+/// Draws each event's delay, in event order, after the whole response is planned.
+fn fill_latencies(d: &mut Decider, opts: &SimOptions, events: &mut [(u64, StreamEvent)]) {
+    d.mark(Tag::Latency);
+    for (delay, _) in events {
+        *delay = latency(d, opts);
+    }
 }
 
 fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
     let n = d.range(1, 4) as usize;
-    let mut s = String::from(MODEL_TAINT);
+    // Room for the taint and four of the longest words: no regrowth on the way.
+    let mut s = String::with_capacity(160);
+    s.push_str(MODEL_TAINT);
     for _ in 0..n {
         s.push_str(WORDS[d.below(WORDS.len() as u32) as usize]);
     }
@@ -153,12 +203,31 @@ fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
 /// serialized: the same bytes (the fields in this order, the strings escaped by the
 /// same serializer) without an ordered map allocated and dropped per call.
 fn tool_input(d: &mut Decider, name: &str) -> String {
+    let n = d.below(1000);
+    // serde_json escapes only `"`, `\\` and control characters; a name without them
+    // (every name but one of the implausible ones) is written as it is, and the rest
+    // of the text is fixed, so the bytes are the serializer's without running it.
+    if !name.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return tool_input_serialized(name, n);
+    }
+    let mut s = String::with_capacity(48 + name.len());
+    s.push_str("{\"path\":\"src/");
+    s.push_str(name);
+    s.push('/');
+    push_decimal(&mut s, n);
+    s.push_str(".rs\",\"note\":\"");
+    s.push_str(MODEL_TAINT);
+    s.push_str(" look\"}");
+    s
+}
+
+/// [`tool_input`] through serde_json, for a name that needs escaping.
+fn tool_input_serialized(name: &str, n: u32) -> String {
     #[derive(serde::Serialize)]
     struct Input<'a> {
         path: &'a str,
         note: &'a str,
     }
-    let n = d.below(1000);
     let path = format!("src/{name}/{n}.rs");
     let note = [MODEL_TAINT, " look"].concat();
     serde_json::to_string(&Input {
@@ -166,6 +235,14 @@ fn tool_input(d: &mut Decider, name: &str) -> String {
         note: &note,
     })
     .unwrap_or_default()
+}
+
+fn push_decimal(s: &mut String, n: impl Into<u64>) {
+    let n: u64 = n.into();
+    if n >= 10 {
+        push_decimal(s, n / 10);
+    }
+    s.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// Generations within one turn after which the model stops calling tools, so every
@@ -228,30 +305,24 @@ pub fn plan_response_with(
             world: None,
         };
     }
-    let mut b = Builder {
-        events: vec![StreamEvent::MessageStart],
-        blocks: 0,
-    };
+    let mut b = Builder::new();
     if d.chance(opts.thinking) {
         d.mark(Tag::Thinking);
         let thought = model_text(d, opts);
         d.mark(Tag::Cut);
-        let mut deltas = text_deltas(d, &thought, opts.text_chunks_max)
-            .into_iter()
-            .map(|e| match e {
-                StreamEvent::TextDelta { text, .. } => StreamEvent::ThinkingDelta {
-                    index: 0,
-                    thinking: text,
-                },
-                other => other,
-            })
-            .collect::<Vec<_>>();
+        let index = b.split_block(
+            d,
+            BlockStart::Thinking,
+            thought,
+            opts.text_chunks_max,
+            thinking_delta,
+        );
         d.mark(Tag::Thinking);
-        deltas.push(StreamEvent::SignatureDelta {
-            index: 0,
-            signature: format!("sig{}", d.below(1 << 16)),
-        });
-        b.block(BlockStart::Thinking, deltas);
+        let mut signature = String::with_capacity(8);
+        signature.push_str("sig");
+        push_decimal(&mut signature, d.below(1 << 16));
+        b.push(StreamEvent::SignatureDelta { index, signature });
+        b.close(index);
     }
     d.mark(Tag::Choice);
     let wants_tools =
@@ -261,8 +332,8 @@ pub fn plan_response_with(
         d.mark(Tag::Text);
         let text = model_text(d, opts);
         d.mark(Tag::Cut);
-        let deltas = text_deltas(d, &text, opts.text_chunks_max);
-        b.block(BlockStart::Text, deltas);
+        let index = b.split_block(d, BlockStart::Text, text, opts.text_chunks_max, text_delta);
+        b.close(index);
     }
     let mut calls = 0;
     let mut world = None;
@@ -292,14 +363,14 @@ pub fn plan_response_with(
             let input = input(d, &name, &id);
             d.mark(Tag::Pieces);
             let pieces = d.range(1, 4);
-            let deltas = split(d, &input, pieces)
-                .into_iter()
-                .map(|partial_json| StreamEvent::InputJsonDelta {
-                    index: 0,
-                    partial_json,
-                })
-                .collect();
-            b.block(BlockStart::ToolUse { id, name }, deltas);
+            let index = b.split_block(
+                d,
+                BlockStart::ToolUse { id, name },
+                input,
+                pieces,
+                input_delta,
+            );
+            b.close(index);
         }
     }
     d.mark(Tag::ReplyEnd);
@@ -320,14 +391,14 @@ pub fn plan_response_with(
     } else {
         StopReason::EndTurn
     };
-    b.events.push(StreamEvent::MessageDelta {
+    b.push(StreamEvent::MessageDelta {
         stop_reason,
         usage: Usage {
             input_tokens: 0,
             output_tokens: u64::from(d.range(1, 400)),
         },
     });
-    b.events.push(StreamEvent::MessageStop);
+    b.push(StreamEvent::MessageStop);
     let mut events = b.events;
     let mut hangs = false;
     let mut fault = None;
@@ -336,14 +407,14 @@ pub fn plan_response_with(
         // stop reason: the calls are complete, the reply is not.
         let cut = events
             .iter()
-            .rposition(|e| matches!(e, StreamEvent::BlockStop { .. }))
+            .rposition(|(_, e)| matches!(e, StreamEvent::BlockStop { .. }))
             .map_or(1, |i| i + 1);
         events.truncate(cut);
-        events.push(connection_reset());
+        events.push((0, connection_reset()));
     } else if fault_on(d, opts, faults, FaultKind::ProviderErrorMid) {
         let cut = 1 + d.below(events.len() as u32 - 1) as usize;
         events.truncate(cut);
-        events.push(connection_reset());
+        events.push((0, connection_reset()));
         fault = Some(FaultKind::ProviderErrorMid);
     } else if fault_on(d, opts, faults, FaultKind::Hang) {
         let cut = 1 + d.below(events.len() as u32 - 1) as usize;
@@ -351,8 +422,7 @@ pub fn plan_response_with(
         hangs = true;
         fault = Some(FaultKind::Hang);
     }
-    d.mark(Tag::Latency);
-    let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
+    fill_latencies(d, opts, &mut events);
     Plan {
         events,
         hangs,
@@ -403,10 +473,7 @@ fn plan_scripted(
     s: &ScriptedResponse,
 ) -> Plan {
     let _ = tools;
-    let mut b = Builder {
-        events: vec![StreamEvent::MessageStart],
-        blocks: 0,
-    };
+    let mut b = Builder::new();
     let (after, error, hang) = match s {
         ScriptedResponse::Reply {
             thinking,
@@ -415,28 +482,18 @@ fn plan_scripted(
             stop,
         } => {
             if let Some(t) = thinking {
-                b.block(
-                    BlockStart::Thinking,
-                    vec![
-                        StreamEvent::ThinkingDelta {
-                            index: 0,
-                            thinking: t.clone(),
-                        },
-                        StreamEvent::SignatureDelta {
-                            index: 0,
-                            signature: "sig".into(),
-                        },
-                    ],
-                );
+                let index = b.open(BlockStart::Thinking);
+                b.push(thinking_delta(index, t.clone()));
+                b.push(StreamEvent::SignatureDelta {
+                    index,
+                    signature: "sig".into(),
+                });
+                b.close(index);
             }
             if !text.is_empty() {
-                b.block(
-                    BlockStart::Text,
-                    vec![StreamEvent::TextDelta {
-                        index: 0,
-                        text: text.clone(),
-                    }],
-                );
+                let index = b.open(BlockStart::Text);
+                b.push(text_delta(index, text.clone()));
+                b.close(index);
             }
             for call in tool_calls {
                 let input = if call.input.is_null() {
@@ -444,30 +501,26 @@ fn plan_scripted(
                 } else {
                     call.input.clone()
                 };
-                b.block(
-                    BlockStart::ToolUse {
-                        id: ids.next_id(),
-                        name: call.name.clone(),
-                    },
-                    vec![StreamEvent::InputJsonDelta {
-                        index: 0,
-                        partial_json: input.to_string(),
-                    }],
-                );
+                let index = b.open(BlockStart::ToolUse {
+                    id: ids.next_id(),
+                    name: call.name.clone(),
+                });
+                b.push(input_delta(index, input.to_string()));
+                b.close(index);
             }
             let stop_reason = match stop {
                 ScriptedStop::EndTurn => StopReason::EndTurn,
                 ScriptedStop::ToolUse => StopReason::ToolUse,
                 ScriptedStop::MaxTokens => StopReason::MaxTokens,
             };
-            b.events.push(StreamEvent::MessageDelta {
+            b.push(StreamEvent::MessageDelta {
                 stop_reason,
                 usage: Usage {
                     input_tokens: 0,
                     output_tokens: 10,
                 },
             });
-            b.events.push(StreamEvent::MessageStop);
+            b.push(StreamEvent::MessageStop);
             (None, None, false)
         }
         ScriptedResponse::Error {
@@ -480,28 +533,24 @@ fn plan_scripted(
     let mut fault = None;
     if let Some(after) = after {
         events.truncate(after as usize);
+        let before_or_mid = if after == 0 {
+            FaultKind::ProviderErrorBefore
+        } else {
+            FaultKind::ProviderErrorMid
+        };
         match error {
             Some(ScriptedError::Overloaded) => {
-                events.push(overloaded());
-                fault = Some(if after == 0 {
-                    FaultKind::ProviderErrorBefore
-                } else {
-                    FaultKind::ProviderErrorMid
-                });
+                events.push((0, overloaded()));
+                fault = Some(before_or_mid);
             }
             Some(ScriptedError::ConnectionReset) => {
-                events.push(connection_reset());
-                fault = Some(if after == 0 {
-                    FaultKind::ProviderErrorBefore
-                } else {
-                    FaultKind::ProviderErrorMid
-                });
+                events.push((0, connection_reset()));
+                fault = Some(before_or_mid);
             }
             None => fault = Some(FaultKind::Hang),
         }
     }
-    d.mark(Tag::Latency);
-    let events = events.into_iter().map(|e| (latency(d, opts), e)).collect();
+    fill_latencies(d, opts, &mut events);
     Plan {
         events,
         hangs: hang,
@@ -510,43 +559,11 @@ fn plan_scripted(
     }
 }
 
-/// Why the real API would refuse `request` for its thinking, if it would: a thinking
-/// block without its signature, or one whose text and signature are not a pair the
-/// provider streamed (`streamed`). The simulator's provider refuses it the same way.
-/// Messages before `seen` are the previous request's, already accepted.
-pub fn refuse_thinking(
-    request: &turnsim_core::Request,
-    seen: usize,
-    streamed: &std::collections::BTreeSet<(String, String)>,
-) -> Option<String> {
-    request
-        .messages
-        .iter()
-        .enumerate()
-        .skip(seen)
-        .find_map(|(i, m)| {
-            m.blocks().iter().find_map(|b| match b {
-                turnsim_core::Block::Thinking {
-                    thinking,
-                    signature,
-                } if signature.is_empty() => Some(format!(
-                    "messages.{i}: thinking block is missing its signature"
-                )),
-                turnsim_core::Block::Thinking {
-                    thinking,
-                    signature,
-                } if !streamed.contains(&(thinking.clone(), signature.clone())) => {
-                    Some(format!("messages.{i}: invalid signature in thinking block"))
-                }
-                _ => None,
-            })
-        })
-}
+// The provider's refusals live in their own file, re-exported here.
+#[path = "provider_refusal.rs"]
+mod refusal;
+pub use refusal::{invalid_request, refuse_thinking};
 
-/// The error event of a refused request.
-pub fn invalid_request(message: String) -> StreamEvent {
-    StreamEvent::Error {
-        kind: "invalid_request_error".into(),
-        message,
-    }
-}
+#[cfg(test)]
+#[path = "provider_tests.rs"]
+mod tests;

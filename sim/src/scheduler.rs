@@ -6,17 +6,27 @@
 //! wall-clock reading can reorder them, and `now()` never goes backwards, because an
 //! event scheduled in the past is moved up to the present when it is pushed.
 //!
-//! Why a `BTreeMap` keyed by `(time, seq)`: the keys are unique, the map pops in key
-//! order, and the events need no `Ord` of their own.
+//! Why a sorted queue of `(time, slot)` keys over a slab of events: a new key goes
+//! behind every key due at or before its time, so among equal times the queue keeps
+//! push order, and popping the front gives exactly the order a map keyed by
+//! `(time, push sequence)` would. Nearly every push is for a time at or after the
+//! latest pending one (a response's events in order, a tool's result after its
+//! start), so it lands at the back without a search; the events need no `Ord` of their
+//! own and stay in their slots, so the queue moves two words per entry, not whole
+//! events (a provider event or a held-back input is several times that).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// A virtual-time event queue. Times are virtual milliseconds from the start of a run.
 #[derive(Clone, Debug)]
 pub struct Scheduler<E> {
-    queue: BTreeMap<(u64, u64), E>,
+    /// `(time, slot)` in firing order: by time, then by push order.
+    queue: VecDeque<(u64, usize)>,
+    /// The pending events, by slot; `None` for a free slot.
+    slots: Vec<Option<E>>,
+    /// Slots free for reuse.
+    free: Vec<usize>,
     now: u64,
-    seq: u64,
 }
 
 impl<E> Default for Scheduler<E> {
@@ -28,9 +38,10 @@ impl<E> Default for Scheduler<E> {
 impl<E> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
-            queue: BTreeMap::new(),
+            queue: VecDeque::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             now: 0,
-            seq: 0,
         }
     }
 
@@ -43,10 +54,23 @@ impl<E> Scheduler<E> {
     /// events already due then. Returns the time it will fire at.
     pub fn push_at(&mut self, time: u64, ev: E) -> u64 {
         let time = time.max(self.now);
-        // The sequence never repeats within a scheduler (not even across `clear`), so
-        // no push can overwrite another; u64 cannot run out in a simulated run.
-        self.queue.insert((time, self.seq), ev);
-        self.seq = self.seq.wrapping_add(1);
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(ev);
+                slot
+            }
+            None => {
+                self.slots.push(Some(ev));
+                self.slots.len() - 1
+            }
+        };
+        // Behind everything due at or before `time`: push order breaks ties.
+        if self.queue.back().is_none_or(|&(last, _)| last <= time) {
+            self.queue.push_back((time, slot));
+        } else {
+            let at = self.queue.partition_point(|&(due, _)| due <= time);
+            self.queue.insert(at, (time, slot));
+        }
         time
     }
 
@@ -57,7 +81,9 @@ impl<E> Scheduler<E> {
 
     /// Removes the earliest event and advances `now()` to its time.
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let ((time, _), ev) = self.queue.pop_first()?;
+        let (time, slot) = self.queue.pop_front()?;
+        let ev = self.slots[slot].take()?;
+        self.free.push(slot);
         self.now = self.now.max(time);
         Some((time, ev))
     }
@@ -65,7 +91,7 @@ impl<E> Scheduler<E> {
     /// The time the next event fires at, without firing it.
     #[cfg(test)]
     pub fn next_time(&self) -> Option<u64> {
-        self.queue.first_key_value().map(|(&(time, _), _)| time)
+        self.queue.front().map(|&(time, _)| time)
     }
 
     #[cfg(test)]
@@ -82,16 +108,18 @@ impl<E> Scheduler<E> {
     #[cfg(test)]
     pub fn clear(&mut self) {
         self.queue.clear();
+        self.slots.clear();
+        self.free.clear();
     }
 
     /// Removes every pending event and returns them in firing order. This is a
     /// discard (e.g. a crash losing in-flight work), not a run: `now()` stays put.
     #[cfg(test)]
     pub fn drain_all(&mut self) -> Vec<(u64, E)> {
-        std::mem::take(&mut self.queue)
-            .into_iter()
-            .map(|((time, _), ev)| (time, ev))
-            .collect()
+        let now = self.now;
+        let drained = std::iter::from_fn(|| self.pop()).collect();
+        self.now = now;
+        drained
     }
 }
 
@@ -190,6 +218,34 @@ mod tests {
             last = time;
         }
         assert!(pushed > 0);
+    }
+
+    #[test]
+    fn pops_in_time_then_push_order_while_slots_are_reused() {
+        // The order a map keyed by (time, push sequence) gives, computed by sorting,
+        // against the heap, over pushes interleaved with pops so that freed slots are
+        // taken again by later events.
+        let mut s = Scheduler::new();
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        let mut fired = Vec::new();
+        let mut expected = Vec::new();
+        for step in 0..2000u64 {
+            if step % 5 < 3 {
+                let time = s.push_at((step * 7919) % 911, step);
+                pending.push((time, step));
+            } else {
+                pending.sort_unstable();
+                if !pending.is_empty() {
+                    expected.push(pending.remove(0));
+                }
+                fired.extend(s.pop());
+            }
+        }
+        pending.sort_unstable();
+        expected.extend(pending);
+        fired.extend(std::iter::from_fn(|| s.pop()));
+        assert_eq!(fired, expected);
+        assert!(s.slots.len() < 2000 * 3 / 5);
     }
 
     #[test]

@@ -46,25 +46,25 @@ impl Ledger {
         runs.len()
     }
 
-    fn mark(&mut self, op: OperationId, id: Option<&str>, state: Execution) {
-        for (key, runs) in self.entries.iter_mut() {
-            if id.is_some_and(|id| id != key) {
-                continue;
-            }
-            for e in runs.iter_mut() {
-                if e.op == op && e.state == Execution::Running {
-                    e.state = state;
-                }
+    fn mark(runs: &mut [LedgerEntry], op: OperationId, state: Execution) {
+        for e in runs {
+            if e.op == op && e.state == Execution::Running {
+                e.state = state;
             }
         }
     }
 
+    /// Only `id`'s executions can finish with it: looked up, not searched for.
     pub fn finish(&mut self, op: OperationId, id: &str) {
-        self.mark(op, Some(id), Execution::Finished);
+        if let Some(runs) = self.entries.get_mut(id) {
+            Self::mark(runs, op, Execution::Finished);
+        }
     }
 
     pub fn cancel(&mut self, op: OperationId) {
-        self.mark(op, None, Execution::Cancelled);
+        for runs in self.entries.values_mut() {
+            Self::mark(runs, op, Execution::Cancelled);
+        }
     }
 
     /// A crash cuts off everything still running.
@@ -108,11 +108,12 @@ pub fn plan_execution(
         _ => false,
     };
     let known = turnsim_core::is_plausible_tool_name(name);
+    // Joined rather than formatted: the same text without the formatter, per call.
     let (content, is_error, fault) = if !known {
         (format!("no tool named {name:?}"), true, None)
     } else if on(d, FaultKind::ToolError) {
         (
-            format!("{name} failed: permission denied"),
+            [name, " failed: permission denied"].concat(),
             true,
             Some(FaultKind::ToolError),
         )
@@ -120,12 +121,12 @@ pub fn plan_execution(
         (String::new(), false, Some(FaultKind::ToolEmpty))
     } else if on(d, FaultKind::ToolCancel) {
         (
-            format!("{name} was cancelled by its own timeout"),
+            [name, " was cancelled by its own timeout"].concat(),
             true,
             Some(FaultKind::ToolCancel),
         )
     } else {
-        (format!("output of {name} for {id}"), false, None)
+        (["output of ", name, " for ", id].concat(), false, None)
     };
     (
         latency,

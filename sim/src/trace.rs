@@ -19,9 +19,10 @@ pub struct TraceHasher {
     scratch: Vec<u8>,
 }
 
-/// Sixteen BLAKE3 chunks: whole chunks reach BLAKE3 together, so it hashes them eight
-/// at a time (AVX2) rather than a few; the digest does not depend on how bytes are
-/// split between updates.
+/// Sixteen BLAKE3 chunks: flushed in whole multiples of this, every chunk reaches
+/// BLAKE3 in a batch it hashes eight at a time (AVX2) rather than a few; the digest
+/// does not depend on how bytes are split between updates. (8 KiB leaves less for
+/// `finish` but measured 0.2 M instructions worse over 200 seeds.)
 const FLUSH_AT: usize = 16 * 1024;
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -38,11 +39,11 @@ impl Default for TraceHasher {
 }
 
 impl TraceHasher {
+    #[inline]
     pub fn update(&mut self, bytes: &[u8]) {
         self.pending.extend_from_slice(bytes);
         if self.pending.len() >= FLUSH_AT {
-            self.run.update(&self.pending);
-            self.pending.clear();
+            self.flush();
         }
         let mut h = self.step;
         let mut chunks = bytes.chunks_exact(8);
@@ -58,6 +59,17 @@ impl TraceHasher {
                 .wrapping_mul(K);
         }
         self.step = h;
+    }
+
+    /// Hands BLAKE3 the whole multiples of `FLUSH_AT` pending; the rest waits. Every
+    /// BLAKE3 update then starts on a chunk boundary with no partial chunk buffered, so
+    /// all its chunks are hashed eight at a time, none alone. Out of line: it runs once
+    /// per 16 KiB, `update` once per field.
+    #[inline(never)]
+    fn flush(&mut self) {
+        let whole = self.pending.len() - self.pending.len() % FLUSH_AT;
+        self.run.update(&self.pending[..whole]);
+        self.pending.drain(..whole);
     }
 
     /// Feeds a message field by field: the same information as its JSON (role, each
@@ -155,6 +167,21 @@ mod tests {
         }
         assert_eq!(a.checkpoint(), b.checkpoint());
         assert_eq!(a.finish(), b.finish());
+    }
+
+    #[test]
+    fn the_digest_is_blake3_of_the_bytes_however_they_are_split() {
+        // Sizes that cross the flush threshold at odd offsets, one far past it.
+        let sizes = [1usize, 7, 16_380, 9, 40_000, 3, 16_384, 100, 5_000, 33_000];
+        let mut fed = TraceHasher::default();
+        let mut all = Vec::new();
+        for (i, size) in sizes.into_iter().enumerate() {
+            let bytes: Vec<u8> = (0..size).map(|j| (i * 31 + j * 7) as u8).collect();
+            fed.update(&bytes);
+            all.extend_from_slice(&bytes);
+        }
+        assert_eq!(fed.finish(), blake3::hash(&all).to_hex().to_string());
+        assert!(fed.pending.len() < FLUSH_AT);
     }
 
     #[test]

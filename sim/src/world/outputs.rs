@@ -83,16 +83,21 @@ impl World<'_> {
                     )
                 });
                 self.outstanding = Some((op, false));
-                self.last_sent = Some(request.clone());
-                self.ctx_check(Event::Request {
+                // The request becomes the last one sent by a move, not a copy, once
+                // nothing here reads it any more; a violation keeps it too.
+                if let Err(violation) = self.ctx_check(Event::Request {
                     op,
                     request: &request,
                     seen,
-                })?;
+                }) {
+                    self.last_sent = Some(request);
+                    return Err(violation);
+                }
                 let scripted = self.script.pop_front();
-                if let Some(refusal) =
-                    crate::provider::refuse_thinking(&request, seen, &self.thinking_seen)
-                {
+                let refused = crate::provider::refuse_thinking(&request, seen, &self.thinking_seen);
+                let tools = Arc::clone(&request.tools);
+                self.last_sent = Some(request);
+                if let Some(refusal) = refused {
                     // What the real API does with such a request: refuse it whole, at once.
                     self.note(|| format!("provider refuses {op}: {refusal}"));
                     self.turn_requests += 1;
@@ -111,7 +116,7 @@ impl World<'_> {
                     &mut self.d,
                     &self.opts,
                     self.faults_on,
-                    &request.tools,
+                    &tools,
                     &mut self.ids,
                     scripted.as_ref(),
                     self.turn_requests,

@@ -1,0 +1,100 @@
+//! The provider's planning against the plainer forms it replaced: the same pieces from
+//! the same draws, the same tool-input bytes as serde_json writes.
+
+use super::*;
+
+/// Splitting as it was done before the cuts were found in one walk: each cut looked up
+/// on its own, the pieces collected in a list.
+fn split_by_lookup(d: &mut Decider, s: &str, pieces: u32) -> Vec<String> {
+    let count = s.chars().count().saturating_sub(1);
+    let mut cuts: Vec<usize> = (1..pieces.max(1))
+        .filter_map(|_| {
+            let k = d.below(count.max(1) as u32) as usize;
+            (k < count).then(|| s.char_indices().nth(k + 1).map_or(s.len(), |(i, _)| i))
+        })
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for c in cuts {
+        out.push(s[at..c].to_string());
+        at = c;
+    }
+    out.push(s[at..].to_string());
+    out
+}
+
+#[test]
+fn split_cuts_where_a_lookup_per_cut_does_and_draws_the_same() {
+    let texts = [
+        "",
+        "x",
+        "ab",
+        "§model§ Looking at the parser, the bug",
+        "{\"path\":\"src/run shell/7.rs\",\"note\":\"§model§ look\"}",
+        "ééé§§§abc",
+    ];
+    let mut compared = 0;
+    for text in texts {
+        for pieces in 0..6u32 {
+            for seed in 0..40u32 {
+                // Decision lists with repeats, zeros and values past the range.
+                let list: Vec<u32> = (0..6).map(|i| (seed * 7 + i * 13) % 60).collect();
+                let mut a = Decider::replay(list.clone());
+                let mut b = Decider::replay(list);
+                let mut got = Vec::new();
+                split(&mut a, text.to_string(), pieces, |p| got.push(p));
+                let want = split_by_lookup(&mut b, text, pieces);
+                assert_eq!(got, want, "text {text:?}, {pieces} pieces");
+                assert_eq!(a.decisions(), b.decisions());
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 6 * 40);
+}
+
+#[test]
+fn tool_input_is_the_bytes_serde_json_writes_for_every_name() {
+    let mut names: Vec<&str> = vec!["read_file", "write_file", "run_shell", "search"];
+    names.extend(IMPLAUSIBLE_NAMES);
+    names.extend([
+        "tab\there",
+        "quote\"d",
+        "back\\slash",
+        "ünïcode",
+        "del\u{7f}",
+    ]);
+    for name in names {
+        for n in [0u32, 7, 42, 100, 999] {
+            let mut d = Decider::replay(vec![n]);
+            assert_eq!(
+                tool_input(&mut d, name),
+                tool_input_serialized(name, n),
+                "name {name:?}, n {n}"
+            );
+            assert_eq!(d.decisions(), &[n]);
+        }
+    }
+}
+
+#[test]
+fn tool_use_ids_are_what_zero_padded_formatting_writes() {
+    let mut ids = IdGen::default();
+    for n in 1..=100_200u64 {
+        let id = ids.next_id();
+        if n % 997 == 0 || n < 12 || (99_990..=100_010).contains(&n) {
+            assert_eq!(id, format!("toolu_{n:05}"));
+        }
+    }
+}
+
+#[test]
+fn push_decimal_writes_what_display_writes() {
+    for n in [0u32, 9, 10, 65_535, u32::MAX] {
+        let mut s = String::from("sig");
+        push_decimal(&mut s, n);
+        assert_eq!(s, format!("sig{n}"));
+    }
+}
