@@ -4,23 +4,83 @@
 //! The provider's prompt cache keys on those bytes; a changed byte early in the prefix
 //! silently turns every later step of the turn into a full-price, slower request.
 
+use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use std::sync::Arc;
-use turnsim_core::{OperationId, Request, SharedMessage};
+use turnsim_core::{CacheHints, OperationId, Request, SharedMessage, ToolSpec};
 
+/// What the checker keeps of the turn's previous request: its prefix and messages,
+/// refilled in place at each request (a copy of the whole request per request, with
+/// its cache hints, was most of this checker's cost).
 #[derive(Default)]
 pub struct AppendOnly {
-    previous: Option<(OperationId, Request)>,
+    /// The previous request of this turn, when there is one.
+    previous: Option<OperationId>,
+    system: String,
+    /// Kept alive here, so an address equal to it is the same allocation.
+    tools: Option<Arc<[ToolSpec]>>,
+    messages: Vec<SharedMessage>,
 }
 
 /// Same `system` and the same `tools` allocation are the same bytes; anything else is
 /// compared as serialized JSON, so a reordered schema key is caught.
-fn same_prefix(a: &Request, b: &Request) -> bool {
-    (a.system == b.system && Arc::ptr_eq(&a.tools, &b.tools)) || a.prefix_json() == b.prefix_json()
+fn same_prefix(system: &str, tools: &Arc<[ToolSpec]>, b: &Request) -> bool {
+    if system == b.system && Arc::ptr_eq(tools, &b.tools) {
+        return true;
+    }
+    // Rare (a new allocation of the tools, or another system): the kept prefix is put
+    // back in a request so it is serialized exactly as `Request::prefix_json` does.
+    let kept = Request {
+        system: system.to_owned(),
+        tools: Arc::clone(tools),
+        messages: Vec::new(),
+        cache: CacheHints {
+            session_key: String::new(),
+            breakpoints: Vec::new(),
+        },
+    };
+    kept.prefix_json() == b.prefix_json()
 }
 
 fn same(a: &SharedMessage, b: &SharedMessage) -> bool {
-    Arc::ptr_eq(a, b) || a.to_json() == b.to_json()
+    Arc::ptr_eq(a, b) || same_json(a, b)
+}
+
+impl AppendOnly {
+    fn forget(&mut self) {
+        self.previous = None;
+        // The messages are let go (not kept alive past their turn); the allocation stays.
+        self.messages.clear();
+    }
+
+    fn judge(&self, op: OperationId, request: &Request) -> Check {
+        let (Some(prev_op), Some(tools)) = (self.previous, &self.tools) else {
+            return Ok(());
+        };
+        let prev_messages = &self.messages;
+        if !same_prefix(&self.system, tools, request) {
+            return Err(format!(
+                "request {op}: system or tools differ from request {prev_op}"
+            ));
+        }
+        if request.messages.len() < prev_messages.len() {
+            return Err(format!(
+                "request {op} has {} messages, fewer than the {} of request {prev_op}",
+                request.messages.len(),
+                prev_messages.len()
+            ));
+        }
+        if let Some(i) =
+            (0..prev_messages.len()).find(|&i| !same(&prev_messages[i], &request.messages[i]))
+        {
+            return Err(format!(
+                "request {op}: message {i} differs from request {prev_op}: was {}, now {}",
+                excerpt(&prev_messages[i].to_json()),
+                excerpt(&request.messages[i].to_json())
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Checker for AppendOnly {
@@ -39,34 +99,15 @@ impl Checker for AppendOnly {
             | Event::TurnEnded
             | Event::Restarted { .. }
             | Event::Reset(_) => {
-                self.previous = None;
+                self.forget();
                 None
             }
             Event::Request { op, request, .. } => {
-                let mut verdict = Ok(());
-                if let Some((prev_op, prev)) = &self.previous {
-                    let prev_messages = &prev.messages;
-                    if !same_prefix(prev, request) {
-                        verdict = Err(format!(
-                            "request {op}: system or tools differ from request {prev_op}"
-                        ));
-                    } else if request.messages.len() < prev_messages.len() {
-                        verdict = Err(format!(
-                            "request {op} has {} messages, fewer than the {} of request {prev_op}",
-                            request.messages.len(),
-                            prev_messages.len()
-                        ));
-                    } else if let Some(i) = (0..prev_messages.len())
-                        .find(|&i| !same(&prev_messages[i], &request.messages[i]))
-                    {
-                        verdict = Err(format!(
-                            "request {op}: message {i} differs from request {prev_op}: was {}, now {}",
-                            excerpt(&prev_messages[i].to_json()),
-                            excerpt(&request.messages[i].to_json())
-                        ));
-                    }
-                }
-                self.previous = Some((*op, (*request).clone()));
+                let verdict = self.judge(*op, request);
+                self.previous = Some(*op);
+                self.system.clone_from(&request.system);
+                self.tools = Some(Arc::clone(&request.tools));
+                self.messages.clone_from(&request.messages);
                 Some(verdict)
             }
             _ => None,

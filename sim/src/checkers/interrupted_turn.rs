@@ -9,7 +9,7 @@
 //! messages only. [`interruption_wording`] is the only function here that knows how
 //! an engine words an interruption, so a conventions profile replaces exactly it.
 
-use super::{Ctx, Event};
+use super::{Ctx, Event, on};
 use turnsim_core::note::{UNRECOGNISED_TOOL, is_plausible_tool_name, tool_in_flight_note_label};
 use turnsim_core::{CancelCause, InterruptReason, Message, Role};
 
@@ -90,6 +90,12 @@ impl Due {
         r
     }
 }
+
+/// The kinds of event [`TurnWatch::follow`] reads: to any other it answers `None`
+/// and changes nothing, so a checker that reads nothing else may take this as its
+/// [`Checker::events`](super::Checker::events).
+pub(super) const WATCHED: u32 =
+    on::TURN_STARTED | on::CANCEL_ACCEPTED | on::CRASHED | on::TURN_ENDED | on::RESTARTED;
 
 /// Follows the open turn through cancels and crashes.
 #[derive(Clone, Debug, Default)]

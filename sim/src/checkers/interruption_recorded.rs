@@ -8,7 +8,7 @@
 //! doubled or near-miss marker, never a missing one: this checker asks at every
 //! interrupted turn's end.
 
-use super::interrupted_turn::{InterruptionWording, TurnWatch, interruption_wording};
+use super::interrupted_turn::{InterruptionWording, TurnWatch, WATCHED, interruption_wording};
 use super::{Check, Checker, Ctx, Event, Invariant};
 
 #[derive(Default)]
@@ -35,6 +35,11 @@ impl Checker for InterruptionRecorded {
 
     fn kind(&self) -> super::CheckKind {
         super::CheckKind::Convention
+    }
+
+    /// Only the turn watch reads events here; every other kind answers `None`.
+    fn events(&self) -> u32 {
+        WATCHED
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +116,23 @@ pub const INVARIANT_NAMES: [&str; Invariant::ALL.len()] = {
     }
     names
 };
+
+/// Each invariant's position when the invariants are sorted by name, indexed by
+/// `invariant as usize`: lets per-seed check counts be put in name order without
+/// comparing names. Computed once, from the names alone, so it is the same in every
+/// run.
+pub(super) fn name_ranks() -> &'static [usize; Invariant::ALL.len()] {
+    static RANKS: OnceLock<[usize; Invariant::ALL.len()]> = OnceLock::new();
+    RANKS.get_or_init(|| {
+        let mut by_name = Invariant::ALL;
+        by_name.sort_by_key(|i| i.name());
+        let mut ranks = [0; Invariant::ALL.len()];
+        for (rank, i) in by_name.iter().enumerate() {
+            ranks[*i as usize] = rank;
+        }
+        ranks
+    })
+}
 
 impl fmt::Display for Invariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -10,7 +10,9 @@
 //! dispatched, so there only the calls that ran must be labelled; extra names are
 //! honest uncertainty.
 
-use super::interrupted_turn::{InterruptionWording, TurnWatch, interruption_wording, rendered};
+use super::interrupted_turn::{
+    InterruptionWording, TurnWatch, WATCHED, interruption_wording, rendered,
+};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use std::collections::BTreeMap;
 use turnsim_core::{Block, SharedMessage};
@@ -59,6 +61,12 @@ impl Checker for LabelMatches {
 
     fn kind(&self) -> super::CheckKind {
         super::CheckKind::Convention
+    }
+
+    /// Every kind read here (a turn's start, a cancel, a crash) is one the turn watch
+    /// reads too; every other kind answers `None` and changes nothing.
+    fn events(&self) -> u32 {
+        WATCHED
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {

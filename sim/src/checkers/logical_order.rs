@@ -44,17 +44,17 @@ impl Checker for LogicalOrder {
             if call_msg.role != Role::Assistant {
                 continue;
             }
-            let calls: Vec<&str> = call_msg
-                .blocks()
-                .iter()
-                .filter_map(|b| match b {
+            let call_ids = || {
+                call_msg.blocks().iter().filter_map(|b| match b {
                     Block::ToolUse { id, .. } => Some(id.as_str()),
                     _ => None,
                 })
-                .collect();
-            if calls.len() < 2 {
+            };
+            // Counted before anything is gathered: most messages ask one call or none.
+            if call_ids().nth(1).is_none() {
                 continue;
             }
+            let calls: Vec<&str> = call_ids().collect();
             // The rebuild: every result up to the next assistant message, whether the
             // engine wrote them as one message or one per result, in call order.
             let region = messages[i + 1..]

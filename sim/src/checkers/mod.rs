@@ -316,13 +316,33 @@ impl Checks {
         }
     }
 
-    /// `by_kind` and `starts` for checkers whose `events()` are `masks`.
+    /// `by_kind` and `starts` for checkers whose `events()` are `masks`: a counting
+    /// sort by kind that visits only the bits set, as `Checks` is built per seed.
     fn index(masks: &[u32]) -> (Vec<usize>, [usize; u32::BITS as usize + 1]) {
-        let mut by_kind = Vec::with_capacity(masks.iter().map(|m| m.count_ones() as usize).sum());
+        let set_bits = |mut m: u32| {
+            std::iter::from_fn(move || {
+                let bit = m.trailing_zeros() as usize;
+                m &= m.checked_sub(1)?;
+                Some(bit)
+            })
+        };
         let mut starts = [0; u32::BITS as usize + 1];
-        for bit in 0..u32::BITS {
-            by_kind.extend((0..masks.len()).filter(|&i| masks[i] & (1 << bit) != 0));
-            starts[bit as usize + 1] = by_kind.len();
+        for &m in masks {
+            for bit in set_bits(m) {
+                starts[bit + 1] += 1;
+            }
+        }
+        for bit in 0..u32::BITS as usize {
+            starts[bit + 1] += starts[bit];
+        }
+        // Checkers are placed in `list`'s order within each kind.
+        let mut next = starts;
+        let mut by_kind = vec![0; starts[u32::BITS as usize]];
+        for (i, &m) in masks.iter().enumerate() {
+            for bit in set_bits(m) {
+                by_kind[next[bit]] = i;
+                next[bit] += 1;
+            }
         }
         (by_kind, starts)
     }
@@ -404,11 +424,24 @@ impl Checks {
 
     /// Checks made per invariant.
     pub fn counts(&self) -> BTreeMap<&'static str, u64> {
-        let mut by_name = BTreeMap::new();
-        for (c, n) in self.list.iter().zip(&self.counts) {
-            *by_name.entry(c.invariant().name()).or_default() += n;
-        }
-        by_name
+        // Put in name order first (by a rank, not by comparing names), so the map is
+        // built in one pass instead of by a search per entry: this runs once per seed.
+        let rank = invariant::name_ranks();
+        let mut pairs: Vec<(Invariant, u64)> = self
+            .list
+            .iter()
+            .zip(&self.counts)
+            .map(|(c, &n)| (c.invariant(), n))
+            .collect();
+        pairs.sort_by_key(|&(inv, _)| rank[inv as usize]);
+        pairs.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            if same {
+                first.1 += later.1;
+            }
+            same
+        });
+        pairs.into_iter().map(|(inv, n)| (inv.name(), n)).collect()
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{Check, Checker, Ctx, Event, Invariant, Observation, excerpt};
 use crate::conventions::Conventions;
-use turnsim_core::{Block, SharedMessage};
+use turnsim_core::{Block, SharedMessage, ToolResultContent};
 
 pub struct NoLostObservation {
     conventions: Arc<Conventions>,
@@ -26,18 +26,81 @@ impl NoLostObservation {
         }
     }
 
-    fn present(&self, history: &[SharedMessage], o: &Observation) -> bool {
+    fn present(&self, history: &[SharedMessage], results: &Results<'_>, o: &Observation) -> bool {
         match o {
             Observation::Prompt { words } => self.conventions.holds_prompt(history, words),
             Observation::ToolResult {
                 tool_use_id,
                 content,
-            } => history.iter().any(|m| {
-                m.blocks().iter().any(|b| {
-                    matches!(b, Block::ToolResult { tool_use_id: id, content: c, .. }
-                        if id == tool_use_id && c.text() == *content)
-                })
-            }),
+            } => results.holds(tool_use_id, content),
+        }
+    }
+
+    /// The first kept observation `history` no longer holds.
+    fn first_lost(&self, history: &[SharedMessage]) -> Option<&Observation> {
+        let results = Results::of(history, &self.kept);
+        self.kept
+            .iter()
+            .find(|o| !self.present(history, &results, o))
+    }
+}
+
+/// The `tool_result` blocks of a history by id, gathered once per check: looking each
+/// saved result up in them replaces a walk of the whole history per result.
+struct Results<'h> {
+    by_id: Vec<(&'h str, &'h ToolResultContent)>,
+}
+
+impl<'h> Results<'h> {
+    /// Gathered only when some kept observation is a tool result.
+    fn of(history: &'h [SharedMessage], kept: &[Observation]) -> Results<'h> {
+        let mut by_id = Vec::new();
+        if kept
+            .iter()
+            .any(|o| matches!(o, Observation::ToolResult { .. }))
+        {
+            for m in history {
+                for b in m.blocks() {
+                    if let Block::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } = b
+                    {
+                        by_id.push((tool_use_id.as_str(), content));
+                    }
+                }
+            }
+            by_id.sort_unstable_by_key(|(id, _)| *id);
+        }
+        Results { by_id }
+    }
+
+    /// Whether some `tool_result` for `id` has `content` as its text.
+    fn holds(&self, id: &str, content: &str) -> bool {
+        let from = self.by_id.partition_point(|(i, _)| *i < id);
+        self.by_id[from..]
+            .iter()
+            .take_while(|(i, _)| *i == id)
+            .any(|(_, c)| text_is(c, content))
+    }
+}
+
+/// `c.text() == want` without building the text: the text blocks, joined, are `want`.
+fn text_is(c: &ToolResultContent, want: &str) -> bool {
+    match c {
+        ToolResultContent::Text(s) => s == want,
+        ToolResultContent::Blocks(blocks) => {
+            let mut rest = want;
+            for b in blocks {
+                if let Block::Text { text } = b {
+                    match rest.strip_prefix(text.as_str()) {
+                        Some(r) => rest = r,
+                        None => return false,
+                    }
+                }
+            }
+            rest.is_empty()
         }
     }
 }
@@ -61,14 +124,15 @@ impl Checker for NoLostObservation {
             Event::Reset(_) => {
                 // A rewind or compaction drops observations on purpose.
                 let kept = std::mem::take(&mut self.kept);
+                let results = Results::of(ctx.history, &kept);
                 self.kept = kept
                     .into_iter()
-                    .filter(|o| self.present(ctx.history, o))
+                    .filter(|o| self.present(ctx.history, &results, o))
                     .collect();
                 None
             }
-            Event::Restarted { .. } | Event::LivenessEnd { .. } => Some(
-                match self.kept.iter().find(|o| !self.present(ctx.history, o)) {
+            Event::Restarted { .. } | Event::LivenessEnd { .. } => {
+                Some(match self.first_lost(ctx.history) {
                     None => Ok(()),
                     Some(Observation::Prompt { words }) => Err(format!(
                         "the acknowledged prompt {} is gone",
@@ -81,8 +145,8 @@ impl Checker for NoLostObservation {
                         "the saved result of {tool_use_id} ({}) is gone",
                         excerpt(content)
                     )),
-                },
-            ),
+                })
+            }
             _ => None,
         }
     }

@@ -27,8 +27,10 @@ pub struct PrefixReported {
     /// The digest of the last receipt that reached the log (the engine compares with
     /// the same one, restored from the log after a crash).
     last_receipt: Option<String>,
-    /// The receipt written since the last request, and the receipt before it.
-    pending: Option<(OperationId, String, Option<String>)>,
+    /// The receipt written since the last request (its digest is `last_receipt`: both
+    /// are set together, and nothing else sets `last_receipt`), and the digest of the
+    /// receipt before it.
+    pending: Option<(OperationId, Option<String>)>,
     /// `prefix-changed` activities reported since the last request.
     reported: Vec<Activity>,
     /// The digest of the last prefix sent, with that prefix: a request whose `system`
@@ -46,21 +48,25 @@ impl PrefixReported {
         }
     }
 
-    /// `prefix_digest` of the request's `system` and `tools`.
-    fn digest_sent(&mut self, system: &str, tools: &Arc<[ToolSpec]>) -> String {
-        if let Some((s, t, digest)) = &self.sent
-            && s == system
-            && Arc::ptr_eq(t, tools)
-        {
-            return digest.clone();
+    /// `prefix_digest` of the request's `system` and `tools`, with that prefix, moved
+    /// out of `sent` (the caller puts it back): no copy of the digest per request.
+    fn take_sent(
+        &mut self,
+        system: &str,
+        tools: &Arc<[ToolSpec]>,
+    ) -> (String, Arc<[ToolSpec]>, String) {
+        match self.sent.take() {
+            Some(sent) if sent.0 == system && Arc::ptr_eq(&sent.1, tools) => sent,
+            _ => (
+                system.to_owned(),
+                tools.clone(),
+                prefix_digest(system, tools),
+            ),
         }
-        let digest = prefix_digest(system, tools);
-        self.sent = Some((system.to_owned(), tools.clone(), digest.clone()));
-        digest
     }
 
     fn judge(&mut self, op: OperationId, sent: &str) -> Check {
-        let Some((receipt_op, digest, previous)) = self.pending.take() else {
+        let Some((receipt_op, previous)) = self.pending.take() else {
             return Err(format!(
                 "request {op} was sent with no receipt recorded before it"
             ));
@@ -70,6 +76,7 @@ impl PrefixReported {
                 "request {op} was sent after a receipt for {receipt_op}"
             ));
         }
+        let digest = self.last_receipt.as_deref().unwrap_or_default();
         if digest != sent {
             return Err(format!(
                 "request {op}: the receipt says the prefix digest is {digest:?}, the digest of the system and tools sent is {sent:?}"
@@ -126,7 +133,7 @@ impl Checker for PrefixReported {
             Event::Receipt { op, digest } => {
                 self.armed = true;
                 let previous = self.last_receipt.replace((*digest).to_owned());
-                self.pending = Some((*op, (*digest).to_owned(), previous));
+                self.pending = Some((*op, previous));
                 None
             }
             Event::Activity { activity } if activity.kind == PREFIX_CHANGED => {
@@ -141,8 +148,10 @@ impl Checker for PrefixReported {
                 None
             }
             Event::Request { op, request, .. } if self.armed => {
-                let sent = self.digest_sent(&request.system, &request.tools);
-                Some(self.judge(*op, &sent))
+                let sent = self.take_sent(&request.system, &request.tools);
+                let verdict = self.judge(*op, &sent.2);
+                self.sent = Some(sent);
+                Some(verdict)
             }
             _ => None,
         }

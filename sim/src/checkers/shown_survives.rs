@@ -12,7 +12,7 @@
 //! output list that ended the turn, the turn may have ended (failed, keeping nothing
 //! of the generation) before it, so nothing is required.
 
-use super::interrupted_turn::TurnWatch;
+use super::interrupted_turn::{Due, TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::{Block, Content, Role};
@@ -22,11 +22,15 @@ pub struct ShownSurvives {
     watch: TurnWatch,
     /// Text blocks shown in this turn, by reply then block index.
     texts: Vec<String>,
-    /// Where the current reply's blocks start in `texts`, and its tool blocks.
+    /// Where the current reply's blocks start in `texts`.
     reply_start: usize,
+    /// Tool blocks (index, id, name) started in this turn, and where the current
+    /// reply's start: kept for the whole turn, so a finished call is recorded by its
+    /// position here instead of copying its id and name a second time.
     tool_blocks: Vec<(usize, String, String)>,
-    /// Tool calls (id, name) whose input finished streaming.
-    calls: Vec<(String, String)>,
+    reply_tools: usize,
+    /// Tool calls whose input finished streaming, as positions in `tool_blocks`.
+    calls: Vec<usize>,
     /// The last delivery, until its step ends: a crash in it undoes it.
     undo: Option<Undo>,
 }
@@ -44,65 +48,47 @@ impl ShownSurvives {
         }
         slot
     }
-}
 
-impl Checker for ShownSurvives {
-    fn invariant(&self) -> Invariant {
-        Invariant::ShownSurvives
-    }
-
-    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+    /// What a live provider event shows the user. Out of line, so the end of a step
+    /// (this checker's most frequent event) costs a call of a small function.
+    #[inline(never)]
+    fn streamed(&mut self, event: &StreamEvent) {
+        self.undo = None;
         match event {
-            Event::TurnStarted { .. } => {
-                self.texts.clear();
-                self.calls.clear();
-                self.tool_blocks.clear();
-                self.reply_start = 0;
-                self.undo = None;
+            StreamEvent::MessageStart => {
+                self.reply_start = self.texts.len();
+                self.reply_tools = self.tool_blocks.len();
             }
-            Event::Step => self.undo = None,
-            Event::Crashed { .. } => match self.undo.take() {
-                Some(Undo::Text { slot, len }) => self.texts[slot].truncate(len),
-                Some(Undo::Call) => {
-                    self.calls.pop();
-                }
-                None => {}
-            },
-            Event::Streamed { event, .. } => {
-                self.undo = None;
-                match event {
-                    StreamEvent::MessageStart => {
-                        self.reply_start = self.texts.len();
-                        self.tool_blocks.clear();
-                    }
-                    StreamEvent::TextDelta { index, text } => {
-                        let slot = self.slot(*index);
-                        let len = self.texts[slot].len();
-                        self.texts[slot].push_str(text);
-                        self.undo = Some(Undo::Text { slot, len });
-                    }
-                    StreamEvent::BlockStart {
-                        index,
-                        block: BlockStart::ToolUse { id, name },
-                    } => self.tool_blocks.push((*index, id.clone(), name.clone())),
-                    StreamEvent::BlockStop { index } => {
-                        if let Some((_, id, name)) =
-                            self.tool_blocks.iter().find(|(i, _, _)| i == index)
-                        {
-                            self.calls.push((id.clone(), name.clone()));
-                            self.undo = Some(Undo::Call);
-                        }
-                    }
-                    _ => {}
+            StreamEvent::TextDelta { index, text } => {
+                let slot = self.slot(*index);
+                let len = self.texts[slot].len();
+                self.texts[slot].push_str(text);
+                self.undo = Some(Undo::Text { slot, len });
+            }
+            StreamEvent::BlockStart {
+                index,
+                block: BlockStart::ToolUse { id, name },
+            } => self.tool_blocks.push((*index, id.clone(), name.clone())),
+            StreamEvent::BlockStop { index } => {
+                if let Some(p) = self.tool_blocks[self.reply_tools..]
+                    .iter()
+                    .position(|(i, _, _)| i == index)
+                {
+                    self.calls.push(self.reply_tools + p);
+                    self.undo = Some(Undo::Call);
                 }
             }
             _ => {}
         }
-        let due = self.watch.follow(ctx, event)?;
+    }
+
+    /// The record check of an interrupted turn whose record is due.
+    #[inline(never)]
+    fn judge(&self, ctx: &Ctx<'_>, due: &Due) -> Check {
         if !due.strict {
             // The crash cut short the list that ended the turn: it may have ended
             // first, and a failed generation keeps nothing of itself (spec.md §6).
-            return Some(Ok(()));
+            return Ok(());
         }
         let turn = ctx.history.get(due.baseline..).unwrap_or_default();
         let mut said = String::new();
@@ -124,10 +110,10 @@ impl Checker for ShownSurvives {
             .map(|t| t.trim())
             .find(|t| !t.is_empty() && !said.contains(t));
         if let Some(t) = lost_text {
-            return Some(Err(format!(
+            return Err(format!(
                 "text the user saw streamed is not in the history after the interruption: {}",
                 excerpt(t)
-            )));
+            ));
         }
         if !due.crashed {
             // A call is kept under the provider's id, or, when the provider reused an
@@ -139,17 +125,69 @@ impl Checker for ShownSurvives {
                     .filter(|b| matches!(b, Block::ToolUse { id, name, .. } if pred(id, name)))
                     .count()
             };
-            let lost_call = self.calls.iter().find(|(id, name)| {
-                uses(&|i, _| i == id) == 0
-                    && uses(&|_, n| n == name)
-                        < self.calls.iter().filter(|(_, n)| n == name).count()
+            let calls = || {
+                self.calls.iter().map(|&p| {
+                    let (_, id, name) = &self.tool_blocks[p];
+                    (id.as_str(), name.as_str())
+                })
+            };
+            let lost_call = calls().find(|(id, name)| {
+                uses(&|i, _| i == *id) == 0
+                    && uses(&|_, n| n == *name) < calls().filter(|(_, n)| n == name).count()
             });
             if let Some((id, _)) = lost_call {
-                return Some(Err(format!(
+                return Err(format!(
                     "the tool call {id} the user saw streamed is not in the history after the cancel"
-                )));
+                ));
             }
         }
-        Some(Ok(()))
+        Ok(())
+    }
+}
+
+impl Checker for ShownSurvives {
+    fn invariant(&self) -> Invariant {
+        Invariant::ShownSurvives
+    }
+
+    /// The kinds read here (a turn's start, the end of a step, a crash, what streamed)
+    /// and those the turn watch reads; every other kind answers `None` below.
+    fn events(&self) -> u32 {
+        use super::on;
+        WATCHED | on::STEP | on::STREAMED
+    }
+
+    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.texts.clear();
+                self.calls.clear();
+                self.tool_blocks.clear();
+                self.reply_start = 0;
+                self.reply_tools = 0;
+                self.undo = None;
+            }
+            // A step's end and a streamed event never close a turn (`TurnWatch::follow`
+            // answers `None` to both): leave before the record check. These two kinds
+            // are most of this checker's events.
+            Event::Step => {
+                self.undo = None;
+                return None;
+            }
+            Event::Streamed { event, .. } => {
+                self.streamed(event);
+                return None;
+            }
+            Event::Crashed { .. } => match self.undo.take() {
+                Some(Undo::Text { slot, len }) => self.texts[slot].truncate(len),
+                Some(Undo::Call) => {
+                    self.calls.pop();
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        let due = self.watch.follow(ctx, event)?;
+        Some(self.judge(ctx, &due))
     }
 }

@@ -9,13 +9,15 @@
 //! provider to continue from a thought, which it refuses as well.
 
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use turnsim_core::{Block, Role};
 
 #[derive(Default)]
 pub struct ThinkingIntact {
-    /// Every (thinking, signature) the provider streamed to completion in this run.
-    streamed: BTreeSet<(String, String)>,
+    /// Every (thinking, signature) the provider streamed to completion in this run,
+    /// by signature: a lookup compares signatures, which differ early, instead of
+    /// whole thinking texts, and builds no owned key.
+    streamed: BTreeMap<String, Vec<String>>,
 }
 
 impl Checker for ThinkingIntact {
@@ -34,8 +36,10 @@ impl Checker for ThinkingIntact {
                 thinking,
                 signature,
             } => {
-                self.streamed
-                    .insert(((*thinking).to_owned(), (*signature).to_owned()));
+                let texts = self.streamed.entry((*signature).to_owned()).or_default();
+                if !texts.iter().any(|t| t == thinking) {
+                    texts.push((*thinking).to_owned());
+                }
                 None
             }
             Event::Request {
@@ -47,7 +51,7 @@ impl Checker for ThinkingIntact {
 }
 
 fn judge(
-    streamed: &BTreeSet<(String, String)>,
+    streamed: &BTreeMap<String, Vec<String>>,
     op: turnsim_core::OperationId,
     request: &turnsim_core::Request,
     seen: usize,
@@ -66,7 +70,10 @@ fn judge(
                     "request {op}: message {i}, block {j} is a thinking block without its signature"
                 ));
             }
-            if !streamed.contains(&(thinking.clone(), signature.clone())) {
+            let was_streamed = streamed
+                .get(signature.as_str())
+                .is_some_and(|texts| texts.iter().any(|t| t == thinking));
+            if !was_streamed {
                 return Err(format!(
                     "request {op}: message {i}, block {j} is a thinking block the provider never streamed (signature {signature:?}, text {})",
                     excerpt(thinking)
