@@ -337,3 +337,29 @@ fn enums_of_every_serde_shape_are_written_as_serde_json_writes_them() {
     same(&Pair(1, -1));
     same(&(Value::Null, Vec::<Value>::new(), serde_json::Map::new()));
 }
+
+#[test]
+fn a_pending_operation_with_a_repeated_key_in_any_order_is_accepted_exactly_when_the_derived_impl_accepts_it()
+ {
+    for pending in [
+        r#"{"op":1,"pending":"generation","op":2}"#,
+        r#"{"op":1,"pending":"generation","pending":"generation"}"#,
+        r#"{"op":1,"calls":[],"pending":"tools","calls":[]}"#,
+        r#"{"x":1,"pending":"none","x":2}"#,
+        r#"{"x":1,"pending":"none","pending":"none"}"#,
+        r#"{"x":1,"op":3,"pending":"generation","x":2}"#,
+        r#"{"pending":"generation","op":1,"op":2}"#,
+    ] {
+        let record = format!(r#"{{"append":{{"messages":[],"pending":{pending}}}}}"#);
+        let ours = serde_json::from_str::<Record>(&record).map(|r| match r {
+            Record::Append { pending, .. } => pending,
+            other => panic!("read as {other:?}"),
+        });
+        let derived = serde_json::from_str::<PendingOperation>(pending);
+        assert_eq!(
+            ours.as_ref().ok(),
+            derived.as_ref().ok(),
+            "{pending}: ours {ours:?}, derived {derived:?}"
+        );
+    }
+}

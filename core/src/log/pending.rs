@@ -96,8 +96,8 @@ impl<'de> Visitor<'de> for PendingVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PendingOperation, A::Error> {
-        use serde::de::value::MapAccessDeserializer;
-        use serde_json::{Map, Value};
+        use serde::de::value::{MapAccessDeserializer, MapDeserializer};
+        use serde_json::Value;
         match map.next_key::<FirstKey>()? {
             Some(FirstKey::Tag) => Ok(match map.next_value::<Tag>()? {
                 Tag::None => {
@@ -130,16 +130,19 @@ impl<'de> Visitor<'de> for PendingVisitor {
                 }
             }),
             first => {
-                // Another order than the log writes: rebuild the object and let the
-                // derived impl find the tag.
-                let mut all = Map::new();
+                // Another order than the log writes: hand the entries, in order and
+                // with any repeated key kept (a map would keep only the last, and accept
+                // what the derived impl refuses as a duplicate field), to the derived
+                // impl to find the tag.
+                let mut all: Vec<(String, Value)> = Vec::new();
                 if let Some(FirstKey::Other(k)) = first {
-                    all.insert(k, map.next_value::<Value>()?);
+                    all.push((k, map.next_value::<Value>()?));
                 }
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    all.insert(k, v);
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    all.push(entry);
                 }
-                PendingOperation::deserialize(Value::Object(all)).map_err(A::Error::custom)
+                let entries = MapDeserializer::<_, serde_json::Error>::new(all.into_iter());
+                PendingOperation::deserialize(entries).map_err(A::Error::custom)
             }
         }
     }
