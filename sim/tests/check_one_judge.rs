@@ -235,3 +235,85 @@ fn a_rewritten_history_is_the_same_violation_live_from_a_recording_and_from_a_ca
         ]
     );
 }
+
+/// Claude Code's `--continue` after an interrupted tool call: the call answered with an
+/// error result and the client's note, a closing reply the client wrote, the new
+/// prompt, under a rewritten system prompt.
+fn resumed_after_an_interrupted_call(close_the_turn: bool) -> Vec<Seen> {
+    let name = if close_the_turn { "closed" } else { "open" };
+    let rec = temp_dir(&format!("interrupted-resume-{name}-record"));
+    let (server, _dir) = start_with(script(LOOP), &format!("interrupted-{name}"), |c| {
+        c.record = Some(rec.clone())
+    });
+    let mut messages = vec![json!({"role": "user", "content": "Run it."})];
+    let raw = post(server.addr, &body(&messages, true));
+    assert_eq!(raw.status, 200);
+    let assistant = assistant_message(&raw, true);
+    let id = assistant["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|b| b["type"] == "tool_use"))
+        .map(|b| b["id"].clone())
+        .expect("the scripted reply calls a tool");
+    messages.push(assistant);
+    let mut answer = vec![json!({"type": "tool_result", "tool_use_id": id,
+        "content": "The user doesn't want to proceed with this tool use.", "is_error": true})];
+    answer.push(json!({"type": "text", "text": "[Request interrupted by user for tool use]"}));
+    if close_the_turn {
+        messages.push(json!({"role": "user", "content": answer}));
+        messages.push(json!({"role": "assistant", "content": "No response requested."}));
+        messages.push(json!({"role": "user", "content": "Go on."}));
+    } else {
+        answer.push(json!({"type": "text", "text": "Go on."}));
+        messages.push(json!({"role": "user", "content": answer}));
+    }
+    let mut b = body(&messages, true);
+    b["system"][0]["text"] = json!("You are a test agent (resumed).");
+    assert_eq!(post(server.addr, &b).status, 200);
+    judged_three_ways(&server, &rec)
+}
+
+#[test]
+fn a_resume_that_closes_the_interrupted_turn_before_its_prompt_changes_the_prefix_between_turns() {
+    let found = resumed_after_an_interrupted_call(true);
+    let kinds: Vec<(&str, &str, &str, Option<usize>)> = found
+        .iter()
+        .map(|f| (f.0.as_str(), f.1.as_str(), f.2.as_str(), f.3))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("info", "foreign_marker", "claude_code", Some(1)),
+            ("info", "prefix_changed", "system_changed", Some(1)),
+        ]
+    );
+    assert!(
+        found[1].6.starts_with(
+            "request 1: prefix changed between turns: `system` differs from request 0"
+        ),
+        "{}",
+        found[1].6
+    );
+}
+
+#[test]
+fn a_system_prompt_rewritten_while_the_tool_results_are_answered_is_still_a_violation() {
+    let found = resumed_after_an_interrupted_call(false);
+    let kinds: Vec<(&str, &str, &str, Option<usize>)> = found
+        .iter()
+        .map(|f| (f.0.as_str(), f.1.as_str(), f.2.as_str(), f.3))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("info", "foreign_marker", "claude_code", Some(1)),
+            ("violation", "prefix_changed", "system_changed", Some(1)),
+        ]
+    );
+    assert!(
+        found[1].6.starts_with(
+            "request 1: while the tool loop continues: `system` differs from request 0"
+        ),
+        "{}",
+        found[1].6
+    );
+}

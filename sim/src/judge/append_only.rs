@@ -128,14 +128,24 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
     }
 }
 
-/// True when the first message `cur` adds to `prev` is the model's tool calls: the
-/// tool loop of a turn goes on, so the prefix must not change.
+/// True when the first message `cur` adds to `prev` is the model's tool calls and no
+/// message added after it ends that turn: the tool loop of a turn goes on, so the
+/// prefix must not change. An added assistant message without a tool call closes the
+/// turn (a client resuming an interrupted call writes a closing reply, then the new
+/// prompt), and what follows it is a new turn, where a prefix change is the client's
+/// choice.
 pub fn continues_loop(prev: &Previous, cur: &Request) -> bool {
     let m = prev.normal.len();
+    let mut added = cur
+        .messages
+        .iter()
+        .filter(|l| l.index.is_some_and(|i| i >= m))
+        .filter(|l| l.message.role == Role::Assistant);
     cur.normal.len() > m
         && cur
             .messages
             .iter()
             .find(|l| l.index == Some(m))
             .is_some_and(|l| l.message.role == Role::Assistant && l.message.has_tool_use())
+        && added.all(|l| l.message.has_tool_use())
 }
