@@ -422,8 +422,15 @@ pub fn started_call_represented(f: &Facts) -> Observation {
                 (true, false) => "its tool_use but no tool_result",
                 _ => "a tool_result but not its tool_use",
             };
+            // A call the client started after the signal was not running when it
+            // came; saying so matters to a maintainer reading the timeline.
+            let when = if i64::try_from(started).is_ok_and(|s| s > sent.at_ms) {
+                ", after"
+            } else {
+                " and was running at"
+            };
             fails.push(format!(
-                "tool call {id} started at +{started} ms and was running at {sig} (+{} ms); the client ended ({}); the resumed request holds {missing}",
+                "tool call {id} started at +{started} ms{when} {sig} (+{} ms); the client ended ({}); the resumed request holds {missing}",
                 sent.at_ms,
                 explain_exit(f.first.exit_code, f.first.killed_by)
             ));
@@ -516,6 +523,44 @@ mod tests {
             ),
             "{}",
             o.details[0]
+        );
+    }
+
+    #[test]
+    fn a_call_started_after_the_signal_is_said_to_have_started_after_it() {
+        let mut f = facts(Interrupt::Sigterm, false);
+        // toolu_1 ran before the SIGTERM (+1400 ms); toolu_2 began 50 ms after it.
+        f.ledger = vec![
+            "start toolu_1 t=1100 pid=40 pgid=39 sid=39 ppid=39".into(),
+            "pid toolu_1 40".into(),
+            "start toolu_2 t=2450 pid=50 pgid=49 sid=49 ppid=49".into(),
+            "pid toolu_2 50".into(),
+        ];
+        f.ledger_first = 4;
+        f.events = tool::events(&f.ledger)
+            .into_iter()
+            .map(|mut e| {
+                e.boot_ms -= 1000;
+                e
+            })
+            .collect();
+        let record = serde_json::json!({
+            "format": "turnsim-serve-record", "version": 1, "index": 3, "method": "POST",
+            "target": "/v1/messages", "headers": {},
+            "body": {"model": "m", "max_tokens": 1,
+                     "tools": [{"name": "bash", "input_schema": {"type": "object"}}],
+                     "messages": [{"role": "user", "content": "Go on."}]},
+            "answer": {"status": 200, "stream": true, "played": "generated", "outcome": "complete"}
+        });
+        f.records = vec![serde_json::from_value(record).expect("a record")];
+        let o = started_call_represented(&f);
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(
+            o.details,
+            [
+                "tool call toolu_1 started at +100 ms and was running at SIGTERM (+1400 ms); the client ended (exit 143 = 128 + 15: the conventional code after SIGTERM); the resumed request holds neither its tool_use nor a tool_result",
+                "tool call toolu_2 started at +1450 ms, after SIGTERM (+1400 ms); the client ended (exit 143 = 128 + 15: the conventional code after SIGTERM); the resumed request holds neither its tool_use nor a tool_result",
+            ]
         );
     }
 }
