@@ -12,14 +12,6 @@ use turnsim::testing::drive::observe::Status;
 use turnsim::testing::drive::profiles::{Interrupt, profile};
 use turnsim::testing::drive::report::Outcome;
 
-fn details<'a>(r: &'a turnsim::testing::drive::report::RunReport, name: &str) -> &'a [String] {
-    &r.observations
-        .iter()
-        .find(|o| o.name == name)
-        .expect("checker present")
-        .details
-}
-
 #[test]
 fn a_setsid_orphan_after_sigterm_shows_its_effect_after_exit_and_is_cleaned_up() {
     let p = test_client(&["--orphan-setsid"]);

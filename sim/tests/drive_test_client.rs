@@ -127,3 +127,36 @@ fn a_client_that_exits_before_the_signal_is_not_exercised_never_pass() {
     );
     assert!(r.text().starts_with("NOT EXERCISED "), "{}", r.text());
 }
+
+#[test]
+fn a_history_saved_only_at_the_end_of_a_turn_loses_the_prompt_and_repro_py_shows_it_without_turnsim()
+ {
+    let p = test_client(&["--save-at-end"]);
+    let r = drive(&p, seed_with(&p, Interrupt::Sigint), "save-at-end");
+    assert_eq!(
+        status(&r, "no_lost_observation"),
+        Status::Fail,
+        "{}",
+        r.text()
+    );
+    assert!(
+        details(&r, "no_lost_observation")
+            .iter()
+            .any(|d| d == "the resumed request lost the prompt [turnsim-drive prompt 1]"),
+        "{}",
+        r.text()
+    );
+    // The script judges every checker the run failed, not only the first one listed.
+    let out = std::process::Command::new("python3")
+        .arg(r.dir.join("repro.py"))
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "REPRODUCED no_lost_observation: the resumed request lost the prompt [turnsim-drive prompt 1]"
+        ),
+        "{text}"
+    );
+}

@@ -18,7 +18,10 @@
 //! another session that it never ends; `--ignore-sigint` ignores SIGINT and keeps
 //! working; `--drop-started-call` removes the interrupted call from the history
 //! instead of recording its end; `--exit-before-signal` exits 1 (without running
-//! it) as soon as the model asks for its first tool, unless resuming.
+//! it) as soon as the model asks for its first tool, unless resuming;
+//! `--save-at-end` writes its history only when the model ends a turn (a loop that
+//! hands over its messages when a run returns), so an interruption loses the
+//! prompt and every finished result.
 //! `--interactive` reads prompts from a terminal instead of the command line, and
 //! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat` or
 //! `--api responses` speaks OpenAI's Chat Completions or Responses API instead of
@@ -80,6 +83,7 @@ struct Args {
     ignore_sigint: bool,
     drop_call: bool,
     exit_early: bool,
+    save_at_end: bool,
     interactive: bool,
     api: Api,
     prompt: String,
@@ -99,6 +103,7 @@ fn parse_args() -> Result<Args, String> {
             "--ignore-sigint" => a.ignore_sigint = true,
             "--drop-started-call" => a.drop_call = true,
             "--exit-before-signal" => a.exit_early = true,
+            "--save-at-end" => a.save_at_end = true,
             "--interactive" => a.interactive = true,
             "--api" => a.api = Api::parse(&it.next().ok_or("--api needs a value")?)?,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
@@ -109,7 +114,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--api messages|chat|responses] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--api messages|chat|responses] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -366,7 +371,7 @@ fn main() -> ExitCode {
     }
     add_prompt(&mut h, carried, &prompt);
     h.pending = false;
-    save(&args.history, &h);
+    save_step(&args, &h);
     tty::BUSY.store(true, Ordering::SeqCst);
     let code = turn(&args, &mut h);
     let Some(rx) = keys else {
@@ -386,7 +391,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         };
         add_prompt(&mut h, Vec::new(), &p);
-        save(&args.history, &h);
+        save_step(&args, &h);
         tty::BUSY.store(true, Ordering::SeqCst);
         let _ = turn(&args, &mut h);
     }
@@ -408,6 +413,14 @@ fn add_prompt(h: &mut History, carried: Vec<Value>, prompt: &str) {
         }
     } else {
         h.messages.push(user_message(carried, Some(prompt)));
+    }
+}
+
+/// Saves the history after a step, unless the planted fault keeps it for the end of
+/// the turn.
+fn save_step(args: &Args, h: &History) {
+    if !args.save_at_end {
+        save(&args.history, h);
     }
 }
 
@@ -442,7 +455,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
             std::process::exit(1);
         }
         h.pending = true;
-        save(&args.history, h);
+        save_step(args, h);
         let mut results = Vec::new();
         let mut cut = false;
         for (id, cmd) in &calls {
@@ -478,7 +491,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
             h.messages.push(user_message(results, None));
         }
         h.pending = false;
-        save(&args.history, h);
+        save_step(args, h);
         if cut {
             eprintln!("turnsim-test-client: interrupted");
             return interrupted_code();

@@ -305,15 +305,37 @@ time.sleep((CFG["tool_ms"] + 2000) / 1000)
 clean_up()
 for k, i, t, who in read_ledger():
     print("+%6d ms %s %s %s%s" % (t, k, i, who, "  (after the client exited)" if t > end else ""))
+def user_texts(body):
+    # Every text of the user's messages, in any of the formats.
+    out = []
+    def texts(content):
+        if isinstance(content, str):
+            out.append(content)
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and isinstance(b.get("text"), str):
+                out.append(b["text"])
+    for m in body.get("messages") or []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            texts(m.get("content"))
+    inp = body.get("input")
+    if isinstance(inp, str):
+        out.append(inp)
+    for it in inp if isinstance(inp, list) else []:
+        if isinstance(it, dict) and it.get("role") == "user":
+            texts(it.get("content"))
+    return out
+
+# Every checker the run failed that this script can judge on its own, each checked.
 found = []
-check = CFG["check"]
-if check == "orphaned_tool":
-    found = ["tool %s wrote its effect at +%d ms, %d ms after the client exited" % (i, t, t - end)
-             for k, i, t, _ in read_ledger() if k == "effect" and t > end]
-if check == "no_effect_after_cancel" and sent is not None:
-    found = ["request to %s at +%d ms, after the signal" % (r["path"], r["t"]) for r in state["log"][:n_first] if r["t"] > sent]
-    found += ["tool %s started at +%d ms, after the signal" % (i, t) for k, i, t, _ in read_ledger() if k == "start" and sent < t <= end]
-if check in ("started_call_represented", "no_lost_observation"):
+checks = CFG["checks"]
+if "orphaned_tool" in checks:
+    found += [("orphaned_tool", "tool %s wrote its effect at +%d ms, %d ms after the client exited" % (i, t, t - end))
+              for k, i, t, _ in read_ledger() if k == "effect" and t > end]
+if "no_effect_after_cancel" in checks and sent is not None:
+    found += [("no_effect_after_cancel", "request to %s at +%d ms, after the signal" % (r["path"], r["t"])) for r in state["log"][:n_first] if r["t"] > sent]
+    found += [("no_effect_after_cancel", "tool %s started at +%d ms, after the signal" % (i, t)) for k, i, t, _ in read_ledger() if k == "start" and sent < t <= end]
+resumed = [c for c in ("started_call_represented", "no_lost_observation") if c in checks]
+if resumed:
     with lock:
         state["steps"] = list(CFG["resume_steps"])
     run(CFG["resume"], CFG["prompt2"], None, True)
@@ -321,14 +343,21 @@ if check in ("started_call_represented", "no_lost_observation"):
     results = answered(req or {})
     done_before = {i for k, i, t, _ in read_ledger() if k == "finish" and sent is not None and t <= sent}
     cut = [i for k, i, t, _ in read_ledger() if k == "start" and t <= end and i not in done_before]
-    want = cut if check == "started_call_represented" else sorted(done_before)
-    found = ["the resumed request has no tool_result for %s" % i for i in want if i not in results]
-    if req is None:
-        found = ["the resumed client sent no tool-bearing request"]
-if check not in ("orphaned_tool", "no_effect_after_cancel", "started_call_represented", "no_lost_observation"):
-    print("this script re-runs the schedule; %s is judged by turnsim itself (see report.json)" % check)
+    for check in resumed:
+        if req is None:
+            found.append((check, "the resumed client sent no tool-bearing request"))
+            continue
+        want = cut if check == "started_call_represented" else sorted(done_before)
+        found += [(check, "the resumed request has no tool_result for %s" % i) for i in want if i not in results]
+        if check == "no_lost_observation":
+            said = "\n".join(user_texts(req))
+            found += [(check, "the resumed request lost the prompt %s" % m)
+                      for m in ("[turnsim-drive prompt 1]", "[turnsim-drive prompt 2]") if m not in said]
+for check in checks:
+    if check not in ("orphaned_tool", "no_effect_after_cancel", "started_call_represented", "no_lost_observation"):
+        print("this script re-runs the schedule; %s is judged by turnsim itself (see report.json)" % check)
 clean_up()
-for f in found:
+for check, f in found:
     print("REPRODUCED %s: %s" % (check, f))
 print("files: " + root)
 sys.exit(1 if found else 0)

@@ -4,8 +4,9 @@
 //! Guarantee: the script is self-contained Python 3 standard library: it embeds the
 //! client's command and environment, the scripted replies (the same steps and
 //! tool-use ids the server played), the tool script, the signal and its timing,
-//! and the check that failed; it runs in a fresh temporary directory and exits 1
-//! when the finding reproduces, 0 when it did not this time. It answers the routes
+//! and every check that failed (each one it can judge on its own is judged); it
+//! runs in a fresh temporary directory and exits 1 when a finding reproduces, 0 when
+//! none did this time. It answers the routes
 //! drive's server answers, each in its own framing: Anthropic `/v1/messages`, and
 //! OpenAI `/v1/responses` and `/v1/chat/completions` (a JSON body, or the event
 //! stream when the request asks for one; an OpenAI call's `call_X` id is the
@@ -54,7 +55,6 @@ fn reply_json(r: &ScriptedResponse) -> Value {
 pub fn script(file: &RunFile, rep: &RunReport, tool_ids: &[String]) -> String {
     let s = &file.schedule;
     let p = &file.profile;
-    let check = rep.failing().first().cloned().unwrap_or_default();
     let config = json!({
         "command": p.command,
         "resume": p.resume,
@@ -72,7 +72,7 @@ pub fn script(file: &RunFile, rep: &RunReport, tool_ids: &[String]) -> String {
             "at_tool": s.interrupt_at_tool,
             "delay_ms": s.interrupt_delay_ms,
         })),
-        "check": check,
+        "checks": rep.failing(),
     });
     TEMPLATE
         .replace(

@@ -66,6 +66,14 @@ pub fn drive(p: &Profile, seed: u64, name: &str) -> RunReport {
     turnsim::drive::drive_one(&file, &dir, "test", 0).expect("the run completes")
 }
 
+pub fn details<'a>(r: &'a RunReport, name: &str) -> &'a [String] {
+    &r.observations
+        .iter()
+        .find(|o| o.name == name)
+        .expect("checker present")
+        .details
+}
+
 pub fn status(r: &RunReport, name: &str) -> Status {
     r.observations
         .iter()
