@@ -39,7 +39,9 @@ fn codex_config() -> Vec<String> {
 }
 
 /// Codex's interactive UI: what `codex` (headless) runs, minus `exec`, `--json` and
-/// the prompt (typed into the UI instead), with the keys a user presses.
+/// the prompt (typed into the UI instead), with the keys a user presses. The custom
+/// provider is also what keeps the UI offline: with OpenAI's default provider it
+/// opens on a sign-in dialog (ChatGPT or API key) even with `OPENAI_API_KEY` set.
 pub fn codex_tui() -> Profile {
     let run = |resume: bool| {
         let mut c = strings(&["codex"]);
@@ -54,11 +56,17 @@ pub fn codex_tui() -> Profile {
             // only a failed request, but it is not the client under test.
             "-c",
             "check_for_update_on_startup=false",
-            // No approval prompt per command and no trust-this-folder dialog (a
-            // bypassed sandbox has nothing to trust the folder for).
+            // The working directory trusted, as a returning user has answered:
+            // inside a git checkout (an `--out` under one) the UI otherwise
+            // stops at "Trust this folder?", bypass flag or not.
+            "-c",
+            r#"projects={"{work}"={trust_level="trusted"}}"#,
+            // As headless: no approval prompt holding a command, no sandbox (the
+            // harness runs as root, and the tool must write its ledger).
             "--dangerously-bypass-approvals-and-sandbox",
             // The agent runs inside this process (and group), never in a shared
-            // background server that outlives the run or serves another one.
+            // background server that outlives the run or serves another one. With
+            // an isolated HOME none is running, so this only keeps it that way.
             "--no-daemon",
         ]));
         c
@@ -213,6 +221,11 @@ mod tests {
                 "{args:?}"
             );
             assert!(args.iter().any(|a| a == "--no-daemon"));
+            assert!(
+                args.iter()
+                    .any(|a| a == r#"projects={"/w"={trust_level="trusted"}}"#),
+                "{args:?}"
+            );
         }
         assert_eq!(first[1..], resumed[3..]);
         assert_eq!(p.interrupts, [Interrupt::Esc, Interrupt::CtrlC]);

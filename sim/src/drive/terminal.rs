@@ -78,8 +78,9 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "gpt-5 default".into(),
             submit: "\r".into(),
             exit: "/quit".into(),
-            // Nothing to answer: the profile's command-line flags skip every
-            // first-run dialog, and the API key comes from the environment.
+            // Nothing to answer here: the profile's `-c` overrides give the
+            // provider (no sign-in dialog) and trust the working directory (no
+            // trust-this-folder question); the API key comes from the environment.
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
