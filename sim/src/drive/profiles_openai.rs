@@ -214,7 +214,11 @@ mod tests {
         assert_eq!(&resumed[..3], ["codex", "resume", "--last"]);
         // Interactive: no `exec`, no JSON output, and the prompt is typed, not passed.
         for args in [&first, &resumed] {
-            assert!(!args.iter().any(|a| a == "exec" || a == "--json" || a == "go"));
+            assert!(
+                !args
+                    .iter()
+                    .any(|a| a == "exec" || a == "--json" || a == "go")
+            );
             assert!(
                 args.iter()
                     .any(|a| a.contains(r#"base_url="http://127.0.0.1:9/v1""#)),
