@@ -358,7 +358,7 @@ impl Checks {
     }
 
     fn registry(c: Arc<Conventions>) -> Vec<Box<dyn Checker>> {
-        let reference_wording = c.name == "reference";
+        let reference_wording = c.name == crate::conventions::REFERENCE_NAME;
         vec![
             Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Conventions, Placement, PromptWrap, TextSet};
+use super::{Conventions, Placement, PromptWrap, REFERENCE_NAME, TextSet};
 
 pub const PROFILE_FORMAT: &str = "turnsim-conventions";
 
@@ -142,6 +142,14 @@ impl ProfileFile {
                 e.path()
             ))
         })?;
+        // The checkers that read the reference engine's own wording switch on for a
+        // profile of that name; a file spelling other texts under it would have an
+        // engine judged by words it never uses.
+        if file.name == REFERENCE_NAME {
+            return Err(ProfileError(format!(
+                "{origin}: the name {REFERENCE_NAME:?} belongs to the built-in reference profile (its wording switches on interruption_recorded, label_matches and prefix_reported); give this profile another name"
+            )));
+        }
         Ok(file)
     }
 }

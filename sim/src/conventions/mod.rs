@@ -169,11 +169,16 @@ impl Placement {
 
 type Authored = Arc<dyn Fn(&Message) -> Option<AuthoredKind> + Send + Sync>;
 
+/// The name of [`Conventions::reference`].
+pub const REFERENCE_NAME: &str = "reference";
+
 /// An engine's conventions. Every `None` is "not known": checkers then judge only
 /// what is generic.
 #[derive(Clone, Default)]
 pub struct Conventions {
-    /// Shown in `turnsim run` output and stored in scenario files.
+    /// Shown in `turnsim run` output and stored in scenario files. The name
+    /// [`REFERENCE_NAME`] is the reference profile's alone: it switches on the
+    /// checkers that read the reference wording (a profile file may not use it).
     pub name: String,
     /// Exactly the engine's interruption markers.
     pub markers: Option<TextSet>,
@@ -221,7 +226,7 @@ impl Conventions {
     pub fn reference() -> Conventions {
         let w = Wording::REFERENCE;
         Conventions {
-            name: "reference".into(),
+            name: REFERENCE_NAME.into(),
             markers: Some(TextSet::default().with_matcher(w.is_marker)),
             marker_like: Some(TextSet::default().with_prefix(w.marker_opening)),
             notes: Some(TextSet::default().with_matcher(w.is_note)),

@@ -118,6 +118,11 @@ fn a_bad_profile_file_names_the_field_at_fault() {
     let kind = r#"{"format": "turnsim-conventions", "prompt": "wrapped"}"#;
     let err = ProfileFile::parse(kind, "p.json").unwrap_err().0;
     assert!(err.contains("at `prompt`"), "{err}");
+    let taken = r#"{"format": "turnsim-conventions", "name": "reference", "prompt": "plain"}"#;
+    assert_eq!(
+        ProfileFile::parse(taken, "p.json").unwrap_err().0,
+        "p.json: the name \"reference\" belongs to the built-in reference profile (its wording switches on interruption_recorded, label_matches and prefix_reported); give this profile another name"
+    );
 }
 
 #[test]
