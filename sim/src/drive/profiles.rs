@@ -106,9 +106,10 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 11] = [
+pub const BUILT_IN: [&str; 12] = [
     "claude-code",
     "claude-code-tui",
+    "codex-tui",
     "test-client-tui",
     "opencode",
     "python-sdk",
@@ -186,6 +187,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                 ..p
             })
         }
+        "codex-tui" => Ok(super::profiles_openai::codex_tui()),
         "test-client-tui" => {
             let mut flags = vec!["--interactive".to_owned()];
             flags.extend(command.iter().cloned());

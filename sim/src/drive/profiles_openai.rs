@@ -10,6 +10,10 @@
 //! under its 10 s `yield_time_ms`, so it finishes instead of becoming a session.
 //! Codex retries a 429 only with `retry-after`, which serve always sends; its stream
 //! idle watchdog is 300 s, so it gets no hangs.
+//!
+//! `codex-tui` is the same provider configuration given to Codex's interactive
+//! terminal UI (`codex`, resumed with `codex resume --last`), driven in a pty by
+//! [`super::terminal`] with keys instead of signals.
 
 use super::profiles::{Interrupt, Profile, ProviderFault};
 
@@ -32,6 +36,48 @@ fn codex_config() -> Vec<String> {
         out.push(c.to_owned());
     }
     out
+}
+
+/// Codex's interactive UI: what `codex` (headless) runs, minus `exec`, `--json` and
+/// the prompt (typed into the UI instead), with the keys a user presses. The custom
+/// provider is also what keeps the UI offline: with OpenAI's default provider it
+/// opens on a sign-in dialog (ChatGPT or API key) even with `OPENAI_API_KEY` set.
+pub fn codex_tui() -> Profile {
+    let run = |resume: bool| {
+        let mut c = strings(&["codex"]);
+        if resume {
+            // The interactive resume; `--last` skips the session picker and takes
+            // the newest session of this working directory.
+            c.extend(strings(&["resume", "--last"]));
+        }
+        c.extend(codex_config());
+        c.extend(strings(&[
+            // The TUI asks GitHub for a newer release at start; offline that is
+            // only a failed request, but it is not the client under test.
+            "-c",
+            "check_for_update_on_startup=false",
+            // The working directory trusted, as a returning user has answered:
+            // inside a git checkout (an `--out` under one) the UI otherwise
+            // stops at "Trust this folder?", bypass flag or not.
+            "-c",
+            r#"projects={"{work}"={trust_level="trusted"}}"#,
+            // As headless: no approval prompt holding a command, no sandbox (the
+            // harness runs as root, and the tool must write its ledger).
+            "--dangerously-bypass-approvals-and-sandbox",
+            // The agent runs inside this process (and group), never in a shared
+            // background server that outlives the run or serves another one. With
+            // an isolated HOME none is running, so this only keeps it that way.
+            "--no-daemon",
+        ]));
+        c
+    };
+    Profile {
+        name: "codex-tui".into(),
+        command: run(false),
+        resume: run(true),
+        interrupts: vec![Interrupt::Esc, Interrupt::CtrlC],
+        ..profile("codex")
+    }
 }
 
 /// The profile for one of `codex`, `openai-agents`, `openai-chat`.
@@ -150,5 +196,44 @@ mod tests {
         );
         assert_eq!(args.last().map(String::as_str), Some("go"));
         assert_eq!(p.shell_tool, "exec_command");
+    }
+
+    #[test]
+    fn codex_tui_resumes_the_last_interactive_session_with_the_same_provider() {
+        let p = codex_tui();
+        let v = Vars {
+            base_url: "http://127.0.0.1:9".into(),
+            prompt: "go".into(),
+            home: "/h".into(),
+            work: "/w".into(),
+            resume: true,
+        };
+        let first = argv(&p.command, &v);
+        let resumed = argv(&p.resume, &v);
+        assert_eq!(first[0], "codex");
+        assert_eq!(&resumed[..3], ["codex", "resume", "--last"]);
+        // Interactive: no `exec`, no JSON output, and the prompt is typed, not passed.
+        for args in [&first, &resumed] {
+            assert!(
+                !args
+                    .iter()
+                    .any(|a| a == "exec" || a == "--json" || a == "go")
+            );
+            assert!(
+                args.iter()
+                    .any(|a| a.contains(r#"base_url="http://127.0.0.1:9/v1""#)),
+                "{args:?}"
+            );
+            assert!(args.iter().any(|a| a == "--no-daemon"));
+            assert!(
+                args.iter()
+                    .any(|a| a == r#"projects={"/w"={trust_level="trusted"}}"#),
+                "{args:?}"
+            );
+        }
+        assert_eq!(first[1..], resumed[3..]);
+        assert_eq!(p.interrupts, [Interrupt::Esc, Interrupt::CtrlC]);
+        assert_eq!(p.shell_tool, "exec_command");
+        assert_eq!(p.env, profile("codex").env);
     }
 }

@@ -72,6 +72,19 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             rows: 40,
             cols: 120,
         }),
+        "codex-tui" => Some(Terminal {
+            // The status line under the prompt box (model and reasoning effort),
+            // drawn once the session has started and the box takes input.
+            ready: "gpt-5 default".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // Nothing to answer here: the profile's `-c` overrides give the
+            // provider (no sign-in dialog) and trust the working directory (no
+            // trust-this-folder question); the API key comes from the environment.
+            home_files: Vec::new(),
+            rows: 40,
+            cols: 120,
+        }),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),
