@@ -78,7 +78,11 @@ fn cassette(records: &[Record]) -> String {
                     "headers": headers,
                     "body": r.body.to_string(),
                 },
-                "response": {"code": r.answer.status, "body": ""},
+                // The reply the client received, as a JSON body, when it was whole.
+                "response": {
+                    "code": r.answer.status,
+                    "body": r.answer.reply.as_ref().map_or(String::new(), |m| m.to_json()),
+                },
             })
         })
         .collect();
@@ -315,5 +319,51 @@ fn a_system_prompt_rewritten_while_the_tool_results_are_answered_is_still_a_viol
         ),
         "{}",
         found[1].6
+    );
+}
+
+#[test]
+fn a_reply_sent_back_without_its_tool_call_is_a_violation_live_from_a_recording_and_from_a_cassette()
+ {
+    let rec = temp_dir("reply-kept-record");
+    let (server, _dir) = start_with(script(LOOP), "reply-kept", |c| c.record = Some(rec.clone()));
+    let mut messages = vec![json!({"role": "user", "content": "Run it."})];
+    let raw = post(server.addr, &body(&messages, true));
+    assert_eq!(raw.status, 200);
+    let mut assistant = assistant_message(&raw, true);
+    // What Claude Code resumed with after a late SIGTERM: the model's words kept, the
+    // tool call it made (and that ran) taken out, a new prompt after it.
+    assistant["content"]
+        .as_array_mut()
+        .expect("blocks")
+        .retain(|b| b["type"] != "tool_use");
+    if assistant["content"].as_array().is_some_and(Vec::is_empty) {
+        // The scripted reply had no words; an empty message the API would refuse.
+        assistant["content"] = json!([{"type": "text", "text": "Running it."}]);
+    }
+    messages.push(assistant);
+    messages.push(json!({"role": "user", "content": "Go on."}));
+    assert_eq!(post(server.addr, &body(&messages, true)).status, 200);
+    let found = judged_three_ways(&server, &rec);
+    let kinds: Vec<(&str, &str, &str, Option<usize>, Option<usize>)> = found
+        .iter()
+        .map(|f| (f.0.as_str(), f.1.as_str(), f.2.as_str(), f.3, f.4))
+        .collect();
+    assert_eq!(
+        kinds,
+        [(
+            "violation",
+            "response_kept",
+            "reply_changed",
+            Some(1),
+            Some(1)
+        )]
+    );
+    assert!(
+        found[0]
+            .6
+            .starts_with("request 1: message 1 is not the reply streamed to request 0"),
+        "{}",
+        found[0].6
     );
 }

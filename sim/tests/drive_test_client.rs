@@ -74,10 +74,24 @@ fn a_tool_rerun_after_restart_is_found_and_replayed() {
 }
 
 #[test]
-fn a_dropped_started_call_fails_the_structural_check_with_valid_requests() {
+fn a_dropped_started_call_fails_the_structural_check_and_the_kept_reply_rule() {
     let p = test_client(&["--drop-started-call"]);
     let r = drive(&p, seed_with(&p, Interrupt::Sigterm), "drop");
-    assert_eq!(r.failing(), ["started_call_represented"], "{}", r.text());
+    // Every request is valid and append-only; what the client changed is the model's
+    // own reply (its tool call taken out), which the request judge also sees.
+    assert_eq!(
+        r.failing(),
+        ["verdicts_clean", "started_call_represented"],
+        "{}",
+        r.text()
+    );
+    let judged = details(&r, "verdicts_clean");
+    assert_eq!(judged.len(), 1, "{}", r.text());
+    assert!(
+        judged[0].contains("response_kept/reply_changed at message 3"),
+        "{}",
+        r.text()
+    );
     let o = r
         .observations
         .iter()

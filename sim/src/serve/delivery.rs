@@ -48,6 +48,7 @@ pub(super) fn first_answer(shaped: &Shaped, stream: bool) -> Answer {
         stop_reason: None,
         response_id: None,
         output: Vec::new(),
+        reply: None,
     }
 }
 

@@ -351,9 +351,34 @@ impl Server {
         } else {
             plain_reply()
         };
-        let (reply, answer) = deliver(&shaped, &meta, parsed.stream, request_id);
-        st.judge.set_outcome(&key, &answer.outcome);
+        let (reply, mut answer) = deliver(&shaped, &meta, parsed.stream, request_id);
+        answer.reply = received(&reply, &answer);
+        st.judge
+            .set_answer(&key, &answer.outcome, answer.reply.clone());
         (reply, answer, Some(verdict))
+    }
+}
+
+/// The assistant message a client put together from a complete 200 reply: the same
+/// bytes it read, read back by `check`'s own reader (events or a JSON body). `None`
+/// for anything cut, hung or refused: no whole message reached the client.
+fn received(reply: &Reply, answer: &Answer) -> Option<turnsim_core::Message> {
+    if answer.status != 200 || answer.outcome != "complete" {
+        return None;
+    }
+    let bytes = match &reply.body {
+        ReplyBody::Full(b) => b.clone(),
+        ReplyBody::Stream {
+            parts,
+            end: StreamEnd::Complete,
+        } => parts.iter().flat_map(|p| p.bytes.iter().copied()).collect(),
+        _ => return None,
+    };
+    let text = String::from_utf8(bytes).ok()?;
+    if answer.stream {
+        crate::check::sse::parse_stream(&text).ok()
+    } else {
+        serde_json::from_str(&text).ok()
     }
 }
 
@@ -375,6 +400,7 @@ fn plain_answer(status: u16, played: &str) -> Answer {
         stop_reason: None,
         response_id: None,
         output: Vec::new(),
+        reply: None,
     }
 }
 

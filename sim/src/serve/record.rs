@@ -44,7 +44,7 @@ pub const KEPT_HEADERS: [&str; 16] = [
 pub const SECRET_HEADERS: [&str; 2] = ["x-api-key", "authorization"];
 
 /// What the server answered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     pub status: u16,
     pub stream: bool,
@@ -62,6 +62,11 @@ pub struct Answer {
     pub response_id: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output: Vec<Value>,
+    /// A complete Messages reply as the client received it (the streamed events put
+    /// together), so that a recording judged again holds the next request to the
+    /// same rule as the live judge did: the reply is sent back as streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<turnsim_core::Message>,
 }
 
 /// One recorded request.
@@ -226,7 +231,7 @@ pub fn check_records(records: &[Record]) -> Checked {
             parsed: &parsed,
             headers: &r.headers,
         });
-        judge.set_outcome(&key, &r.answer.outcome);
+        judge.set_answer(&key, &r.answer.outcome, r.answer.reply.clone());
         if let Some(recorded) = &r.verdict
             && recorded.violations != verdict.violations
         {

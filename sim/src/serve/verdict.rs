@@ -17,7 +17,7 @@ use crate::judge::session::{self, Answered};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use turnsim_core::Block;
+use turnsim_core::{Block, Message};
 
 /// One broken rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,12 +132,18 @@ fn outcome_status(outcome: &str) -> Option<u16> {
 impl Judge {
     /// Tells the judge how the server answered the last request of `key`.
     pub fn set_outcome(&mut self, key: &ConversationKey, outcome: &str) {
+        self.set_answer(key, outcome, None);
+    }
+
+    /// As [`Judge::set_outcome`], with the reply the client received when it was
+    /// complete: the next request of the conversation must carry it unchanged.
+    pub fn set_answer(&mut self, key: &ConversationKey, outcome: &str, reply: Option<Message>) {
         self.answered(
             key,
             Answered {
                 status: outcome_status(outcome),
                 outcome: Some(outcome.to_owned()),
-                reply: None,
+                reply,
             },
         );
     }
