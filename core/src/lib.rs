@@ -28,6 +28,7 @@ pub use interrupt::{
     CancelCause, InterruptReason, TurnDraft, append_marker, interruption_label,
     is_interruption_marker, is_marker_message, migrate_legacy_abort_context, recover_crashed_turn,
 };
+pub use json::messages_to_json;
 pub use message::*;
 pub use note::{
     CANCEL_PHRASES, UNRECOGNISED_TOOL, is_plausible_tool_name, is_tool_in_flight_note,

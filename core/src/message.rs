@@ -287,26 +287,6 @@ impl Message {
             .iter()
             .any(|b| matches!(b, Block::ToolUse { .. }))
     }
-
-    /// Serialized JSON, the bytes `serde_json::to_string` gives (written by
-    /// [`crate::json`], which is faster); infallible because every value in a `Message`
-    /// is JSON already.
-    pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(256);
-        match crate::json::write_message(&mut out, self) {
-            Ok(()) => out,
-            Err(_) => String::new(),
-        }
-    }
-}
-
-/// Serializes a history for byte comparison and digests.
-pub fn messages_to_json(messages: &[SharedMessage]) -> String {
-    let mut out = String::with_capacity(256 * messages.len());
-    match crate::json::write_messages(&mut out, messages) {
-        Ok(()) => out,
-        Err(_) => String::new(),
-    }
 }
 
 /// Parses an array of messages, as a transcript or request body holds them.

@@ -43,7 +43,7 @@ pub fn repair_history_after_failure(messages: &mut Vec<SharedMessage>, turn_base
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::messages_to_json;
+    use crate::json::messages_to_json;
     use std::sync::Arc;
 
     fn shared(m: Message) -> SharedMessage {

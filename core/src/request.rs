@@ -7,7 +7,8 @@
 //! with it. The provider's prompt cache keys on those bytes; one changed byte early in
 //! the prefix costs the whole cached prefix.
 
-use crate::message::{Block, Content, Message, Role, SharedMessage, messages_to_json};
+use crate::json::messages_to_json;
+use crate::message::{Block, Content, Message, Role, SharedMessage};
 use serde::{Deserialize, Serialize};
 
 /// A tool the model may call, as the provider's `tools` array holds it.

@@ -6,7 +6,8 @@
 //! uses. A harness that passes a canary has a blind spot; the canary tests require
 //! `turnsim run` to find each one within a stated seed budget.
 
-use crate::canary_turns::{TurnCanary, restore_log};
+mod turns;
+use turns::{TurnCanary, restore_log};
 mod judged;
 
 use crate::checkers::Invariant;
@@ -119,7 +120,7 @@ impl Bug {
     }
 
     /// Whether it is one of the interruption and turn-end canaries of
-    /// [`crate::canary_turns`].
+    /// [`turns`].
     fn turns_canary(self) -> bool {
         matches!(
             self,

@@ -12,7 +12,7 @@
 //! only a failing scenario has something to shrink. A mismatch is kept for a replay
 //! that does not do what its own file expects.
 
-use crate::world::FailureClass;
+use crate::invariant::FailureClass;
 
 /// A process exit code. `#[repr(u8)]`: the discriminant is the code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -29,6 +29,23 @@
 //! Everything else is internal; the `testing` feature's `turnsim::testing` module
 //! re-exports some of it for this crate's own tests and is not part of the API.
 //!
+//! Layers, each importing only its own or those below (no circles; `scripts/layers.py`
+//! checks it under `cargo test`, `docs/architecture.md` explains it):
+//!
+//! ```text
+//! cli, testing
+//! check, serve, drive, stdio_engine, fuzz_bodies
+//! scenario, runner, shrink, report, seedset, summary_file
+//! world
+//! engine, options, decide, scheduler, disk, tools, script, provider, trace, canary
+//! checkers
+//! conventions
+//! judge                       (the one judge: a leaf over core types and wire readers)
+//! openai                      (wire readers)
+//! exit, invariant, atomic, run_digest, cliargs
+//! turnsim-core
+//! ```
+//!
 //! `unsafe` is denied crate-wide and allowed in exactly three places, each for libc
 //! calls std has no safe form of: `cli::interrupt` (`sigaction` for the Ctrl-C
 //! handler, `_exit` on a second Ctrl-C), `drive::procs` (`kill`, `killpg`,
@@ -47,7 +64,8 @@
 // crate's own tests, benches and examples reach into.
 pub use canary::{Bug, Canary};
 pub use checkers::{INVARIANTS, Invariant, UnknownInvariant, Violation};
-pub use engine::{Engine, EngineFactory, Reference, observable_state_bytes};
+pub use engine::{Engine, EngineFactory, Judged, Reference, observable_state_bytes};
+pub use invariant::FailureClass;
 pub use options::{FaultKind, Ratio, SimOptions, UnknownFaultKind};
 pub use runner::{
     Batch, SeedReport, Summary, check_determinism, matches_expectation, run_batch, run_batch_with,
@@ -58,11 +76,10 @@ pub use scenario::{
     ScriptedStop, load_scenario, parse_scenario, save_scenario, scenario_to_json,
 };
 pub use shrink::{Budget, Shrunk, shrink, shrink_with};
-pub use world::{EngineCall, EnginePhase, FailureClass, RunOutcome, sim_config};
+pub use world::{EngineCall, EnginePhase, RunOutcome, sim_config};
 
 pub(crate) mod atomic;
 pub(crate) mod canary;
-mod canary_turns;
 pub mod check;
 pub(crate) mod checkers;
 #[cfg(feature = "cli")]
@@ -77,6 +94,7 @@ pub(crate) mod engine;
 pub mod exit;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
+pub(crate) mod invariant;
 pub(crate) mod judge;
 pub(crate) mod openai;
 pub(crate) mod options;
@@ -86,6 +104,7 @@ pub(crate) mod run_digest;
 pub(crate) mod runner;
 pub(crate) mod scenario;
 pub(crate) mod scheduler;
+pub(crate) mod script;
 pub(crate) mod seedset;
 pub mod serve;
 pub(crate) mod shrink;

@@ -8,16 +8,15 @@
 //! the stop reason and usage, then `message_stop`); tool input arrives as JSON split at
 //! arbitrary byte positions, as the real API splits it.
 //!
-//! Model-written text carries [`MODEL_TAINT`], so `note_exact` can tell whether any of
+//! Model-written text carries the judge's [`MODEL_MARK`], so `note_exact` can tell whether any of
 //! it leaked into a user-role message the runtime wrote.
 
 use crate::decide::{Decider, Tag};
 use crate::options::{FaultKind, SimOptions};
-use crate::scenario::{ScriptedError, ScriptedResponse, ScriptedStop};
+use crate::script::{ScriptedError, ScriptedResponse, ScriptedStop};
 use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
 
-/// A token present in every piece of model-written text the provider produces.
-pub const MODEL_TAINT: &str = "§model§";
+pub use crate::judge::taint::MODEL_MARK;
 
 /// Tool names the model sometimes produces that no runtime should copy into a
 /// user-role message (docs/spec.md §5).
@@ -190,7 +189,7 @@ fn model_text(d: &mut Decider, opts: &SimOptions) -> String {
     let n = d.range(1, 4) as usize;
     // Room for the taint and four of the longest words: no regrowth on the way.
     let mut s = String::with_capacity(160);
-    s.push_str(MODEL_TAINT);
+    s.push_str(MODEL_MARK);
     for _ in 0..n {
         s.push_str(WORDS[d.below(WORDS.len() as u32) as usize]);
     }
@@ -216,7 +215,7 @@ fn tool_input(d: &mut Decider, name: &str) -> String {
     s.push('/');
     push_decimal(&mut s, n);
     s.push_str(".rs\",\"note\":\"");
-    s.push_str(MODEL_TAINT);
+    s.push_str(MODEL_MARK);
     s.push_str(" look\"}");
     s
 }
@@ -229,7 +228,7 @@ fn tool_input_serialized(name: &str, n: u32) -> String {
         note: &'a str,
     }
     let path = format!("src/{name}/{n}.rs");
-    let note = [MODEL_TAINT, " look"].concat();
+    let note = [MODEL_MARK, " look"].concat();
     serde_json::to_string(&Input {
         path: &path,
         note: &note,

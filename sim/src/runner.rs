@@ -11,8 +11,8 @@
 
 use crate::checkers::Violation;
 use crate::checkers::determinism::first_divergence;
-use crate::conventions::Judged;
 use crate::engine::EngineFactory;
+use crate::engine::Judged;
 use crate::options::{FaultKind, SimOptions};
 use crate::run_digest::RunDigest;
 use crate::scenario::{Expectation, Scenario};

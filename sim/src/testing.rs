@@ -128,6 +128,10 @@ pub mod serve {
     pub mod record {
         pub use crate::serve::record::*;
     }
+    /// A recording judged again.
+    pub mod recheck {
+        pub use crate::serve::recheck::*;
+    }
     /// Serve scripts.
     pub mod script {
         pub use crate::serve::script::*;

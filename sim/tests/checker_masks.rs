@@ -18,7 +18,8 @@
 
 mod flawed_support;
 
-use turnsim::conventions::{Conventions, Judged, Selection};
+use turnsim::Judged;
+use turnsim::conventions::{Conventions, Selection};
 use turnsim::testing::checkers::Invariant;
 use turnsim::testing::world::{RunOutcome, RunSpec, run};
 use turnsim::{Bug, Canary, EngineFactory, Reference, SimOptions};

@@ -8,7 +8,8 @@ use turnsim::conventions::{
     AuthoredKind, CheckKind, Conventions, Placement, PromptWrap, Selection, TextSet,
 };
 use turnsim::testing::checkers::{Checks, Ctx, Event, Invariant, Observation};
-use turnsim::testing::provider::MODEL_TAINT;
+use turnsim::testing::provider::MODEL_MARK;
+use turnsim::testing::world::world_facts;
 use turnsim_core::{
     Block, CacheBreakpoint, CacheHints, Message, OperationId, Request, SharedMessage,
 };
@@ -63,7 +64,7 @@ impl Fixture {
 
     fn selected(c: &Conventions, s: &Selection) -> Fixture {
         Fixture {
-            checks: Checks::with(c, s),
+            checks: Checks::with(c, s, world_facts()),
             prompts: vec!["fix the CLI".into()],
         }
     }
@@ -145,7 +146,7 @@ fn a_plain_string_prompt_passes_without_a_profile_and_with_a_plain_one() {
 
 #[test]
 fn note_exact_without_a_profile_still_fires_on_model_text_in_a_user_message() {
-    let tainted = format!("{MODEL_TAINT} run rm -rf");
+    let tainted = format!("{MODEL_MARK} run rm -rf");
     let err = Fixture::new(&Conventions::generic())
         .send(&plain_turn(&tainted), &[Some(2)])
         .expect_err("model text in a user string");

@@ -6,7 +6,8 @@ mod other_support;
 
 use other_support::OtherFactory;
 use turnsim::EngineFactory;
-use turnsim::conventions::{Conventions, Judged, Selection};
+use turnsim::Judged;
+use turnsim::conventions::{Conventions, Selection};
 use turnsim::testing::checkers::Invariant;
 use turnsim::{Batch, Summary, run_batch};
 

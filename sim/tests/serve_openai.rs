@@ -398,7 +398,7 @@ fn a_recording_of_openai_traffic_is_judged_again_to_the_same_verdicts() {
     let body = continuing(&output_for(&items), &id);
     assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 200);
     let live = server.server.verdicts();
-    let again = turnsim::testing::serve::record::check_dir(&rec).expect("the recording reads");
+    let again = turnsim::testing::serve::recheck::check_dir(&rec).expect("the recording reads");
     assert!(again.mismatches.is_empty(), "{:?}", again.mismatches);
     assert_eq!(again.verdicts.len(), 2);
     assert_eq!(again.verdicts[1].violations, live[1].violations);

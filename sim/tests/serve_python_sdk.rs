@@ -83,7 +83,7 @@ fn the_python_sdk_completes_a_tool_loop_offline_with_clean_verdicts() {
         );
     }
     // And the recording on disk judges the same.
-    let checked = turnsim::testing::serve::record::check_dir(&rec).expect("recording");
+    let checked = turnsim::testing::serve::recheck::check_dir(&rec).expect("recording");
     assert_eq!(checked.verdicts.len(), 5);
     assert!(checked.verdicts.iter().all(|v| v.is_clean()));
     assert!(checked.mismatches.is_empty());

@@ -5,7 +5,8 @@ mod serve_support;
 
 use serde_json::json;
 use serve_support::*;
-use turnsim::testing::serve::record::{check_dir, read_dir};
+use turnsim::testing::serve::recheck::check_dir;
+use turnsim::testing::serve::record::read_dir;
 use turnsim::testing::serve::script::Script;
 use turnsim::testing::serve::tools::{LedgerLine, read_ledger};
 

@@ -2,7 +2,7 @@
 //! placement and crash recovery of a half-written turn.
 
 use super::*;
-use crate::message::messages_to_json;
+use crate::json::messages_to_json;
 
 fn shared(m: Message) -> SharedMessage {
     Arc::new(m)

@@ -22,7 +22,7 @@ mod keys;
 mod wire;
 
 pub use escape::write_str;
-pub use wire::{write_message, write_messages, write_tool_calls};
+pub use wire::{messages_to_json, write_message, write_messages, write_tool_calls};
 
 use serde::ser::{self, Serialize};
 

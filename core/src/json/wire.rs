@@ -10,7 +10,7 @@
 //! through the generic writer.
 
 use super::{Error, escape::write_str, write};
-use crate::message::{Block, Content, Message, ToolCall, ToolResultContent};
+use crate::message::{Block, Content, Message, SharedMessage, ToolCall, ToolResultContent};
 
 /// Appends `message` as JSON.
 pub fn write_message(out: &mut String, message: &Message) -> Result<(), Error> {
@@ -123,4 +123,26 @@ pub fn write_tool_calls(out: &mut String, calls: &[ToolCall]) -> Result<(), Erro
     }
     out.push(']');
     Ok(())
+}
+
+impl Message {
+    /// Serialized JSON, the bytes `serde_json::to_string` gives (written by
+    /// this file, which is faster); infallible because every value in a `Message`
+    /// is JSON already.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(256);
+        match write_message(&mut out, self) {
+            Ok(()) => out,
+            Err(_) => String::new(),
+        }
+    }
+}
+
+/// Serializes a history for byte comparison and digests.
+pub fn messages_to_json(messages: &[SharedMessage]) -> String {
+    let mut out = String::with_capacity(256 * messages.len());
+    match write_messages(&mut out, messages) {
+        Ok(()) => out,
+        Err(_) => String::new(),
+    }
 }

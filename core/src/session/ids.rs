@@ -14,7 +14,6 @@
 //! session and a replayed run choose the same id, and the ids a provider never repeats
 //! are untouched (byte for byte the same history as before this rule existed).
 
-use super::stream::Stream;
 use crate::message::{Block, SharedMessage};
 use std::collections::BTreeSet;
 
@@ -30,11 +29,16 @@ pub(super) fn retiring(messages: &[SharedMessage]) -> Vec<String> {
         .collect()
 }
 
-/// Whether `id` is already the id of a `tool_use` in `history`, in `stream`, or among
-/// the `retired` ones.
-fn taken(id: &str, history: &[SharedMessage], stream: &Stream, retired: &BTreeSet<String>) -> bool {
+/// Whether `id` is already the id of a `tool_use` in `history`, in the reply being
+/// streamed (`in_reply` answers for it), or among the `retired` ones.
+fn taken(
+    id: &str,
+    history: &[SharedMessage],
+    in_reply: &dyn Fn(&str) -> bool,
+    retired: &BTreeSet<String>,
+) -> bool {
     retired.contains(id)
-        || stream.tool_use_ids().any(|used| used == id)
+        || in_reply(id)
         || history.iter().any(|m| {
             m.blocks()
                 .iter()
@@ -43,18 +47,19 @@ fn taken(id: &str, history: &[SharedMessage], stream: &Stream, retired: &BTreeSe
 }
 
 /// The id the session keeps for a `tool_use` the provider opened with `id`, or `None`
-/// when `id` itself is free.
+/// when `id` itself is free. `in_reply` says whether an earlier `tool_use` of the reply
+/// being streamed carries an id (a question, so this file needs nothing of the stream).
 pub(super) fn unique_tool_use_id(
     id: &str,
     history: &[SharedMessage],
-    stream: &Stream,
+    in_reply: &dyn Fn(&str) -> bool,
     retired: &BTreeSet<String>,
 ) -> Option<String> {
-    if !taken(id, history, stream, retired) {
+    if !taken(id, history, in_reply, retired) {
         return None;
     }
     // Terminates: each candidate is distinct and the ids taken are finitely many.
     (2u64..)
         .map(|k| format!("{id}-{k}"))
-        .find(|candidate| !taken(candidate, history, stream, retired))
+        .find(|candidate| !taken(candidate, history, in_reply, retired))
 }

@@ -234,7 +234,8 @@ impl Session {
                 block: BlockStart::ToolUse { id, name },
             } => {
                 let (history, retired) = (self.state.history(), &self.retired_ids);
-                let id = unique_tool_use_id(&id, history, stream, retired).unwrap_or(id);
+                let in_reply = |wanted: &str| stream.tool_use_ids().any(|used| used == wanted);
+                let id = unique_tool_use_id(&id, history, &in_reply, retired).unwrap_or(id);
                 StreamEvent::BlockStart {
                     index,
                     block: BlockStart::ToolUse { id, name },

@@ -1,7 +1,7 @@
 //! A `turnsim serve --record` folder judged again, as one input.
 //!
 //! Guarantee: the recording is judged by the judge the live server used, fed the
-//! same way ([`crate::serve::record::check_records`]: request order, the same
+//! same way ([`crate::serve::recheck::check_records`]: request order, the same
 //! conversation key, each answer told as the server told it), so the findings are
 //! the live verdicts' findings. A folder holding no judgeable request is an error,
 //! never "0 requests judged, clean". A recorded verdict that differs from the one
@@ -10,7 +10,8 @@
 
 use super::findings::{FileReport, Finding, Place, Severity};
 use super::source::InputError;
-use crate::serve::record::{check_records, read_dir};
+use crate::serve::recheck::check_records;
+use crate::serve::record::read_dir;
 use std::path::Path;
 
 /// True when `path` (a JSON file) is a serve record.

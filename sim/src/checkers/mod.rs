@@ -13,7 +13,6 @@ pub mod determinism;
 mod durable_live;
 mod history_stable;
 mod hostile_input;
-mod invariant;
 mod liveness;
 mod logical_order;
 pub(crate) mod marker_once;
@@ -37,7 +36,8 @@ mod reply_never_fails;
 mod shown_survives;
 pub use interrupted_turn::{InterruptionWording, interruption_wording};
 
-pub use invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
+pub use crate::invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
+pub use crate::judge::finding::excerpt;
 
 use crate::conventions::{CheckKind, Conventions, Selection};
 use std::collections::BTreeMap;
@@ -51,6 +51,19 @@ use turnsim_core::{
 pub const INVARIANTS: [&str; INVARIANT_NAMES.len()] = INVARIANT_NAMES;
 
 pub type Check = Result<(), String>;
+
+/// What the world tells its checkers about itself, fixed for a run and handed to
+/// their constructors: a checker's verdict depends on its events and on these, never
+/// on a global that some other part of the process happened to set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorldFacts {
+    /// The mark the world's model puts in every text it writes
+    /// ([`crate::judge::taint::MODEL_MARK`] in the simulator).
+    pub model_mark: &'static str,
+    /// The cap on truncated replies resumed in a row that the world configured the
+    /// engine's session with.
+    pub max_truncated_resumes: u32,
+}
 
 /// What every checker may read at the moment of an event.
 pub struct Ctx<'a> {
@@ -287,21 +300,15 @@ pub struct Checks {
     starts: [usize; u32::BITS as usize + 1],
 }
 
-impl Default for Checks {
-    fn default() -> Self {
-        Checks::new()
-    }
-}
-
 impl Checks {
     /// Every checker, holding the engine to the reference engine's profile.
-    pub fn new() -> Checks {
-        Checks::with(&Conventions::reference(), &Selection::all())
+    pub fn new(facts: WorldFacts) -> Checks {
+        Checks::with(&Conventions::reference(), &Selection::all(), facts)
     }
 
     /// The selected checkers, holding the engine to `conventions`.
-    pub fn with(conventions: &Conventions, selection: &Selection) -> Checks {
-        let list: Vec<Box<dyn Checker>> = Checks::registry(Arc::new(conventions.clone()))
+    pub fn with(conventions: &Conventions, selection: &Selection, facts: WorldFacts) -> Checks {
+        let list: Vec<Box<dyn Checker>> = Checks::registry(Arc::new(conventions.clone()), facts)
             .into_iter()
             .filter(|c| selection.runs(c.invariant()))
             .collect();
@@ -357,14 +364,14 @@ impl Checks {
         self
     }
 
-    fn registry(c: Arc<Conventions>) -> Vec<Box<dyn Checker>> {
+    fn registry(c: Arc<Conventions>, facts: WorldFacts) -> Vec<Box<dyn Checker>> {
         let reference_wording = c.name == crate::conventions::REFERENCE_NAME;
         vec![
             Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),
             Box::<history_stable::HistoryStable>::default(),
             Box::new(marker_once::MarkerOnce::new(c.clone())),
-            Box::new(note_exact::NoteExact::new(c.clone())),
+            Box::new(note_exact::NoteExact::new(c.clone(), facts.model_mark)),
             Box::new(at_most_once::AtMostOnce),
             Box::new(no_lost_observation::NoLostObservation::new(c.clone())),
             Box::new(stale_noop::StaleNoop),
@@ -380,7 +387,9 @@ impl Checks {
             Box::<quiet_after_cancel::QuietAfterCancel>::default(),
             Box::<shown_survives::ShownSurvives>::default(),
             Box::<reply_never_fails::ReplyNeverFails>::default(),
-            Box::<model_ends_turn::ModelEndsTurn>::default(),
+            Box::new(model_ends_turn::ModelEndsTurn::new(
+                facts.max_truncated_resumes,
+            )),
             Box::new(hostile_input::HostileInput),
             Box::new(logical_order::LogicalOrder),
             Box::<thinking_intact::ThinkingIntact>::default(),
@@ -393,7 +402,12 @@ impl Checks {
 
     /// Every checker a run can select, by name, with its kind, in the order they run.
     pub fn catalogue() -> Vec<(&'static str, CheckKind)> {
-        Checks::registry(Arc::new(Conventions::generic()))
+        // The facts shape verdicts, not which checkers exist.
+        let facts = WorldFacts {
+            model_mark: "",
+            max_truncated_resumes: 0,
+        };
+        Checks::registry(Arc::new(Conventions::generic()), facts)
             .iter()
             .map(|c| (c.invariant().name(), c.kind()))
             .collect()
@@ -426,7 +440,7 @@ impl Checks {
     pub fn counts(&self) -> BTreeMap<&'static str, u64> {
         // Put in name order first (by a rank, not by comparing names), so the map is
         // built in one pass instead of by a search per entry: this runs once per seed.
-        let rank = invariant::name_ranks();
+        let rank = crate::invariant::name_ranks();
         let mut pairs: Vec<(Invariant, u64)> = self
             .list
             .iter()
@@ -445,16 +459,13 @@ impl Checks {
     }
 }
 
-/// A short, one-line excerpt of a text for reports.
-pub fn excerpt(s: &str) -> String {
-    let one_line: String = s
-        .chars()
-        .map(|c| if c.is_control() { '⏎' } else { c })
-        .collect();
-    if one_line.chars().count() > 80 {
-        let cut: String = one_line.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        one_line
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_runs_exactly_the_checked_invariants_in_their_order() {
+        let names: Vec<&str> = Invariant::CHECKED.iter().map(|i| i.name()).collect();
+        assert_eq!(Checks::names(), names);
     }
 }

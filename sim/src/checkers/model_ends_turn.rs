@@ -28,24 +28,16 @@ struct Reply {
     complete: bool,
 }
 
-impl Default for ModelEndsTurn {
-    fn default() -> Self {
+impl ModelEndsTurn {
+    /// `cap`: the session's `max_truncated_resumes`, as the world configured it.
+    pub fn new(cap: u32) -> ModelEndsTurn {
         ModelEndsTurn {
-            cap: configured_cap(),
+            cap,
             reply: None,
             resumed: 0,
         }
     }
-}
 
-/// The cap of the session the world configures, built once per process: every run
-/// uses the same configuration, and building it per run would cost every seed.
-fn configured_cap() -> u32 {
-    static CAP: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *CAP.get_or_init(|| crate::world::sim_config().max_truncated_resumes)
-}
-
-impl ModelEndsTurn {
     /// The reply that ended without calls, if the last one did.
     fn finished(&self) -> Option<Reply> {
         self.reply.filter(|r| r.complete && !r.calls)

@@ -14,17 +14,21 @@ use std::sync::Arc;
 
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use crate::conventions::{CheckKind, Conventions, PromptWrap};
-use crate::provider::MODEL_TAINT;
 use turnsim_core::request::TURN_CONTEXT_OPEN;
 use turnsim_core::{Block, Role};
 
 pub struct NoteExact {
     conventions: Arc<Conventions>,
+    /// The mark the world's model writes into every text of its own.
+    model_mark: &'static str,
 }
 
 impl NoteExact {
-    pub fn new(conventions: Arc<Conventions>) -> NoteExact {
-        NoteExact { conventions }
+    pub fn new(conventions: Arc<Conventions>, model_mark: &'static str) -> NoteExact {
+        NoteExact {
+            conventions,
+            model_mark,
+        }
     }
 }
 
@@ -81,7 +85,7 @@ impl Checker for NoteExact {
                     }
                     if let (PromptWrap::Directive, Some(Block::Text { text })) =
                         (wrap, m.blocks().first())
-                        && text.contains(MODEL_TAINT)
+                        && text.contains(self.model_mark)
                     {
                         return Some(Err(format!(
                             "request {op}: message {i}: the turn context carries model-written text: {}",
@@ -101,7 +105,7 @@ impl Checker for NoteExact {
                 }
             }
             if let Some(s) = m.string_content()
-                && s.contains(MODEL_TAINT)
+                && s.contains(self.model_mark)
             {
                 return Some(Err(format!(
                     "request {op}: message {i}: model-written text in a user message: {}",
@@ -117,7 +121,7 @@ impl Checker for NoteExact {
                             "request {op}: message {i}, block {j}: a turn context outside its directive"
                         )));
                     }
-                    if text.contains(MODEL_TAINT) {
+                    if text.contains(self.model_mark) {
                         return Some(Err(format!(
                             "request {op}: message {i}, block {j}: model-written text in a user message: {}",
                             excerpt(text)

@@ -19,9 +19,10 @@
 //! half of this checker's own cost.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
+use crate::judge::empty::{EmptyPart, empty_part};
 use crate::judge::pairing::remap;
 use std::sync::Arc;
-use turnsim_core::{Block, HistoryError, Message, Role, SharedMessage, validate_history};
+use turnsim_core::{Block, HistoryError, Role, SharedMessage, validate_history};
 
 #[derive(Default)]
 pub struct Pairing {
@@ -134,32 +135,10 @@ fn id_hash(id: &str) -> u64 {
     })
 }
 
-/// What of a message the provider rejects as empty, besides an empty assistant
-/// message (which `validate_history` reports). Shared with `turnsim check`, so a real
-/// transcript is judged by the same rule as a simulated request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EmptyPart {
-    /// A user message with content `""` or `[]`.
-    UserMessage,
-    /// A text block with `""` as its text, at this block index.
-    TextBlock(usize),
-}
-
-/// The first empty part of `m`, if any.
-pub fn empty_part(m: &Message) -> Option<EmptyPart> {
-    if m.role == Role::User && m.is_empty() {
-        return Some(EmptyPart::UserMessage);
-    }
-    m.blocks()
-        .iter()
-        .position(|b| matches!(b, Block::Text { text } if text.is_empty()))
-        .map(EmptyPart::TextBlock)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use turnsim_core::{CacheHints, OperationId, Request};
+    use turnsim_core::{CacheHints, Message, OperationId, Request};
 
     fn request(messages: &[SharedMessage]) -> Request {
         Request {

@@ -7,7 +7,6 @@
 
 use std::fmt::Write;
 
-use super::run::RunArgs;
 use crate::checkers::Checks;
 use crate::conventions::{CheckKind, Judging, Selection, load_profile};
 use crate::engine::EngineFactory;
@@ -22,16 +21,23 @@ pub fn list_checks() -> String {
     o
 }
 
+/// The judging flags of a run: `--checks`, `--skip`, `--conventions`.
+pub struct Flags<'a> {
+    pub checks: &'a Option<String>,
+    pub skip: &'a Option<String>,
+    pub conventions: &'a Option<std::path::PathBuf>,
+}
+
 /// The judging the flags ask for.
-pub fn from_args(a: &RunArgs) -> Result<Judging, (Exit, String)> {
+pub fn from_args(a: Flags<'_>) -> Result<Judging, (Exit, String)> {
     let names = |flag: &str, list: &Option<String>| match list {
         None => Ok(None),
         Some(l) => Selection::parse_names(l)
             .map(Some)
             .map_err(|e| (Exit::Usage, format!("{flag}: {e}"))),
     };
-    let only = names("--checks", &a.checks)?;
-    let skip = names("--skip", &a.skip)?.unwrap_or_default();
+    let only = names("--checks", a.checks)?;
+    let skip = names("--skip", a.skip)?.unwrap_or_default();
     let checks = Selection { only, skip };
     if checks.running().is_empty() {
         return Err((

@@ -25,8 +25,9 @@ use crate::checkers::Violation;
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
 };
-use crate::conventions::{Judged, Judging};
+use crate::conventions::Judging;
 use crate::engine::EngineFactory;
+use crate::engine::Judged;
 use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::report::summary;
@@ -268,7 +269,12 @@ pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
         process: chosen.process(),
         flags: chosen.run_flags(engines),
     };
-    let judging = match super::judging::from_args(&a) {
+    let flags = super::judging::Flags {
+        checks: &a.checks,
+        skip: &a.skip,
+        conventions: &a.conventions,
+    };
+    let judging = match super::judging::from_args(flags) {
         Ok(j) => j,
         Err((code, e)) => {
             eprintln!("turnsim run: {e}");

@@ -14,11 +14,9 @@
 //! same way; a value can be built either way and cloned into every world.
 
 pub mod file;
-mod judged;
 mod selection;
 
 pub use file::{ProfileError, ProfileFile, load_profile};
-pub use judged::Judged;
 pub use selection::{Judging, Selection, SelectionError};
 
 use std::fmt;

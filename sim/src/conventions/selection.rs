@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::file::ProfileFile;
-use crate::checkers::{Checks, Invariant};
+use crate::invariant::Invariant;
 
 /// Checkers switched on or off by name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ pub struct Selection {
 
 /// A name given to `--checks` or `--skip` that selects nothing.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{found:?} is not a checker that can be selected; the checkers are: {}", Checks::names().join(", "))]
+#[error("{found:?} is not a checker that can be selected; the checkers are: {}", checked_names().join(", "))]
 pub struct SelectionError {
     pub found: String,
 }
@@ -48,13 +48,12 @@ impl Selection {
 
     /// Parses a comma-separated list of checker names (`pairing,liveness`).
     pub fn parse_names(list: &str) -> Result<Vec<Invariant>, SelectionError> {
-        let names = Checks::names();
         let mut out = Vec::new();
         for name in list.split(',').map(str::trim) {
             let inv = name
                 .parse::<Invariant>()
                 .ok()
-                .filter(|i| names.contains(&i.name()))
+                .filter(|i| Invariant::CHECKED.contains(i))
                 .ok_or_else(|| SelectionError {
                     found: name.to_owned(),
                 })?;
@@ -67,11 +66,17 @@ impl Selection {
 
     /// The checkers that run, by name, in registry order.
     pub fn running(&self) -> Vec<&'static str> {
-        Checks::names()
+        Invariant::CHECKED
             .into_iter()
-            .filter(|n| self.runs(n.parse().expect("a registry name parses")))
+            .filter(|&i| self.runs(i))
+            .map(Invariant::name)
             .collect()
     }
+}
+
+/// Every checker a run can select, by name, in registry order.
+fn checked_names() -> Vec<&'static str> {
+    Invariant::CHECKED.map(Invariant::name).to_vec()
 }
 
 /// How a run is judged, beyond what the engine says of itself.

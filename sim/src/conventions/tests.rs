@@ -130,8 +130,8 @@ fn selections_parse_known_checkers_and_refuse_anything_else() {
     assert_eq!(
         Selection::parse_names("pairing, liveness,pairing").unwrap(),
         vec![
-            crate::checkers::Invariant::Pairing,
-            crate::checkers::Invariant::Liveness
+            crate::invariant::Invariant::Pairing,
+            crate::invariant::Invariant::Liveness
         ]
     );
     let err = Selection::parse_names("pairng").unwrap_err();
@@ -144,50 +144,21 @@ fn selections_parse_known_checkers_and_refuse_anything_else() {
     assert!(Selection::parse_names("determinism").is_err());
     let s = Selection {
         only: None,
-        skip: vec![crate::checkers::Invariant::CacheBreakpoints],
+        skip: vec![crate::invariant::Invariant::CacheBreakpoints],
     };
     assert!(!s.running().contains(&"cache_breakpoints"));
     assert_eq!(
         s.running().len(),
-        crate::checkers::Checks::names().len() - 1
+        crate::invariant::Invariant::CHECKED.len() - 1
     );
-    assert_eq!(Selection::all().running(), crate::checkers::Checks::names());
+    assert_eq!(
+        Selection::all().running(),
+        crate::invariant::Invariant::CHECKED.map(|i| i.name())
+    );
 }
 
 #[test]
 fn the_default_judging_is_stored_as_nothing() {
     assert!(Judging::default().is_default());
     assert_eq!(serde_json::to_string(&Judging::default()).unwrap(), "{}");
-}
-
-#[test]
-fn a_scenario_stores_its_judging_and_reads_it_back_checked() {
-    use crate::options::SimOptions;
-    use crate::scenario::{Expectation, Scenario, parse_scenario, scenario_to_json};
-    let plain = Scenario::new(SimOptions::from_seed(3), Expectation::Pass);
-    assert!(!scenario_to_json(&plain).unwrap().contains("judging"));
-    let mut s = plain.clone();
-    s.judging = Judging {
-        checks: Selection {
-            only: None,
-            skip: vec![crate::checkers::Invariant::CacheBreakpoints],
-        },
-        conventions: Some(
-            ProfileFile::parse(
-                r#"{"format": "turnsim-conventions", "name": "mine", "prompt": "plain"}"#,
-                "p",
-            )
-            .unwrap(),
-        ),
-    };
-    let json = scenario_to_json(&s).unwrap();
-    assert_eq!(parse_scenario(&json, "s.json").unwrap(), s);
-    let bad = json.replace("\"prompt\": \"plain\"", "\"notes\": {\"exact\": [\"\"]}");
-    assert_ne!(bad, json);
-    let err = parse_scenario(&bad, "s.json").unwrap_err().to_string();
-    assert!(err.contains("judging.conventions.notes.exact[0]"), "{err}");
-    assert!(
-        err.contains("an empty text, which would match every message"),
-        "{err}"
-    );
 }

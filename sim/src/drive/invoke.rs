@@ -17,7 +17,7 @@
 
 use super::procs::{self, Killed, Tracker};
 use super::profiles::{Interrupt, Profile, Vars, argv, substitute};
-use super::run::Schedule;
+use super::schedule::Schedule;
 use super::terminal::{self, TermLog, Terminal};
 use super::tool::{self, Kind};
 use crate::serve::http::ServeHandle;

@@ -12,15 +12,16 @@
 //! Parallel runs (`--jobs`) share nothing: each has its own server port, HOME,
 //! working directory, ledger and process marker.
 
+pub(crate) mod exit_status;
 pub(crate) mod history;
 pub(crate) mod invoke;
 pub(crate) mod observe;
 pub(crate) mod procs;
 pub(crate) mod profiles;
-pub(crate) mod profiles_openai;
 pub(crate) mod report;
 pub(crate) mod repro;
 pub(crate) mod run;
+pub(crate) mod schedule;
 pub(crate) mod summary;
 pub(crate) mod terminal;
 pub(crate) mod tool;
@@ -28,7 +29,8 @@ pub(crate) mod tool;
 use crate::exit::Exit;
 use crate::options::Ratio;
 use report::{Outcome, Reruns, RunReport};
-use run::{DriveOptions, RunFile, Schedule, run_schedule};
+use run::{RunFile, run_schedule};
+use schedule::{DriveOptions, Schedule};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;

@@ -9,9 +9,9 @@
 //! informational (what nothing could have prevented: a tool orphaned by SIGKILL),
 //! or says why it does not apply; none panics on anything a client sent.
 
+use super::exit_status::explain_exit;
 use super::history::{ledger_id, resumed_request, tool_results, tool_use_ids, user_texts};
 use super::invoke::{Invocation, Orphan};
-use super::report::explain_exit;
 use super::run::Facts;
 use super::tool::{self, Kind};
 use serde::{Deserialize, Serialize};
@@ -452,7 +452,7 @@ mod tests {
     use super::*;
     use crate::drive::invoke::{Orphan, Sent};
     use crate::drive::profiles::{Interrupt, profile};
-    use crate::drive::run::Schedule;
+    use crate::drive::schedule::Schedule;
 
     fn facts(signal: Interrupt, timed_out: bool) -> Facts {
         let p = profile("test-client", &[]).expect("built-in profile");

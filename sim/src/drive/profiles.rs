@@ -14,6 +14,8 @@
 //! for its scripts). An argument that is exactly `{resume}` becomes `--resume` in the
 //! resume command of a custom profile and disappears in the first one.
 
+mod openai;
+
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -187,7 +189,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                 ..p
             })
         }
-        "codex-tui" => Ok(super::profiles_openai::codex_tui()),
+        "codex-tui" => Ok(openai::codex_tui()),
         "test-client-tui" => {
             let mut flags = vec!["--interactive".to_owned()];
             flags.extend(command.iter().cloned());
@@ -378,7 +380,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
                 version: Vec::new(),
             })
         }
-        "codex" | "openai-agents" | "openai-chat" => Ok(super::profiles_openai::profile(name)),
+        "codex" | "openai-agents" | "openai-chat" => Ok(openai::profile(name)),
         other => Err(format!(
             "unknown client {other:?}; expected one of: {}",
             BUILT_IN.join(", ")

@@ -10,9 +10,11 @@
 //! run started) and every exit code its meaning, and for a failing run states how
 //! many of its reruns failed any checker, so a finding comes with its measured rate.
 
+use super::exit_status::explain_exit;
 use super::invoke::{Invocation, Sent};
 use super::observe::{Observation, Status};
-use super::run::{Facts, Schedule};
+use super::run::Facts;
+use super::schedule::Schedule;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -274,43 +276,6 @@ impl RunReport {
         out.push_str(&format!("  files: {}\n", self.dir.display()));
         out.push_str(&format!("  replay: {}\n", self.replay));
         out
-    }
-}
-
-fn signal_name(sig: i32) -> Option<&'static str> {
-    Some(match sig {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        6 => "SIGABRT",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        15 => "SIGTERM",
-        _ => return None,
-    })
-}
-
-/// An exit code or a killing signal, in words (`143 = 128 + SIGTERM`).
-pub fn explain_exit(code: Option<i32>, killed_by: Option<i32>) -> String {
-    match (code, killed_by) {
-        (_, Some(s)) => format!(
-            "killed by signal {s}{}",
-            signal_name(s).map_or(String::new(), |n| format!(" ({n})"))
-        ),
-        (Some(0), _) => "exit 0: success".to_owned(),
-        (Some(1), _) => "exit 1: a generic error".to_owned(),
-        (Some(126), _) => "exit 126: found but not executable".to_owned(),
-        (Some(127), _) => "exit 127: command not found".to_owned(),
-        (Some(c), _) if c > 128 => match signal_name(c - 128) {
-            Some(n) => format!(
-                "exit {c} = 128 + {}: the conventional code after {n}",
-                c - 128
-            ),
-            None => format!("exit {c}"),
-        },
-        (Some(c), _) => format!("exit {c}"),
-        (None, None) => "no exit status".to_owned(),
     }
 }
 

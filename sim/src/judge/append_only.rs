@@ -15,9 +15,9 @@
 //!   (information: a client may go back, e.g. when the user edits a prompt), and the
 //!   same messages again are a retry (information).
 
+use super::finding::excerpt;
 use super::finding::{Finding, Findings, Place, Severity, difference};
 use super::view::{Prefix, Request};
-use crate::checkers::excerpt;
 use turnsim_core::{Message, Role};
 
 /// What a conversation remembers of the last request the provider accepted.

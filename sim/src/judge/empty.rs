@@ -2,13 +2,13 @@
 //! empty assistant message is reported by [`super::pairing`] under this same rule,
 //! because `validate_history` finds it).
 //!
-//! Guarantee: the same test the simulator's `pairing` checker applies
-//! (`checkers::pairing::empty_part`), so a real request and a simulated one are held
+//! Guarantee: the simulator's `pairing` checker applies this same test
+//! ([`empty_part`]), so a real request and a simulated one are held
 //! to one definition of empty: the provider rejects both.
 
 use super::finding::{Finding, Findings, Place, Severity};
 use super::view::Located;
-use crate::checkers::pairing::{EmptyPart, empty_part};
+use turnsim_core::{Block, Message, Role};
 
 /// Reports the empty part of message `i`, if any.
 pub fn check(i: usize, m: &Located, place: &Place, out: &mut Findings) {
@@ -35,4 +35,26 @@ pub fn check(i: usize, m: &Located, place: &Place, out: &mut Findings) {
     out.push(
         Finding::new(Severity::Violation, "empty", kind, at, detail).with_excerpt(&msg.to_json()),
     );
+}
+
+/// What of a message the provider rejects as empty, besides an empty assistant
+/// message (which `validate_history` reports). The simulator's `pairing` checker calls
+/// it too, so a real transcript is judged by the same rule as a simulated request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyPart {
+    /// A user message with content `""` or `[]`.
+    UserMessage,
+    /// A text block with `""` as its text, at this block index.
+    TextBlock(usize),
+}
+
+/// The first empty part of `m`, if any.
+pub fn empty_part(m: &Message) -> Option<EmptyPart> {
+    if m.role == Role::User && m.is_empty() {
+        return Some(EmptyPart::UserMessage);
+    }
+    m.blocks()
+        .iter()
+        .position(|b| matches!(b, Block::Text { text } if text.is_empty()))
+        .map(EmptyPart::TextBlock)
 }

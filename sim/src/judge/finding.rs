@@ -91,7 +91,7 @@ impl Finding {
     }
 
     pub fn with_excerpt(mut self, text: &str) -> Finding {
-        self.excerpt = crate::checkers::excerpt(text);
+        self.excerpt = excerpt(text);
         self
     }
 }
@@ -177,6 +177,20 @@ impl FileReport {
 
     pub fn stat(&self, key: &str) -> usize {
         self.stats.get(key).copied().unwrap_or(0)
+    }
+}
+
+/// A short, one-line excerpt of a text for reports.
+pub fn excerpt(s: &str) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { '⏎' } else { c })
+        .collect();
+    if one_line.chars().count() > 80 {
+        let cut: String = one_line.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        one_line
     }
 }
 

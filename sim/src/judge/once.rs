@@ -7,7 +7,6 @@
 //! both rules, so a marker and a note are placed (line, message, block) alike.
 
 use super::finding::{Finding, Findings, Place, Severity};
-use super::markers::TextKind;
 use super::view::Located;
 
 /// One "once per interruption" rule and the previous message of its kind.
@@ -29,17 +28,18 @@ impl Once {
         }
     }
 
-    /// Judges the marker- and note-like texts of message `m`, index `i` (`kinds` from
-    /// [`super::markers::classify`]): `own` picks out the texts of this rule's kind,
-    /// `other` judges each remaining text at its place.
-    pub fn check<'a>(
+    /// Judges the marker- and note-like texts of message `m`, index `i` (`kinds`, each
+    /// with its block, as `markers::classify` gives them): `own` picks out the texts of
+    /// this rule's kind, `other` judges each remaining text at its place. Generic over
+    /// the kind, so this shape knows nothing of how texts are classified.
+    pub fn check<'a, K>(
         &mut self,
         (i, m): (usize, &Located),
-        kinds: &[(Option<usize>, TextKind<'a>)],
+        kinds: &[(Option<usize>, K)],
         place: &Place,
         out: &mut Findings,
-        own: impl Fn(&TextKind<'a>) -> Option<&'a str>,
-        mut other: impl FnMut(&TextKind<'a>, Place) -> Option<Finding>,
+        own: impl Fn(&K) -> Option<&'a str>,
+        mut other: impl FnMut(&K, Place) -> Option<Finding>,
     ) {
         let mut seen = false;
         for (block, kind) in kinds {

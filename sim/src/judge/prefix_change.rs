@@ -16,9 +16,9 @@
 //! - The message history is judged apart ([`super::append_only`]).
 
 use super::append_only::Previous;
+use super::finding::excerpt;
 use super::finding::{Finding, Findings, Place, Severity, difference};
 use super::view::Request;
-use crate::checkers::excerpt;
 
 /// The byte offset where `a` and `b` first differ.
 fn first_difference(a: &str, b: &str) -> usize {

@@ -20,6 +20,7 @@
 pub(crate) mod conversation;
 #[cfg(feature = "serve")]
 pub(crate) mod http;
+pub(crate) mod recheck;
 pub(crate) mod record;
 pub(crate) mod script;
 pub(crate) mod sse;

@@ -1,4 +1,4 @@
-//! The recording: one file per request, and `turnsim check`, which judges one again.
+//! The recording: one file per request.
 //!
 //! Guarantee: every request the server answers is recorded before its response body
 //! is sent (so a hung or cut response is recorded too), each file is written
@@ -6,11 +6,11 @@
 //! none), and credentials are never written: `x-api-key` and `authorization` are
 //! kept only as `"<redacted>"`. A file holds the headers that change how a request is
 //! read (API version, betas, retry count, client identity), the body as sent, what
-//! the server answered, and the verdict. [`check_dir`] recomputes the verdicts from
+//! the server answered, and the verdict. `super::recheck` recomputes the verdicts from
 //! the bodies alone, in request order, with the same judge the live server used.
 
-use super::conversation::{CONVERSATION_HEADER, conversation_key};
-use super::verdict::{Judge, RequestFacts, Verdict, parse_request};
+use super::conversation::CONVERSATION_HEADER;
+use super::verdict::Verdict;
 use crate::scenario::write_atomic;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -149,110 +149,6 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Record>, String> {
     }
     records.sort_by_key(|r| r.index);
     Ok(records)
-}
-
-/// The verdicts of a recording, recomputed from its bodies, with a note for each
-/// recorded verdict that differs from the recomputed one.
-pub struct Checked {
-    pub verdicts: Vec<Verdict>,
-    pub mismatches: Vec<String>,
-}
-
-/// Judges a recording again, in request order, exactly as the live server did: the
-/// same parser, the same conversation key, the same judge, told each answer as the
-/// server told it.
-pub fn check_records(records: &[Record]) -> Checked {
-    let mut judge = Judge::default();
-    let mut verdicts = Vec::new();
-    let mut mismatches = Vec::new();
-    let mut contexts = BTreeMap::new();
-    for r in records {
-        let path = r.target.split('?').next().unwrap_or_default();
-        let body = match &r.body {
-            Value::Null => Vec::new(),
-            Value::String(s) => s.clone().into_bytes(),
-            v => v.to_string().into_bytes(),
-        };
-        if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
-            if let Some(verdict) = super::openai_route::recheck(&mut judge, &mut contexts, r, &body)
-            {
-                let judged_again = |v: &Verdict| {
-                    v.violations
-                        .iter()
-                        .filter(|x| x.rule != "reasoning_kept")
-                        .cloned()
-                        .collect::<Vec<_>>()
-                };
-                if let Some(recorded) = &r.verdict
-                    && judged_again(recorded) != verdict.violations
-                {
-                    mismatches.push(format!(
-                        "request #{}: the recording says {} violation(s), judged again {}",
-                        r.index,
-                        recorded.violations.len(),
-                        verdict.violations.len()
-                    ));
-                }
-                let mut verdict = verdict;
-                if let Some(recorded) = &r.verdict {
-                    verdict.violations.extend(
-                        recorded
-                            .violations
-                            .iter()
-                            .filter(|x| x.rule == "reasoning_kept")
-                            .cloned(),
-                    );
-                }
-                verdicts.push(verdict);
-            }
-            super::openai_route::remember(&mut contexts, r, &body);
-            continue;
-        }
-        if r.method != "POST" || path != "/v1/messages" {
-            continue;
-        }
-        let Ok(parsed) = parse_request(&body) else {
-            continue;
-        };
-        let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
-        let key = conversation_key(
-            r.headers.get(CONVERSATION_HEADER).map(String::as_str),
-            &parsed.messages,
-            has_tools,
-        );
-        let retry_count = r
-            .headers
-            .get("x-stainless-retry-count")
-            .and_then(|v| v.parse().ok());
-        let verdict = judge.judge(&RequestFacts {
-            index: r.index,
-            key: &key,
-            retry_count,
-            parsed: &parsed,
-            headers: &r.headers,
-        });
-        judge.set_answer(&key, &r.answer.outcome, r.answer.reply.clone());
-        if let Some(recorded) = &r.verdict
-            && recorded.violations != verdict.violations
-        {
-            mismatches.push(format!(
-                "request #{}: the recording says {} violation(s), judged again {}",
-                r.index,
-                recorded.violations.len(),
-                verdict.violations.len()
-            ));
-        }
-        verdicts.push(verdict);
-    }
-    Checked {
-        verdicts,
-        mismatches,
-    }
-}
-
-/// `turnsim check DIR`: reads and judges a recording.
-pub fn check_dir(dir: &Path) -> Result<Checked, String> {
-    Ok(check_records(&read_dir(dir)?))
 }
 
 #[cfg(test)]

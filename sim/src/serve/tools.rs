@@ -14,7 +14,7 @@
 //! makes from the conversation's decider.
 
 use crate::decide::Decider;
-use crate::provider::MODEL_TAINT;
+use crate::judge::taint::MODEL_MARK;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use turnsim_core::ToolSpec;
@@ -205,7 +205,7 @@ fn string_for(prop: &str, id: &str, ws: &Workspace) -> String {
     } else if p.contains("pattern") || p.contains("glob") || p.contains("query") {
         format!("turnsim-{id}")
     } else {
-        format!("{MODEL_TAINT} turnsim {id}")
+        format!("{MODEL_MARK} turnsim {id}")
     }
 }
 

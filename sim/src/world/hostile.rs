@@ -34,7 +34,7 @@ impl World<'_> {
             1 => self.blank_summary(),
             2 => {
                 let messages = vec![
-                    Message::user_text(format!("{MODEL_TAINT} summary")),
+                    Message::user_text(format!("{MODEL_MARK} summary")),
                     Message::assistant_blocks(vec![Block::ToolUse {
                         id: "hostile_call".into(),
                         name: "read_file".into(),

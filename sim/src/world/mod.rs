@@ -20,14 +20,17 @@ mod observe;
 mod outputs;
 mod phases;
 
-use crate::checkers::{Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation};
+use crate::checkers::{
+    Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation, WorldFacts,
+};
 use crate::decide::{Decider, Tag};
 use crate::disk::FakeDisk;
 use crate::engine::{Engine, EngineFactory};
+pub use crate::invariant::FailureClass;
 use crate::options::{FaultKind, Ratio, SimOptions};
-use crate::provider::{IdGen, MODEL_TAINT, plan_response};
-use crate::scenario::ScriptedResponse;
+use crate::provider::{IdGen, MODEL_MARK, plan_response};
 use crate::scheduler::Scheduler;
+use crate::script::ScriptedResponse;
 use crate::tools::{Ledger, plan_execution};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -77,26 +80,6 @@ impl EnginePhase {
             BusyInput => matches!(self, Streaming | Tools),
             Compaction | Rewind | PrefixChange | HostileInput => self == Idle,
             ToolStopOther | ReusedIds => self == Streaming,
-        }
-    }
-}
-
-/// How a run failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FailureClass {
-    Correctness,
-    Liveness,
-    Panic,
-    Nondeterminism,
-}
-
-impl FailureClass {
-    pub fn of(invariant: Invariant) -> FailureClass {
-        match invariant {
-            Invariant::Liveness => FailureClass::Liveness,
-            Invariant::EnginePanic => FailureClass::Panic,
-            Invariant::Determinism => FailureClass::Nondeterminism,
-            _ => FailureClass::Correctness,
         }
     }
 }
@@ -214,6 +197,18 @@ pub fn sim_config() -> SessionConfig {
     CONFIG.with(SessionConfig::clone)
 }
 
+/// What the checkers of a simulated run are told about the world: the mark its
+/// provider writes, and the cap [`sim_config`] gives every session.
+pub fn world_facts() -> WorldFacts {
+    WorldFacts {
+        model_mark: MODEL_MARK,
+        max_truncated_resumes: SIM_MAX_TRUNCATED_RESUMES,
+    }
+}
+
+/// The cap on truncated replies resumed in a row, in every simulated session.
+const SIM_MAX_TRUNCATED_RESUMES: u32 = 3;
+
 fn build_sim_config() -> SessionConfig {
     let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
     let tool = |name: &str, description: &str| ToolSpec {
@@ -232,7 +227,7 @@ fn build_sim_config() -> SessionConfig {
         .into(),
         session_key: "sim-session".into(),
         stance: "do what the user asked; report what you changed".into(),
-        max_truncated_resumes: 3,
+        max_truncated_resumes: SIM_MAX_TRUNCATED_RESUMES,
     }
 }
 
@@ -307,7 +302,11 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         step_digests: Vec::new(),
         trace: spec.trace.then(Vec::new),
         checks: {
-            let checks = Checks::with(&spec.factory.conventions(), &spec.factory.selection());
+            let checks = Checks::with(
+                &spec.factory.conventions(),
+                &spec.factory.selection(),
+                world_facts(),
+            );
             if spec.unmasked_checks {
                 checks.unmasked()
             } else {

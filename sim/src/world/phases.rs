@@ -168,7 +168,7 @@ impl World<'_> {
         if self.roll(FaultKind::Compaction) {
             self.count_fault(FaultKind::Compaction);
             let summary = format!(
-                "{MODEL_TAINT} summary of {} messages",
+                "{MODEL_MARK} summary of {} messages",
                 self.engine.history().len()
             );
             if self.deliver(

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 use turnsim::conventions::{Conventions, Selection};
 use turnsim::testing::checkers::{Checks, Ctx, Event, Violation};
+use turnsim::testing::world::world_facts;
 use turnsim_core::{CacheBreakpoint, CacheHints, Message, OperationId, Request, SharedMessage};
 
 pub fn shared(m: Message) -> SharedMessage {
@@ -72,8 +73,8 @@ impl Fixture {
     /// An engine that authors `fixed` besides markers and notes.
     pub fn with_fixed(fixed: Vec<String>) -> Fixture {
         Fixture {
-            checks: Checks::new(),
-            unmasked: Checks::new().unmasked(),
+            checks: Checks::new(world_facts()),
+            unmasked: Checks::new(world_facts()).unmasked(),
             prompts: vec!["fix it".into()],
             fixed,
         }
@@ -103,8 +104,8 @@ impl Fixture {
 
     /// Judges with the checkers `selection` names, held to `conventions`.
     pub fn judged_by(&mut self, conventions: &Conventions, selection: &Selection) {
-        self.checks = Checks::with(conventions, selection);
-        self.unmasked = Checks::with(conventions, selection).unmasked();
+        self.checks = Checks::with(conventions, selection, world_facts());
+        self.unmasked = Checks::with(conventions, selection, world_facts()).unmasked();
     }
 
     /// Checks made per invariant so far.

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::options::{FaultKind, Ratio};
+use serde_json::Value;
 use std::fs;
 use std::path::PathBuf;
 
@@ -282,4 +283,36 @@ fn expectation_displays_its_verdict() {
         step: 9,
     };
     assert_eq!(fail.to_string(), "fail: no_lost_observation at step 9");
+}
+
+#[test]
+fn a_scenario_stores_its_judging_and_reads_it_back_checked() {
+    use crate::conventions::file::ProfileFile;
+    use crate::conventions::{Judging, Selection};
+    let plain = Scenario::new(SimOptions::from_seed(3), Expectation::Pass);
+    assert!(!scenario_to_json(&plain).unwrap().contains("judging"));
+    let mut s = plain.clone();
+    s.judging = Judging {
+        checks: Selection {
+            only: None,
+            skip: vec![crate::invariant::Invariant::CacheBreakpoints],
+        },
+        conventions: Some(
+            ProfileFile::parse(
+                r#"{"format": "turnsim-conventions", "name": "mine", "prompt": "plain"}"#,
+                "p",
+            )
+            .unwrap(),
+        ),
+    };
+    let json = scenario_to_json(&s).unwrap();
+    assert_eq!(parse_scenario(&json, "s.json").unwrap(), s);
+    let bad = json.replace("\"prompt\": \"plain\"", "\"notes\": {\"exact\": [\"\"]}");
+    assert_ne!(bad, json);
+    let err = parse_scenario(&bad, "s.json").unwrap_err().to_string();
+    assert!(err.contains("judging.conventions.notes.exact[0]"), "{err}");
+    assert!(
+        err.contains("an empty text, which would match every message"),
+        "{err}"
+    );
 }

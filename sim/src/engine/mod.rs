@@ -6,7 +6,9 @@
 //! reference engine gets no privileged access the user's engine would not. An engine
 //! never sees the world's clock or RNG: everything it learns arrives as an input.
 
+mod judged;
 use crate::conventions::{Conventions, Selection};
+pub use judged::Judged;
 use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
 
 /// An engine under test.

@@ -13,9 +13,9 @@
 //!
 //! `codex-tui` is the same provider configuration given to Codex's interactive
 //! terminal UI (`codex`, resumed with `codex resume --last`), driven in a pty by
-//! [`super::terminal`] with keys instead of signals.
+//! [`crate::drive::terminal`] with keys instead of signals.
 
-use super::profiles::{Interrupt, Profile, ProviderFault};
+use super::{Interrupt, Profile, ProviderFault};
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()

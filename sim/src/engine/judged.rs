@@ -4,8 +4,8 @@
 //! call goes straight to the wrapped factory, so the trace, its digest and the
 //! engine's behaviour are those of the wrapped factory alone.
 
-use super::{Conventions, Judging, Selection};
-use crate::engine::{Engine, EngineFactory};
+use super::{Engine, EngineFactory};
+use crate::conventions::{Conventions, Judging, Selection};
 use turnsim_core::{Output, SessionConfig};
 
 /// `inner`, judged with `conventions` (when given) and `checks`.

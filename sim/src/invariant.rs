@@ -1,4 +1,5 @@
-//! The invariants as a type: one variant per invariant, one spelling per name.
+//! The invariants as a type: one variant per invariant, one spelling per name, and
+//! the class of failure each one's breach is (which picks the exit code).
 //!
 //! Guarantee: [`Invariant::name`] is the only place an invariant's name is spelled;
 //! serde, `FromStr` and Display all use it, so a scenario file written before this
@@ -10,6 +11,21 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
+
+/// How a run failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FailureClass {
+    Correctness,
+    Liveness,
+    Panic,
+    Nondeterminism,
+}
+
+impl FailureClass {
+    pub fn of(invariant: Invariant) -> FailureClass {
+        invariant.class()
+    }
+}
 
 /// A property a run must keep; the first one broken ends the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,6 +89,48 @@ impl Invariant {
         Invariant::PrefixReported,
     ];
 
+    /// The invariants the checkers judge, in the order they run: every invariant but
+    /// `determinism` and `engine_panic`, which the runner and the world judge, so that
+    /// no selection can switch them off. The checkers' registry is built in this order
+    /// (a test in `checkers` holds it to it), and `--checks`/`--skip` accept exactly
+    /// these names.
+    pub const CHECKED: [Invariant; 24] = [
+        Invariant::Pairing,
+        Invariant::AppendOnly,
+        Invariant::HistoryStable,
+        Invariant::MarkerOnce,
+        Invariant::NoteExact,
+        Invariant::AtMostOnce,
+        Invariant::NoLostObservation,
+        Invariant::StaleNoop,
+        Invariant::RecoveryIdempotent,
+        Invariant::CacheBreakpoints,
+        Invariant::Liveness,
+        Invariant::InterruptionRecorded,
+        Invariant::LabelMatches,
+        Invariant::QuietAfterCancel,
+        Invariant::ShownSurvives,
+        Invariant::ReplyNeverFails,
+        Invariant::ModelEndsTurn,
+        Invariant::HostileInput,
+        Invariant::LogicalOrder,
+        Invariant::ThinkingIntact,
+        Invariant::PrefixStable,
+        Invariant::DurableLive,
+        Invariant::TwinAgrees,
+        Invariant::PrefixReported,
+    ];
+
+    /// How a run that breaks this invariant failed, which picks its exit code.
+    pub const fn class(self) -> FailureClass {
+        match self {
+            Invariant::Liveness => FailureClass::Liveness,
+            Invariant::EnginePanic => FailureClass::Panic,
+            Invariant::Determinism => FailureClass::Nondeterminism,
+            _ => FailureClass::Correctness,
+        }
+    }
+
     /// The name reports, trace lines and scenario files use.
     pub const fn name(self) -> &'static str {
         match self {
@@ -121,7 +179,7 @@ pub const INVARIANT_NAMES: [&str; Invariant::ALL.len()] = {
 /// `invariant as usize`: lets per-seed check counts be put in name order without
 /// comparing names. Computed once, from the names alone, so it is the same in every
 /// run.
-pub(super) fn name_ranks() -> &'static [usize; Invariant::ALL.len()] {
+pub(crate) fn name_ranks() -> &'static [usize; Invariant::ALL.len()] {
     static RANKS: OnceLock<[usize; Invariant::ALL.len()]> = OnceLock::new();
     RANKS.get_or_init(|| {
         let mut by_name = Invariant::ALL;

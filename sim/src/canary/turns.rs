@@ -9,7 +9,7 @@
 //! breaks can object; the wrapper's own fields change only on inputs the reference
 //! engine accepts, so stale deliveries still change nothing.
 
-use crate::canary::Bug;
+use super::Bug;
 use crate::engine::Engine;
 use serde::Serialize;
 use std::sync::Arc;

@@ -1,0 +1,117 @@
+//! `turnsim check` on a recording: its verdicts judged again from the bodies alone.
+//!
+//! Guarantee: requests are judged in request order, exactly as the live server judged
+//! them (the same parser, the same conversation key, the same judge, told each answer
+//! as the server told it), and every recorded verdict that differs from the one judged
+//! again is named, never overwritten in silence.
+
+use super::conversation::{CONVERSATION_HEADER, conversation_key};
+use super::record::{Record, read_dir};
+use super::verdict::{Judge, RequestFacts, Verdict, parse_request};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The verdicts of a recording, recomputed from its bodies, with a note for each
+/// recorded verdict that differs from the recomputed one.
+pub struct Checked {
+    pub verdicts: Vec<Verdict>,
+    pub mismatches: Vec<String>,
+}
+
+/// Judges a recording again, in request order, exactly as the live server did: the
+/// same parser, the same conversation key, the same judge, told each answer as the
+/// server told it.
+pub fn check_records(records: &[Record]) -> Checked {
+    let mut judge = Judge::default();
+    let mut verdicts = Vec::new();
+    let mut mismatches = Vec::new();
+    let mut contexts = BTreeMap::new();
+    for r in records {
+        let path = r.target.split('?').next().unwrap_or_default();
+        let body = match &r.body {
+            Value::Null => Vec::new(),
+            Value::String(s) => s.clone().into_bytes(),
+            v => v.to_string().into_bytes(),
+        };
+        if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
+            if let Some(verdict) = super::openai_route::recheck(&mut judge, &mut contexts, r, &body)
+            {
+                let judged_again = |v: &Verdict| {
+                    v.violations
+                        .iter()
+                        .filter(|x| x.rule != "reasoning_kept")
+                        .cloned()
+                        .collect::<Vec<_>>()
+                };
+                if let Some(recorded) = &r.verdict
+                    && judged_again(recorded) != verdict.violations
+                {
+                    mismatches.push(format!(
+                        "request #{}: the recording says {} violation(s), judged again {}",
+                        r.index,
+                        recorded.violations.len(),
+                        verdict.violations.len()
+                    ));
+                }
+                let mut verdict = verdict;
+                if let Some(recorded) = &r.verdict {
+                    verdict.violations.extend(
+                        recorded
+                            .violations
+                            .iter()
+                            .filter(|x| x.rule == "reasoning_kept")
+                            .cloned(),
+                    );
+                }
+                verdicts.push(verdict);
+            }
+            super::openai_route::remember(&mut contexts, r, &body);
+            continue;
+        }
+        if r.method != "POST" || path != "/v1/messages" {
+            continue;
+        }
+        let Ok(parsed) = parse_request(&body) else {
+            continue;
+        };
+        let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
+        let key = conversation_key(
+            r.headers.get(CONVERSATION_HEADER).map(String::as_str),
+            &parsed.messages,
+            has_tools,
+        );
+        let retry_count = r
+            .headers
+            .get("x-stainless-retry-count")
+            .and_then(|v| v.parse().ok());
+        let verdict = judge.judge(&RequestFacts {
+            index: r.index,
+            key: &key,
+            retry_count,
+            parsed: &parsed,
+            headers: &r.headers,
+        });
+        judge.set_answer(&key, &r.answer.outcome, r.answer.reply.clone());
+        if let Some(recorded) = &r.verdict
+            && recorded.violations != verdict.violations
+        {
+            mismatches.push(format!(
+                "request #{}: the recording says {} violation(s), judged again {}",
+                r.index,
+                recorded.violations.len(),
+                verdict.violations.len()
+            ));
+        }
+        verdicts.push(verdict);
+    }
+    Checked {
+        verdicts,
+        mismatches,
+    }
+}
+
+/// `turnsim check DIR`: reads and judges a recording.
+pub fn check_dir(dir: &Path) -> Result<Checked, String> {
+    Ok(check_records(&read_dir(dir)?))
+}
