@@ -91,11 +91,11 @@ pub enum Command {
         #[arg(value_name = "SEED", value_parser = parse_seed)]
         seed: u64,
     },
-    /// Serve the scripted provider as an Anthropic Messages API on 127.0.0.1.
+    /// Serve the scripted provider on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat).
     #[cfg(feature = "serve")]
     Serve(crate::serve::ServeArgs),
     /// Drive a real agent client against `turnsim serve`: seeded faults, SIGINT,
-    /// SIGTERM, SIGKILL, resume; judge what it sends and what its tools do.
+    /// SIGTERM, SIGHUP, SIGKILL or keys, resume; judge what it sends and what its tools do.
     #[cfg(feature = "drive")]
     Drive(crate::drive::DriveArgs),
     /// Merge the `run --summary-json` files of several shards into one summary, with

@@ -1,5 +1,6 @@
 //! `turnsim drive`: start a real agent client against `turnsim serve`, interrupt it at
-//! seeded points (a provider fault, SIGINT while a tool runs, SIGTERM, SIGKILL),
+//! seeded points (a provider fault, SIGINT while a tool runs, SIGTERM, SIGHUP, SIGKILL,
+//! or a key in an interactive UI),
 //! resume it with one more prompt, and judge black-box what it sent and what its
 //! tools did.
 //!
