@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness_model as hm  # noqa: E402  (pins the clock and ids before any run)
 from pydantic_ai import Agent, Tool  # noqa: E402
 from pydantic_ai.exceptions import RunCancelled, ToolFailed  # noqa: E402
-from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart  # noqa: E402
+from pydantic_ai.messages import ModelMessagesTypeAdapter, repair_messages, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart  # noqa: E402
 from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
 
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
@@ -99,8 +99,9 @@ class Engine:
         except RunCancelled as e:
             messages = e.all_messages()
             outcome = {"outcome": "cancelled", "reason": self.cancel_cause}
-        except Exception as e:  # the run failed; the application keeps what it saved
-            messages = load(self.saved)
+        except Exception as e:  # the run failed; the application keeps what it saved,
+            # closing out calls left unanswered as pydantic-ai tells it to (see restore)
+            messages = repair_messages(load(self.saved))
             outcome = {"outcome": "failed", "reason": f"{type(e).__name__}: {e}"}
         self.agent_run = None
         self.save(messages)
@@ -167,7 +168,7 @@ class Engine:
             calls = [c for c, _ in self.starting]
             self.tools = {"op": op, "calls": calls, "futures": {c["id"]: f for c, f in self.starting}, "results": set()}
             self.starting = []
-            self.persist({"dispatch": op, "calls": calls})
+            self.persist({"dispatch": {"op": op, "calls": calls}})
             self.out.append({"output": "dispatch", "op": op, "calls": calls})
         if self.task is not None and self.task.done():
             exc = self.task.exception()
@@ -312,8 +313,10 @@ def restore(config, log):
             in_turn = True
         elif kind == "turn_end":
             in_turn = False
-        elif kind in ("send", "dispatch"):
+        elif kind == "send":
             last_op = max(last_op, r)
+        elif kind == "dispatch":
+            last_op = max(last_op, r["op"])
         elif kind == "configure":
             config["system"], config["tools"] = r["system"], r["tools"]
         else:
@@ -322,9 +325,15 @@ def restore(config, log):
         messages = load(saved)
     except Exception as e:
         raise RestoreFailed(f"the saved history does not load: {e}")
+    # pydantic-ai refuses a new prompt on a history whose last response has unanswered
+    # calls and tells the application to close them out with repair_messages(), which
+    # answers each as interrupted (outcome 'interrupted').
+    repaired = repair_messages(messages)
     # Ids after a restart must not repeat the ones the saved history holds.
     hm.IDS.reset(end << 16)
     engine = Engine(config, messages, last_op + 1)
+    engine.messages = repaired
+    engine.save(repaired)
     if in_turn:
         engine.persist({"turn_end": {"outcome": "crashed"}})
         engine.out.append({"output": "turn_ended", "outcome": {"outcome": "crashed"}})

@@ -23,7 +23,10 @@ from datetime import UTC, datetime
 import pydantic_ai._utils as _pa_utils
 import pydantic_ai._uuid as _pa_uuid
 from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior
+from pydantic_ai._thinking_part import render_replayed_thinking
+from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.messages import (
+    ERROR_OUTCOMES,
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
@@ -81,8 +84,10 @@ _pa_uuid.uuid7.__code__ = _pinned_uuid7.__code__
 
 
 def _tool_return_text(part):
-    content = part.model_response_str() if hasattr(part, "model_response_str") else part.content
-    return content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+    # As pydantic-ai's Anthropic model renders a tool return: the content items as text,
+    # an error not wrapped (its `is_error` says it).
+    items = part.content_items(mode="str", wrap_if_error=False)
+    return "".join(i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in items)
 
 
 def _blocks(message):
@@ -96,7 +101,7 @@ def _blocks(message):
                     out.extend({"type": "text", "text": str(c)} for c in p.content)
             elif isinstance(p, ToolReturnPart):
                 block = {"type": "tool_result", "tool_use_id": p.tool_call_id, "content": _tool_return_text(p)}
-                if getattr(p, "outcome", "success") not in ("success", None):
+                if p.outcome in ERROR_OUTCOMES:
                     block["is_error"] = True
                 out.append(block)
             elif isinstance(p, RetryPromptPart):
@@ -113,10 +118,14 @@ def _blocks(message):
         elif isinstance(p, ToolCallPart):
             out.append({"type": "tool_use", "id": p.tool_call_id, "name": p.tool_name, "input": p.args_as_dict()})
         elif isinstance(p, ThinkingPart):
-            if p.id == "redacted_thinking":
-                out.append({"type": "redacted_thinking", "data": p.signature or ""})
-            else:
-                out.append({"type": "thinking", "thinking": p.content, "signature": p.signature or ""})
+            # As pydantic-ai's Anthropic model does: an unsigned (interrupted) thinking
+            # part goes back as tagged text, never as a thinking block the API refuses.
+            if p.signature and p.id == "redacted_thinking":
+                out.append({"type": "redacted_thinking", "data": p.signature})
+            elif p.signature:
+                out.append({"type": "thinking", "thinking": p.content, "signature": p.signature})
+            elif p.content:
+                out.append({"type": "text", "text": render_replayed_thinking(p.content, ModelProfile())[0]})
     return "assistant", out
 
 
