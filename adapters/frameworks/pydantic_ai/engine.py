@@ -88,6 +88,10 @@ class Engine:
                 self.agent_run = agent_run
                 async for node in agent_run:
                     if Agent.is_model_request_node(node):
+                        # The request the node is about to send (the prompt, or the tool
+                        # results) joins all_messages() only once the model answers; an
+                        # application that must not lose it on a crash saves it now.
+                        self.save([*agent_run.all_messages(), node.request])
                         async with node.stream(agent_run.ctx) as stream:
                             async for _ in stream:
                                 pass
