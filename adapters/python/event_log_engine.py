@@ -272,8 +272,8 @@ class Engine:
             for m in ev["messages"]:
                 self.history.append(m)
                 self.taken.update(tool_ids(m))
-            if ev.get("batch") is not None:
-                self.last_batch = (ev["batch"], len(self.history) - len(ev["messages"]) + ev["at"])
+            if ev.get("batch") is not None:  # the batch's answers are the first kept message
+                self.last_batch = (ev["batch"], len(self.history) - len(ev["messages"]))
             self.phase, self.final = "open", True
         elif e == "crash":
             self.history.extend(ev["messages"])
@@ -456,11 +456,11 @@ class Engine:
         # be refused); it is recorded as an unknown one.
         reason = wording = cause if cause in LIVE_CAUSES else "unknown"
         out = [{"output": "abort", "op": self.op}] if self.phase in ("gen", "tools") else []
-        messages, batch, at = self.kept_on_cancel(wording)
+        messages, batch = self.kept_on_cancel(wording)
         if BUG != "cancel_records_nothing":
             messages.append({"role": "user", "content": record_text(wording)})
         self.attempt = None
-        self.emit(out, {"e": "stop", "messages": messages, "batch": batch, "at": at})
+        self.emit(out, {"e": "stop", "messages": messages, "batch": batch})
         self.emit(out, {"e": "end", "outcome": "cancelled"})
         out.append({"output": "turn_ended", "outcome": {"outcome": "cancelled", "reason": reason}})
         return out
@@ -470,13 +470,13 @@ class Engine:
         if self.phase == "gen" and self.attempt is not None:
             blocks = self.attempt.message_blocks(finished_only=False)
             if not blocks:
-                return [], None, 0
+                return [], None
             calls = [b for b in blocks if b["type"] == "tool_use"]
             messages = [{"role": "assistant", "content": blocks}]
             if calls:
                 text = "(no output)" if silent else NOT_STARTED
                 messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": c["id"], "content": text, "is_error": True} for c in calls]})
-            return messages, None, 0
+            return messages, None
         if self.phase == "tools":
             answers = []
             for c in self.calls:
@@ -485,8 +485,10 @@ class Engine:
                 elif BUG != "orphan_on_cancel":
                     text = "(no output)" if silent else cut_short_text(cause)
                     answers.append({"type": "tool_result", "tool_use_id": c["id"], "content": text, "is_error": True})
-            return ([{"role": "user", "content": answers}] if answers else []), self.op, 0
-        return [], None, 0
+            if not answers:
+                return [], None
+            return [{"role": "user", "content": answers}], self.op
+        return [], None
 
 
 def restore(config, log):
