@@ -68,7 +68,7 @@ for name, engine in spec["engines"].items():
         # Known false positives are skipped here: they would fill the run before the
         # planted bug's own finding (a finding is a finding of the bug or nothing).
         skip = sorted(known - {want}) if want else sorted(known)
-        extra = ["--max-failures", "3"] + (["--skip", ",".join(skip)] if skip else [])
+        extra = ["--stop-after", "3"] + (["--skip", ",".join(skip)] if skip else [])
         rc, found, log = turnsim(cmd, f"{root}/{name}-{bug['bug']}", seeds, env=f"TURNSIM_EXAMPLE_BUG={bug['bug']}", extra=extra)
         first = found[0] if found else None
         if want is None:

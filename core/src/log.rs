@@ -104,6 +104,28 @@ pub enum Record {
     TurnEnd {
         outcome: TurnOutcome,
     },
+    /// Read, never written: the older session format's free-text recap of an
+    /// interrupted turn (`{"record":"abort_context","text":…}` in that format's
+    /// shape). Restoring migrates it as docs/spec.md §4 "Legacy sessions" says: the
+    /// recap is dropped and the `Unknown` marker appended, so an older session loads
+    /// instead of being refused, and no instruction written for the model survives.
+    LegacyAbortContext {
+        text: String,
+    },
+}
+
+/// The older session format's shape of its one record this format still reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LegacyRecord {
+    record: LegacyKind,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum LegacyKind {
+    AbortContext,
 }
 
 /// A log that cannot be read back.
@@ -230,8 +252,18 @@ pub fn decode_log(bytes: &[u8]) -> Result<DecodedLog, LogError> {
         // reader would check every string again on its own.
         let text = std::str::from_utf8(payload)
             .map_err(|e| corrupt(format!("undecodable record: {e}")))?;
-        let record =
-            serde_json::from_str(text).map_err(|e| corrupt(format!("undecodable record: {e}")))?;
+        let record = match serde_json::from_str(text) {
+            Ok(r) => r,
+            // Only a payload this format cannot read is tried in the older shape, so a
+            // current record never pays for the second parse.
+            Err(e) => match serde_json::from_str::<LegacyRecord>(text) {
+                Ok(LegacyRecord {
+                    record: LegacyKind::AbortContext,
+                    text,
+                }) => Record::LegacyAbortContext { text },
+                Err(_) => return Err(corrupt(format!("undecodable record: {e}"))),
+            },
+        };
         records.push(record);
         offset += FRAME_HEADER + payload.len();
     }

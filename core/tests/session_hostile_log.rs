@@ -53,8 +53,34 @@ fn an_appended_tool_result_that_answers_no_call_is_refused() {
 }
 
 #[test]
-fn a_record_in_an_older_format_is_refused_as_corrupt() {
-    let payload = br#"{"record":"abort_context","text":"continue"}"#;
+fn a_legacy_abort_context_record_is_migrated_not_refused() {
+    let payload = br#"{"record":"abort_context","text":"continue where it stopped"}"#;
+    let before = whole_turn().log.bytes;
+    let mut log = before.clone();
+    log.extend(encode_frame(payload));
+    let (session, outputs) = Session::restore(config(), &log).expect("migrated");
+    let (plain, _) = Session::restore(config(), &before).expect("the turn alone");
+    let mut expected: Vec<Message> = plain.history().iter().map(|m| (**m).clone()).collect();
+    expected.push(Message::user_text(
+        turnsim_core::InterruptReason::Unknown.marker(),
+    ));
+    let held: Vec<Message> = session.history().iter().map(|m| (**m).clone()).collect();
+    assert_eq!(held, expected);
+    assert!(
+        !session
+            .history()
+            .iter()
+            .any(|m| m.to_json().contains("continue where"))
+    );
+    // Restoring the same log again migrates alike and asks for nothing more.
+    let (again, _) = Session::restore(config(), &log).expect("migrated again");
+    assert_eq!(again.history(), session.history());
+    assert_eq!(outputs, Vec::new());
+}
+
+#[test]
+fn a_record_in_no_format_at_all_is_refused_as_corrupt() {
+    let payload = br#"{"record":"abort_context","words":"continue"}"#;
     let err = restore_with(encode_frame(payload)).expect_err("refused");
     assert!(matches!(err, SessionError::Log(_)), "{err}");
 }

@@ -66,10 +66,14 @@ pub enum Bug {
     /// A log the reference engine refuses is adopted anyway: its messages are replayed
     /// as they are, unchecked.
     LenientRestore,
+    /// A live cancel leaves no trace: its marker and tool-in-flight note are dropped,
+    /// so the model never hears the turn was stopped. Judged under the generic profile
+    /// (no wording known), as an engine of another design would be.
+    CancelRecordsNothing,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 19] = [
+    pub const ALL: [Bug; 20] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -89,6 +93,7 @@ impl Bug {
         Bug::StaleBumpsCacheKey,
         Bug::EmptyReceipt,
         Bug::LenientRestore,
+        Bug::CancelRecordsNothing,
     ];
 
     pub fn name(self) -> &'static str {
@@ -112,6 +117,7 @@ impl Bug {
             Bug::StaleBumpsCacheKey => "stale_bumps_cache_key",
             Bug::EmptyReceipt => "empty_receipt",
             Bug::LenientRestore => "lenient_restore",
+            Bug::CancelRecordsNothing => "cancel_records_nothing",
         }
     }
 
@@ -125,6 +131,7 @@ impl Bug {
         matches!(
             self,
             Bug::MarkerWithoutCause
+                | Bug::CancelRecordsNothing
                 | Bug::NoteNamesFinished
                 | Bug::DispatchAfterCancel
                 | Bug::CrashLosesDraft
@@ -155,6 +162,7 @@ impl Bug {
             Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,
             Bug::EmptyReceipt => Invariant::PrefixReported,
             Bug::LenientRestore => Invariant::HostileInput,
+            Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
         }
     }
 }
@@ -425,6 +433,11 @@ fn pending_at_end(log: &[u8]) -> Option<(OperationId, Vec<turnsim_core::ToolCall
 }
 
 impl EngineFactory for Canary {
+    // The reference engine's own log, with one bug.
+    fn writes_reference_log(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         self.0.name()
     }
@@ -466,8 +479,12 @@ impl EngineFactory for Canary {
         Ok((Box::new(CanaryEngine::new(self.0, session)), outputs))
     }
 
-    // A canary is the reference engine with one bug: same wording, same profile.
+    // A canary is the reference engine with one bug: same wording, same profile;
+    // except the one that proves the generic core, judged as a foreign engine is.
     fn conventions(&self) -> crate::conventions::Conventions {
+        if self.0 == Bug::CancelRecordsNothing {
+            return crate::conventions::Conventions::generic();
+        }
         crate::conventions::Conventions::reference()
     }
 }

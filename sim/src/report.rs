@@ -142,9 +142,21 @@ pub fn summary(
             let n = s.hostile.get(kind).copied().unwrap_or(0);
             let _ = writeln!(o, "  {kind:<22} {n}");
         }
+        if !s.hostile_not_applicable.is_empty() {
+            let kinds: Vec<String> = s
+                .hostile_not_applicable
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            let _ = writeln!(
+                o,
+                "  not applicable (records of the reference log format; this engine's log is its own, so they test nothing and are not handed): {}",
+                kinds.join(", ")
+            );
+        }
         let never: Vec<&str> = HOSTILE_KINDS
             .into_iter()
-            .filter(|k| !s.hostile.contains_key(k))
+            .filter(|k| !s.hostile.contains_key(k) && !s.hostile_not_applicable.contains_key(k))
             .collect();
         if never.is_empty() {
             let _ = writeln!(o, "  every kind was handed");

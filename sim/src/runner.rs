@@ -104,6 +104,8 @@ pub struct Summary {
     pub checks: BTreeMap<&'static str, u64>,
     /// Hostile inputs handed, by kind.
     pub hostile: BTreeMap<&'static str, u64>,
+    /// Hostile inputs not applicable to the engine, by kind.
+    pub hostile_not_applicable: BTreeMap<&'static str, u64>,
     /// The run digest ([`RunDigest::finish`]) of every (seed, trace digest) pair.
     pub digest: String,
     /// The same digest before it is finished, which combines with another run's.
@@ -145,6 +147,7 @@ pub struct SeedReport {
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     pub checks: BTreeMap<&'static str, u64>,
     pub hostile: BTreeMap<&'static str, u64>,
+    pub hostile_not_applicable: BTreeMap<&'static str, u64>,
 }
 
 impl SeedReport {
@@ -160,6 +163,7 @@ impl SeedReport {
             coverage: o.coverage,
             checks: o.checks,
             hostile: o.hostile,
+            hostile_not_applicable: o.hostile_not_applicable,
         }
     }
 }
@@ -194,6 +198,9 @@ impl Summary {
         for (k, n) in r.hostile {
             *self.hostile.entry(k).or_default() += n;
         }
+        for (k, n) in r.hostile_not_applicable {
+            *self.hostile_not_applicable.entry(k).or_default() += n;
+        }
         if let Some(v) = r.violation {
             self.failures.push((r.seed, v));
         }
@@ -215,6 +222,9 @@ impl Summary {
         }
         for (k, n) in other.hostile {
             *self.hostile.entry(k).or_default() += n;
+        }
+        for (k, n) in other.hostile_not_applicable {
+            *self.hostile_not_applicable.entry(k).or_default() += n;
         }
         self.failures.extend(other.failures);
         self

@@ -141,8 +141,7 @@ fn a_cancel_marker_without_its_cause_is_found_by_interruption_recorded() {
 }
 
 /// Seeds `turnsim run` gets to find a canary whose trigger is rare: the acceptance
-/// bound of issue 17. A run stops starting seeds after `--max-failures` (20 by
-/// default) failures, so a canary found often costs far fewer than this.
+/// bound of issue 17.
 const RARE_BUDGET: u64 = 10_000;
 
 #[test]
@@ -208,4 +207,11 @@ fn a_receipt_with_an_empty_digest_is_found_by_prefix_reported() {
 fn a_restore_that_adopts_an_invalid_log_is_found_by_hostile_input() {
     // Needs a seed with `hostile_input` on that hands a log-borne hostile input.
     canary_is_found_within(Bug::LenientRestore, RARE_BUDGET);
+}
+
+#[test]
+fn a_cancel_that_tells_the_model_nothing_is_found_under_the_generic_profile() {
+    // Judged as an engine with no profile is: the generic core of
+    // interruption_recorded, which reads no wording.
+    canary_is_found_shrunk_and_replayed(Bug::CancelRecordsNothing);
 }

@@ -268,6 +268,40 @@ fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
 }
 
 #[test]
+fn shown_survives_owes_nothing_of_a_failed_generation_that_was_retried() {
+    let mut f = Fixture::new();
+    f.started();
+    f.stream(&[
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::Text,
+        },
+        StreamEvent::TextDelta {
+            index: 0,
+            text: "Looking".into(),
+        },
+        StreamEvent::Error {
+            kind: "connection_reset".into(),
+            message: "connection reset by peer".into(),
+        },
+        // The engine's retry: a new reply, cancelled before it shows anything.
+        StreamEvent::MessageStart,
+    ]);
+    f.observe(
+        &[],
+        Event::CancelAccepted {
+            cause: CancelCause::User,
+            running: &[],
+        },
+    )
+    .expect("the cancel");
+    let h = [directive("fix it"), marker(InterruptReason::User)];
+    f.observe(&h, Event::TurnEnded)
+        .expect("the failed generation's text was never owed");
+}
+
+#[test]
 fn shown_survives_does_not_count_a_delta_a_crash_cut_off() {
     let mut f = Fixture::new();
     f.started();

@@ -48,6 +48,7 @@ fn other() -> Conventions {
             previous_turn_end: false,
             last_message: true,
         }),
+        shown: None,
         authored: None,
     }
 }
@@ -75,6 +76,7 @@ impl Fixture {
             history,
             fixed_texts: &[],
             prompts: &self.prompts,
+            host_texts: &[],
         };
         self.checks
             .observe(&ctx, &event)

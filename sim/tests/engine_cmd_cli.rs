@@ -90,7 +90,7 @@ fn planted_bug_is_found_replayed_and_shrunk(command: &str, engine: &str, name: &
         "0..2000",
         "--jobs",
         "1",
-        "--max-failures",
+        "--stop-after",
         "1",
         "--quiet",
         "--out",

@@ -5,11 +5,13 @@
 mod other_support;
 
 use other_support::OtherFactory;
+use turnsim::Engine;
 use turnsim::EngineFactory;
 use turnsim::Judged;
 use turnsim::conventions::{Conventions, Selection};
 use turnsim::testing::checkers::Invariant;
 use turnsim::{Batch, Summary, run_batch};
+use turnsim_core::{Output, SessionConfig};
 
 fn run(factory: &dyn EngineFactory, seeds: std::ops::Range<u64>) -> Summary {
     run_batch(&Batch {
@@ -124,4 +126,48 @@ fn a_skipped_checker_does_not_run_and_is_not_counted() {
             .iter()
             .all(|(_, v)| v.invariant != Invariant::Pairing)
     );
+}
+
+#[test]
+fn log_borne_hostile_inputs_are_not_applicable_to_an_engine_with_its_own_log() {
+    let log_borne = [
+        "summary_leaves_call",
+        "orphan_result",
+        "legacy_abort_context",
+        "invalid_import",
+    ];
+    let own = run(&OwnLog(OtherFactory::correct()), 0..3000);
+    let skipped: u64 = own.hostile_not_applicable.values().sum();
+    assert!(skipped > 0, "{:?}", own.hostile_not_applicable);
+    for kind in log_borne {
+        assert_eq!(own.hostile.get(kind), None, "{kind} was handed");
+    }
+    let reference = run(&turnsim::Reference, 0..3000);
+    assert!(reference.hostile_not_applicable.is_empty());
+    assert!(log_borne.iter().all(|k| reference.hostile.contains_key(k)));
+}
+
+/// The same engine declaring a log of its own format (the default of the trait).
+pub struct OwnLog(pub OtherFactory);
+
+impl EngineFactory for OwnLog {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn create(&self, config: SessionConfig) -> Box<dyn Engine> {
+        self.0.create(config)
+    }
+
+    fn restore(
+        &self,
+        config: SessionConfig,
+        log: &[u8],
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        self.0.restore(config, log)
+    }
+
+    fn conventions(&self) -> Conventions {
+        self.0.conventions()
+    }
 }

@@ -74,7 +74,7 @@ fn the_template_binary_runs_finds_replays_and_shrinks_its_own_engine() {
             "0..1000",
             "--jobs",
             "1",
-            "--max-failures",
+            "--stop-after",
             "1",
             "--quiet",
         ],

@@ -1,5 +1,6 @@
 //! `turnsim run` keeps what it found: failures are written as they are found, Ctrl-C
-//! prints the summary of what ran, `--max-failures` stops the run, and the failure
+//! prints the summary of what ran, `--stop-after` stops the run, `--max-failures`
+//! caps the scenarios of each invariant without hiding another's, and the failure
 //! list is compact.
 
 use std::path::{Path, PathBuf};
@@ -81,11 +82,11 @@ fn ctrl_c_keeps_the_failures_found_and_prints_the_summary() {
 }
 
 #[test]
-fn max_failures_stops_the_run_and_the_list_is_compact() {
-    let out = scratch("max-failures");
+fn stop_after_stops_the_run_and_the_list_is_compact() {
+    let out = scratch("stop-after");
     let output = Command::new(env!("CARGO_BIN_EXE_turnsim"))
         .args(["run", "--engine", "marker_twice", "--seeds", "0..100000"])
-        .args(["--max-failures", "3", "--jobs", "1", "--quiet", "--out"])
+        .args(["--stop-after", "3", "--jobs", "1", "--quiet", "--out"])
         .arg(&out)
         .env_remove("TURNSIM_SEED")
         .env_remove("JOB_COMPLETION_INDEX")
@@ -101,7 +102,7 @@ fn max_failures_stops_the_run_and_the_list_is_compact() {
         "one job stops right after the third: {files:?}"
     );
     assert!(
-        stdout.contains(" not started (--max-failures reached)\n"),
+        stdout.contains(" not started (--stop-after reached)\n"),
         "{stdout}"
     );
     // One full report (options and last steps), then one line per other failure.
@@ -118,4 +119,34 @@ fn max_failures_stops_the_run_and_the_list_is_compact() {
         assert!(line.contains(": marker_once at step "), "{line}");
         assert!(line.contains("  turnsim replay "), "{line}");
     }
+}
+
+#[test]
+fn max_failures_caps_each_invariants_scenarios_and_the_run_goes_on() {
+    let out = scratch("max-failures");
+    let output = Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .args(["run", "--engine", "marker_twice", "--seeds", "0..300"])
+        .args(["--max-failures", "2", "--jobs", "1", "--quiet", "--out"])
+        .arg(&out)
+        .env_remove("TURNSIM_SEED")
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("JOB_COMPLETION_COUNT")
+        .output()
+        .expect("turnsim runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    // Every seed ran: failures no longer stop the run.
+    assert!(stdout.contains("  seeds        300 run, "), "{stdout}");
+    assert!(!stdout.contains("not started"), "{stdout}");
+    assert_eq!(scenario_files(&out).len(), 2, "two of its one invariant");
+    let table = stdout
+        .split("failures by invariant (first seed, count):\n")
+        .nth(1)
+        .expect("the table by invariant");
+    let row = table.lines().next().expect("one row");
+    assert!(row.starts_with("  marker_once "), "{row}");
+    assert!(
+        row.ends_with(" not saved (--max-failures 2 per invariant)"),
+        "{row}"
+    );
 }

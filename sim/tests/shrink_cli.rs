@@ -50,6 +50,14 @@ fn shrinking_with_stderr_not_a_terminal_prints_no_progress_and_the_same_bytes_tw
     assert_eq!(stderr, "");
     assert_eq!(first, second);
     assert_eq!(first_file, std::fs::read(&min).expect("the shrunk file"));
+    // The story and the steps as lines, not the scenario's JSON with the trace on one
+    // escaped line.
+    assert!(
+        !first.contains("\"format\": \"turnsim-scenario\""),
+        "{first}"
+    );
+    assert!(first.contains("\nmarker_once at step "), "{first}");
+    assert!(first.contains("\nlast steps:\n  [step "), "{first}");
 }
 
 #[test]

@@ -104,6 +104,10 @@ pub(super) fn write_record(out: &mut String, record: &Record) -> Result<(), Erro
             out.push_str("{\"turn_end\":{\"outcome\":");
             json::write(out, outcome)?;
         }
+        Record::LegacyAbortContext { text } => {
+            out.push_str("{\"legacy_abort_context\":{\"text\":");
+            write_str(out, text);
+        }
     }
     out.push_str("}}");
     Ok(())

@@ -187,6 +187,12 @@ impl Replay {
                 self.history.truncate(*len);
                 self.turn_baseline = self.turn_baseline.min(*len);
             }
+            Record::LegacyAbortContext { text } => {
+                // A pure function of the log, so every restore from it migrates alike
+                // and nothing needs to be written back.
+                let mut recap = Some(text.clone());
+                crate::interrupt::migrate_legacy_abort_context(&mut self.history, &mut recap);
+            }
             Record::TurnEnd { .. } => {
                 self.in_turn = false;
                 self.pending = PendingOperation::None;

@@ -47,7 +47,10 @@ impl TurnCanary {
     }
 
     fn rewrites(&self) -> bool {
-        matches!(self.bug, Bug::MarkerWithoutCause | Bug::NoteNamesFinished)
+        matches!(
+            self.bug,
+            Bug::MarkerWithoutCause | Bug::NoteNamesFinished | Bug::CancelRecordsNothing
+        )
     }
 
     fn refresh(&mut self) {
@@ -95,7 +98,14 @@ fn rewrite(bug: Bug, messages: &[SharedMessage]) -> Vec<SharedMessage> {
             }
             _ => None,
         };
+        // Every trace of a live cancel goes: its marker, and the note after it.
+        let dropped = bug == Bug::CancelRecordsNothing
+            && text.is_some_and(|t| {
+                InterruptReason::from_marker(t).is_some_and(|r| r.cancel_cause().is_some())
+                    || is_tool_in_flight_note(m)
+            });
         match replaced {
+            _ if dropped => {}
             Some(t) if Some(t.as_str()) != text => out.push(Arc::new(Message::user_text(t))),
             _ => out.push(m.clone()),
         }

@@ -5,7 +5,8 @@
 //! silently turns every later step of the turn into a full-price, slower request.
 
 use super::same_json::same_json;
-use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant};
+use crate::judge::finding::where_differ;
 use std::sync::Arc;
 use turnsim_core::{CacheHints, OperationId, Request, SharedMessage, ToolSpec};
 
@@ -74,9 +75,8 @@ impl AppendOnly {
             (0..prev_messages.len()).find(|&i| !same(&prev_messages[i], &request.messages[i]))
         {
             return Err(format!(
-                "request {op}: message {i} differs from request {prev_op}: was {}, now {}",
-                excerpt(&prev_messages[i].to_json()),
-                excerpt(&request.messages[i].to_json())
+                "request {op}: message {i} differs from request {prev_op} {}",
+                where_differ(&prev_messages[i].to_json(), &request.messages[i].to_json())
             ));
         }
         Ok(())

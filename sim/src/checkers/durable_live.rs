@@ -10,7 +10,8 @@
 //! restored engine idle, and its restore must ask for no work.
 
 use super::same_json::same_json;
-use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant};
+use crate::judge::finding::where_differ;
 use turnsim_core::Output;
 
 pub struct DurableLive;
@@ -47,9 +48,8 @@ impl Checker for DurableLive {
         }
         if let Some(i) = (0..live.len()).find(|&i| !same_json(&history[i], &live[i])) {
             return Some(Err(format!(
-                "message {i} restores as {}, live it is {}",
-                excerpt(&history[i].to_json()),
-                excerpt(&live[i].to_json())
+                "message {i} differs between the restored and the live engine {} (was: restored, now: live)",
+                where_differ(&history[i].to_json(), &live[i].to_json())
             )));
         }
         if *live_idle {

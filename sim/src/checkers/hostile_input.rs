@@ -73,6 +73,7 @@ mod tests {
             history: &[],
             fixed_texts: &[],
             prompts: &[],
+            host_texts: &[],
         };
         let event = Event::Hostile {
             what: "x",
@@ -138,6 +139,7 @@ mod tests {
             history: &[],
             fixed_texts: &[],
             prompts: &[],
+            host_texts: &[],
         };
         assert_eq!(HostileInput.observe(&ctx, &Event::Step), None);
     }

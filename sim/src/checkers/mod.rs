@@ -74,6 +74,9 @@ pub struct Ctx<'a> {
     pub fixed_texts: &'a [String],
     /// Every prompt the user sent in this run.
     pub prompts: &'a [String],
+    /// Texts the host handed the engine to place in the history (the compaction
+    /// summaries it accepted): the host's words, not the model's, wherever they sit.
+    pub host_texts: &'a [String],
 }
 
 /// Why the history was replaced or cut on purpose.
@@ -366,13 +369,14 @@ impl Checks {
 
     fn registry(c: Arc<Conventions>, facts: WorldFacts) -> Vec<Box<dyn Checker>> {
         let reference_wording = c.name == crate::conventions::REFERENCE_NAME;
+        let shown = c.shown;
         vec![
             Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),
             Box::<history_stable::HistoryStable>::default(),
             Box::new(marker_once::MarkerOnce::new(c.clone())),
             Box::new(note_exact::NoteExact::new(c.clone(), facts.model_mark)),
-            Box::new(at_most_once::AtMostOnce),
+            Box::<at_most_once::AtMostOnce>::default(),
             Box::new(no_lost_observation::NoLostObservation::new(c.clone())),
             Box::new(stale_noop::StaleNoop),
             Box::new(recovery_idempotent::RecoveryIdempotent),
@@ -385,7 +389,7 @@ impl Checks {
             )),
             Box::new(label_matches::LabelMatches::new(reference_wording)),
             Box::<quiet_after_cancel::QuietAfterCancel>::default(),
-            Box::<shown_survives::ShownSurvives>::default(),
+            Box::new(shown_survives::ShownSurvives::new(shown)),
             Box::<reply_never_fails::ReplyNeverFails>::default(),
             Box::new(model_ends_turn::ModelEndsTurn::new(
                 facts.max_truncated_resumes,

@@ -56,6 +56,13 @@ impl Checker for NoteExact {
             _ => None,
         };
         let fixed = c.fixed_texts.as_deref().unwrap_or(ctx.fixed_texts);
+        // A compaction summary the host handed is the host's text wherever the engine
+        // puts it (Claude Code puts it in a user message), though a model wrote it.
+        let host = |t: &str| {
+            ctx.host_texts
+                .iter()
+                .any(|h| !h.is_empty() && t.contains(h.as_str()))
+        };
         for (i, m) in request.messages.iter().enumerate().skip(*seen) {
             if m.role != Role::User {
                 continue;
@@ -67,7 +74,8 @@ impl Checker for NoteExact {
                         let known = wrap == PromptWrap::Plain
                             && (markers.matches(words)
                                 || notes.matches(words)
-                                || fixed.iter().any(|t| t == words));
+                                || fixed.iter().any(|t| t == words)
+                                || host(words));
                         if !known {
                             let what = match wrap {
                                 PromptWrap::Directive => {
@@ -95,7 +103,11 @@ impl Checker for NoteExact {
                     continue;
                 }
                 if let Some(s) = m.string_content() {
-                    if !(markers.matches(s) || notes.matches(s) || fixed.iter().any(|t| t == s)) {
+                    if !(markers.matches(s)
+                        || notes.matches(s)
+                        || fixed.iter().any(|t| t == s)
+                        || host(s))
+                    {
                         return Some(Err(format!(
                             "request {op}: message {i} is user text the user never wrote and the engine may not author: {}",
                             excerpt(s)
@@ -106,6 +118,7 @@ impl Checker for NoteExact {
             }
             if let Some(s) = m.string_content()
                 && s.contains(self.model_mark)
+                && !host(s)
             {
                 return Some(Err(format!(
                     "request {op}: message {i}: model-written text in a user message: {}",
@@ -121,7 +134,7 @@ impl Checker for NoteExact {
                             "request {op}: message {i}, block {j}: a turn context outside its directive"
                         )));
                     }
-                    if text.contains(self.model_mark) {
+                    if text.contains(self.model_mark) && !host(text) {
                         return Some(Err(format!(
                             "request {op}: message {i}, block {j}: model-written text in a user message: {}",
                             excerpt(text)
@@ -131,5 +144,63 @@ impl Checker for NoteExact {
             }
         }
         Some(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::{CacheHints, Message, OperationId, Request, SharedMessage};
+
+    const MARK: &str = "§model§";
+
+    fn judge(messages: Vec<Message>, host_texts: &[String]) -> Option<Check> {
+        let mut c = NoteExact::new(Arc::new(Conventions::generic()), MARK);
+        let request = Request {
+            system: String::new(),
+            tools: Arc::from(Vec::new()),
+            messages: messages
+                .into_iter()
+                .map(Arc::new)
+                .collect::<Vec<SharedMessage>>(),
+            cache: CacheHints {
+                session_key: String::new(),
+                breakpoints: Vec::new(),
+            },
+        };
+        let ctx = Ctx {
+            step: 1,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts,
+        };
+        c.observe(
+            &ctx,
+            &Event::Request {
+                op: OperationId(1),
+                request: &request,
+                seen: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn a_compaction_summary_the_host_handed_may_sit_in_a_user_message() {
+        let summary = format!("{MARK} summary of 6 messages");
+        let placed = Message::user_text(format!("Summary of the conversation so far:\n{summary}"));
+        assert_eq!(judge(vec![placed], &[summary]), Some(Ok(())));
+    }
+
+    #[test]
+    fn model_text_the_host_never_handed_is_still_caught_in_a_user_message() {
+        let summary = format!("{MARK} summary of 6 messages");
+        let copied = Message::user_text(format!("{MARK} I will delete the tests"));
+        assert_eq!(
+            judge(vec![copied], &[summary]),
+            Some(Err(format!(
+                "request op#1: message 0: model-written text in a user message: {MARK} I will delete the tests"
+            )))
+        );
     }
 }

@@ -158,6 +158,7 @@ mod tests {
             history: &[],
             fixed_texts: &[],
             prompts: &[],
+            host_texts: &[],
         };
         let r = request(messages);
         let event = Event::Request {

@@ -10,18 +10,27 @@
 //! are required after a live cancel only: crash recovery drafts text, never calls,
 //! and no call of an unfinished reply was dispatched. When the crash cut short the
 //! output list that ended the turn, the turn may have ended (failed, keeping nothing
-//! of the generation) before it, so nothing is required.
+//! of the generation) before it, so nothing is required. Only the generation that was
+//! interrupted counts: a reply that failed with a provider error keeps nothing of
+//! itself (docs/spec.md §6), so an engine that retries it owes the user none of its
+//! text, whatever later happens to the retry.
 
 use super::interrupted_turn::{Due, TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use crate::conventions::{CheckKind, Shown};
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::{Block, Content, Role};
 
 #[derive(Default)]
 pub struct ShownSurvives {
+    /// What the profile says the engine keeps beyond every engine's due; `None`:
+    /// only completed blocks after a cancel are required, nothing after a crash.
+    shown: Option<Shown>,
     watch: TurnWatch,
     /// Text blocks shown in this turn, by reply then block index.
     texts: Vec<String>,
+    /// Whether each of `texts` completed (its `block_stop` streamed).
+    finished: Vec<bool>,
     /// Where the current reply's blocks start in `texts`.
     reply_start: usize,
     /// Tool blocks (index, id, name) started in this turn, and where the current
@@ -41,10 +50,18 @@ enum Undo {
 }
 
 impl ShownSurvives {
+    pub fn new(shown: Option<Shown>) -> ShownSurvives {
+        ShownSurvives {
+            shown,
+            ..ShownSurvives::default()
+        }
+    }
+
     fn slot(&mut self, index: usize) -> usize {
         let slot = self.reply_start + index;
         if self.texts.len() <= slot {
             self.texts.resize(slot + 1, String::new());
+            self.finished.resize(slot + 1, false);
         }
         slot
     }
@@ -69,7 +86,18 @@ impl ShownSurvives {
                 index,
                 block: BlockStart::ToolUse { id, name },
             } => self.tool_blocks.push((*index, id.clone(), name.clone())),
+            StreamEvent::Error { .. } => {
+                // A failed generation: what it showed is not owed (a retrying engine
+                // sends a new request; a failing one ends the turn).
+                self.texts.truncate(self.reply_start);
+                self.finished.truncate(self.reply_start);
+                self.calls.retain(|&p| p < self.reply_tools);
+                self.tool_blocks.truncate(self.reply_tools);
+            }
             StreamEvent::BlockStop { index } => {
+                if let Some(done) = self.finished.get_mut(self.reply_start + index) {
+                    *done = true;
+                }
                 if let Some(p) = self.tool_blocks[self.reply_tools..]
                     .iter()
                     .position(|(i, _, _)| i == index)
@@ -104,10 +132,21 @@ impl ShownSurvives {
                 }
             }
         }
+        let shown = self.shown.unwrap_or(Shown {
+            unfinished_blocks: false,
+            across_crash: false,
+        });
+        if due.crashed && !shown.across_crash {
+            // What survives a crash is each design's own: no calls are owed after a
+            // crash either (see below), so nothing is.
+            return Ok(());
+        }
         let lost_text = self
             .texts
             .iter()
-            .map(|t| t.trim())
+            .zip(&self.finished)
+            .filter(|(_, done)| **done || shown.unfinished_blocks || due.crashed)
+            .map(|(t, _)| t.trim())
             .find(|t| !t.is_empty() && !said.contains(t));
         if let Some(t) = lost_text {
             return Err(format!(
@@ -150,6 +189,12 @@ impl Checker for ShownSurvives {
         Invariant::ShownSurvives
     }
 
+    /// Completed blocks after a cancel are every engine's due; unfinished ones, and
+    /// text across a crash, the profile's.
+    fn kind(&self) -> CheckKind {
+        CheckKind::Convention
+    }
+
     /// The kinds read here (a turn's start, the end of a step, a crash, what streamed)
     /// and those the turn watch reads; every other kind answers `None` below.
     fn events(&self) -> u32 {
@@ -161,6 +206,7 @@ impl Checker for ShownSurvives {
         match event {
             Event::TurnStarted { .. } => {
                 self.texts.clear();
+                self.finished.clear();
                 self.calls.clear();
                 self.tool_blocks.clear();
                 self.reply_start = 0;

@@ -20,6 +20,7 @@
 //! `--engine-cmd`, and `interrupt` the SIGINT handler.
 
 pub(crate) mod engines;
+mod failures;
 pub(crate) mod interrupt;
 mod judging;
 pub(crate) mod merge;

@@ -3,9 +3,11 @@
 //!
 //! Guarantees:
 //! - No failure found is lost. Each failing seed is rerun with a trace and written as
-//!   a scenario on the worker thread that found it, before the run goes on; a Ctrl-C
-//!   ([`super::interrupt`]) or `--max-failures` stops new seeds from starting, lets
-//!   the running ones finish, and the summary of what ran is printed as usual.
+//!   a scenario on the worker thread that found it, before the run goes on, up to
+//!   `--max-failures` per invariant ([`super::failures`]); every failing invariant is
+//!   listed with its first seed and count. A Ctrl-C ([`super::interrupt`]), `--time`
+//!   or `--stop-after` stops new seeds from starting, lets the running ones finish,
+//!   and the summary of what ran is printed as usual.
 //! - Mistakes are found before the run, not after it: an `--out` that cannot be
 //!   written is exit 6 before any seed runs; `TURNSIM_SEED` with `--seeds`, and
 //!   `--trace` without exactly one seed, are usage errors (exit 2), and so are an
@@ -13,15 +15,14 @@
 //! - The exit code is the failure class of the lowest failing seed that ran.
 //! - `--summary-json` names exactly the seeds that ran: seeds start in order
 //!   ([`crate::runner::run_batch_with`]), so a stopped run (`--time`,
-//!   `--max-failures`, Ctrl-C) ran a prefix of its range or shard, and the file is
+//!   `--stop-after`, Ctrl-C) ran a prefix of its range or shard, and the file is
 //!   written after the printed summary, atomically (docs/scale-out.md).
 
 use super::engines::{EngineArgs, Engines};
+use super::failures::{Saved, compact_line, failure_list, full_report, save_failure};
 use super::interrupt;
 use super::outdir::OutDir;
-use super::program;
-use super::scenario::{excerpt, shell_quote};
-use crate::checkers::Violation;
+use crate::checkers::{Invariant, Violation};
 use crate::cliargs::{
     parse_duration, parse_seed, parse_seed_range, parse_shard, shard_from_env, shard_seeds,
 };
@@ -32,7 +33,7 @@ use crate::exit::Exit;
 use crate::options::SimOptions;
 use crate::report::summary;
 use crate::runner::{Batch, run_batch_with, run_seed};
-use crate::scenario::{EngineProcess, Expectation, Scenario, save_scenario};
+use crate::scenario::EngineProcess;
 use crate::summary_file::{RunFacts, RunOptions, SummaryFile};
 use crate::world::FailureClass;
 use std::collections::BTreeMap;
@@ -45,12 +46,14 @@ use std::time::{Duration, Instant};
 /// The seed range `turnsim run` covers by default: about a minute on two cores.
 pub const DEFAULT_SEEDS: &str = "0..400000";
 
-/// Lines of trace kept in a failure report and a scenario file.
-const EXCERPT_LINES: usize = 12;
+/// The time budget of a default run of an engine in another process (`--engine-cmd`
+/// without `--seeds` or `--time`).
+pub const SUBPROCESS_BUDGET: Duration = Duration::from_secs(120);
 
 fn seeds_help() -> String {
     format!(
-        "Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: {DEFAULT_SEEDS}]"
+        "Seeds to run: A..B, A..=B or one seed N (decimal or 0x hex) [default: {DEFAULT_SEEDS}; with --engine-cmd and no --time, at most {} s of it]",
+        SUBPROCESS_BUDGET.as_secs()
     )
 }
 
@@ -76,9 +79,13 @@ pub struct RunArgs {
     /// run digest; `turnsim merge` combines the files of several shards.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,
-    /// Stop starting seeds once this many have failed.
+    /// Save and list at most this many failing seeds of each invariant (the first
+    /// found); the run goes on, so every invariant that fails is found and counted.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_failures: u64,
+    /// Stop starting seeds once this many have failed, whatever their invariants.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub stop_after: Option<u64>,
     /// Print each seed's options and digest.
     #[arg(long)]
     pub verbose: bool,
@@ -126,129 +133,6 @@ pub fn rate_text(per_sec: f64) -> String {
         out.push(c);
     }
     format!("{out}/s")
-}
-
-/// A failure as saved: the rerun's violation and trace excerpt, and where it went.
-struct Saved {
-    violation: Violation,
-    options: SimOptions,
-    last_steps: Vec<String>,
-    /// The scenario file, or why it could not be written.
-    file: Result<PathBuf, String>,
-}
-
-/// Reruns a failing seed with a trace and writes its scenario. `None`: the rerun
-/// passed (the failure is nondeterministic), so there is nothing to save.
-fn save_failure(
-    factory: &dyn EngineFactory,
-    process: Option<&EngineProcess>,
-    seed: u64,
-    out: &Path,
-    judging: &Judging,
-) -> Option<Saved> {
-    let outcome = run_seed(factory, seed, true);
-    let v = outcome.violation.clone()?;
-    let options = SimOptions::from_seed(seed);
-    let mut scenario = Scenario::new(
-        options.clone(),
-        Expectation::Fail {
-            invariant: v.invariant,
-            step: v.step,
-        },
-    );
-    scenario.seed = seed;
-    scenario.name = format!("seed {seed}: {}", v.invariant);
-    scenario.description = v.message.clone();
-    scenario.engine = factory.name().to_string();
-    scenario.engine_process = process.cloned();
-    scenario.decisions = outcome.decisions.clone();
-    scenario.trace_digest = Some(outcome.digest.clone());
-    scenario.excerpt = excerpt(&outcome.trace, EXCERPT_LINES);
-    scenario.judging = judging.clone();
-    let path = out.join(format!("seed-{seed}-{}.json", v.invariant));
-    let file = save_scenario(&path, &scenario)
-        .map(|()| path)
-        .map_err(|e| e.to_string());
-    let keep = outcome.trace.len().saturating_sub(EXCERPT_LINES);
-    Some(Saved {
-        violation: v,
-        options,
-        last_steps: outcome.trace[keep..].to_vec(),
-        file,
-    })
-}
-
-/// `flags`: the engine flags that pick this run's engine again.
-fn or_line(seed: u64, flags: &str) -> String {
-    format!(
-        "   or:    TURNSIM_SEED={seed} {} run{flags} --trace",
-        program()
-    )
-}
-
-/// The full block for one failure: what broke, the options, the last steps, and the
-/// commands that replay it.
-fn full_report(seed: u64, s: &Saved, flags: &str) -> String {
-    let v = &s.violation;
-    let mut o = format!("FAIL seed {seed}: {} at step {}\n", v.invariant, v.step);
-    o.push_str(&format!("  {}\n{}last steps:\n", v.message, s.options));
-    for line in &s.last_steps {
-        o.push_str(&format!("  {line}\n"));
-    }
-    match &s.file {
-        Ok(p) => o.push_str(&format!(
-            "scenario: {}\nreplay:   {} replay {}\n",
-            p.display(),
-            program(),
-            shell_quote(p)
-        )),
-        Err(e) => o.push_str(&format!("could not write the scenario: {e}\n")),
-    }
-    o.push_str(&or_line(seed, flags));
-    o.push('\n');
-    o
-}
-
-/// One line for a failure: seed, invariant, step, and the replay command.
-fn compact_line(seed: u64, s: &Saved) -> String {
-    let v = &s.violation;
-    let how = match &s.file {
-        Ok(p) => format!("{} replay {}", program(), shell_quote(p)),
-        Err(e) => format!("not written: {e}"),
-    };
-    format!("  seed {seed}: {} at step {}  {how}", v.invariant, v.step)
-}
-
-/// The failure list printed before the summary: the lowest seed in full, every other
-/// one on a line, and the failing seeds whose rerun passed.
-fn failure_list(
-    failures: &[(u64, Violation)],
-    saved: &BTreeMap<u64, Option<Saved>>,
-    flags: &str,
-) -> String {
-    let mut o = String::new();
-    let mut others = Vec::new();
-    for (seed, v) in failures {
-        match saved.get(seed) {
-            Some(Some(s)) if o.is_empty() => o.push_str(&full_report(*seed, s, flags)),
-            Some(Some(s)) => others.push(compact_line(*seed, s)),
-            _ => others.push(format!(
-                "  seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
-                v.invariant
-            )),
-        }
-    }
-    if !others.is_empty() {
-        o.push_str(&format!(
-            "{} more failing seed(s), in seed order:\n",
-            others.len()
-        ));
-        for line in others {
-            o.push_str(&line);
-            o.push('\n');
-        }
-    }
-    o
 }
 
 fn usage(message: &str) -> Exit {
@@ -440,15 +324,29 @@ fn run_many(
         eprintln!("turnsim run: no Ctrl-C handler; an interrupted run prints nothing");
     }
     let started = Instant::now();
-    let deadline = a.time.map(|t| started + t);
+    // An engine in another process runs one to two orders of magnitude slower than
+    // in process: the default range would take hours, so it gets a time budget.
+    let time = match (a.time, &a.seeds, target.process) {
+        (None, None, Some(_)) => {
+            println!(
+                "engine process, no --seeds or --time: seeds {DEFAULT_SEEDS} for at most {} s (--seeds or --time to change it)",
+                SUBPROCESS_BUDGET.as_secs()
+            );
+            Some(SUBPROCESS_BUDGET)
+        }
+        (t, _, _) => t,
+    };
+    let deadline = time.map(|t| started + t);
     let bar = progress_bar(seeds.len() as u64, a.quiet);
     let failed = AtomicU64::new(0);
     let saved: Mutex<BTreeMap<u64, Option<Saved>>> = Mutex::new(BTreeMap::new());
     let stop = || {
         interrupt::interrupted()
-            || failed.load(Ordering::SeqCst) >= a.max_failures
+            || a.stop_after
+                .is_some_and(|n| failed.load(Ordering::SeqCst) >= n)
             || deadline.is_some_and(|d| Instant::now() >= d)
     };
+    let per_invariant: Mutex<BTreeMap<Invariant, u64>> = Mutex::new(BTreeMap::new());
     let progress = |done: u64, failures: u64| {
         if done.is_multiple_of(64) || failures > 0 {
             bar.set_position(done);
@@ -457,6 +355,15 @@ fn run_many(
     };
     let on_failure = |seed: u64, v: &Violation| {
         failed.fetch_add(1, Ordering::SeqCst);
+        let nth = per_invariant.lock().map_or(1, |mut m| {
+            let n = m.entry(v.invariant).or_default();
+            *n += 1;
+            *n
+        });
+        if nth > a.max_failures {
+            // Counted in the summary's list by invariant; not rerun, not saved.
+            return;
+        }
         let s = save_failure(factory, target.process, seed, out, judging);
         let line = match &s {
             Some(s) => compact_line(seed, s),
@@ -492,13 +399,21 @@ fn run_many(
         }
     }
     let saved = saved.into_inner().unwrap_or_default();
-    print!("{}", failure_list(&sum.failures, &saved, &target.flags));
+    print!(
+        "{}",
+        failure_list(&sum.failures, &saved, &target.flags, a.max_failures)
+    );
     // (the words printed, the word a summary file stores)
     let stopped = if interrupt::interrupted() {
         println!("interrupted (Ctrl-C): the seeds that ran are summarised below");
         Some(("interrupted by Ctrl-C", "interrupted"))
-    } else if failed.load(Ordering::SeqCst) >= a.max_failures && sum.skipped > 0 {
-        Some(("--max-failures reached", "max_failures"))
+    } else if a
+        .stop_after
+        .is_some_and(|n| failed.load(Ordering::SeqCst) >= n)
+        && sum.skipped > 0
+    {
+        // The summary file's word predates `--stop-after` and stays, so files read alike.
+        Some(("--stop-after reached", "max_failures"))
     } else {
         Some(("--time budget spent", "time"))
     };

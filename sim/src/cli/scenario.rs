@@ -187,10 +187,15 @@ pub(super) fn cmd_shrink(
         println!("  {line}");
     }
     println!();
-    println!(
-        "{}",
-        crate::scenario::scenario_to_json(&scenario).unwrap_or_default()
-    );
+    // The story, then what broke and the last steps as lines: the file holds the
+    // whole scenario, and printing its JSON put the trace on one escaped line.
+    if let Some(v) = &rerun.violation {
+        println!("{} at step {}: {}", v.invariant, v.step, v.message);
+    }
+    println!("last steps:");
+    for line in scenario.excerpt.lines() {
+        println!("  {line}");
+    }
     for note in story::notes(&expected, &shrunk) {
         println!("note: {note}");
     }

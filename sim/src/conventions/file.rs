@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Conventions, Placement, PromptWrap, REFERENCE_NAME, TextSet};
+use super::{Conventions, Placement, PromptWrap, REFERENCE_NAME, Shown, TextSet};
 
 pub const PROFILE_FORMAT: &str = "turnsim-conventions";
 
@@ -95,6 +95,8 @@ pub struct ProfileFile {
     pub fixed_texts: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breakpoints: Option<Placement>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<Shown>,
 }
 
 fn texts(t: &TextsFile) -> TextSet {
@@ -123,6 +125,7 @@ impl ProfileFile {
             }),
             fixed_texts: self.fixed_texts.clone(),
             breakpoints: self.breakpoints,
+            shown: self.shown,
             authored: None,
         }
     }

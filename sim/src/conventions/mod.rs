@@ -165,6 +165,26 @@ impl Placement {
     }
 }
 
+/// What of the text the user saw streamed an engine keeps when a turn is cut short,
+/// beyond what every engine keeps (a completed block shown before a cancel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shown {
+    /// After a cancel, the text of a block whose end never streamed (the reference
+    /// engine keeps it; keeping only completed blocks is a design of its own).
+    pub unfinished_blocks: bool,
+    /// After a crash, the text streamed before it (the reference engine drafts it to
+    /// the log as it streams; what survives a crash is otherwise each design's own).
+    pub across_crash: bool,
+}
+
+impl Shown {
+    pub const REFERENCE: Shown = Shown {
+        unfinished_blocks: true,
+        across_crash: true,
+    };
+}
+
 type Authored = Arc<dyn Fn(&Message) -> Option<AuthoredKind> + Send + Sync>;
 
 /// The name of [`Conventions::reference`].
@@ -190,6 +210,9 @@ pub struct Conventions {
     pub fixed_texts: Option<Vec<String>>,
     /// Where it places cache breakpoints; `None`: placement not judged.
     pub breakpoints: Option<Placement>,
+    /// What shown text it keeps when a turn is cut short; `None`: only what every
+    /// engine keeps is judged.
+    pub shown: Option<Shown>,
     /// The engine's own word on which user-role messages it authored: lets
     /// "an interruption is recorded once" be judged without knowing any wording.
     pub authored: Option<Authored>,
@@ -205,6 +228,7 @@ impl fmt::Debug for Conventions {
             .field("prompt", &self.prompt)
             .field("fixed_texts", &self.fixed_texts)
             .field("breakpoints", &self.breakpoints)
+            .field("shown", &self.shown)
             .field("authored", &self.authored.is_some())
             .finish()
     }
@@ -234,6 +258,7 @@ impl Conventions {
                 turnsim_core::request::COMPACTION_NOTICE.to_string(),
             ]),
             breakpoints: Some(Placement::REFERENCE),
+            shown: Some(Shown::REFERENCE),
             authored: None,
         }
     }
@@ -255,6 +280,7 @@ impl Conventions {
             && self.prompt.is_none()
             && self.fixed_texts.is_none()
             && self.breakpoints.is_none()
+            && self.shown.is_none()
             && self.authored.is_none()
     }
 

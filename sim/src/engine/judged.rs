@@ -72,4 +72,8 @@ impl EngineFactory for Judged<'_> {
     fn selection(&self) -> Selection {
         self.checks.clone()
     }
+
+    fn writes_reference_log(&self) -> bool {
+        self.inner.writes_reference_log()
+    }
 }

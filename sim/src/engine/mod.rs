@@ -82,6 +82,13 @@ pub trait EngineFactory: Sync {
     fn selection(&self) -> Selection {
         Selection::all()
     }
+    /// Whether its durable log is the reference engine's record format. Only then are
+    /// the log-borne hostile inputs (records of that format appended to its log)
+    /// handed: to an engine with a log of its own they are foreign bytes it drops as a
+    /// torn tail, which tests nothing, so the run counts them as not applicable.
+    fn writes_reference_log(&self) -> bool {
+        false
+    }
 }
 
 impl Engine for Session {
@@ -120,6 +127,10 @@ impl Engine for Session {
 pub struct Reference;
 
 impl EngineFactory for Reference {
+    fn writes_reference_log(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "reference"
     }

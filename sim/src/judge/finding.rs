@@ -114,6 +114,26 @@ pub fn difference(a: &str, b: &str) -> (String, String) {
     (tail(a), tail(b))
 }
 
+/// Where two serialized texts first differ, said so that the difference shows even
+/// when both sides open alike for longer than an excerpt: `at byte N: was …X, now …Y`,
+/// each side an excerpt from a little before the first differing byte (a key order
+/// change, invisible when both sides are cut at the same prefix, shows here).
+pub fn where_differ(a: &str, b: &str) -> String {
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map(|((i, _), _)| i)
+        .unwrap_or(a.len().min(b.len()));
+    let (was, now) = difference(a, b);
+    let cut = if was.len() < a.len() { "…" } else { "" };
+    format!(
+        "at byte {at}: was {cut}{}, now {cut}{}",
+        excerpt(&was),
+        excerpt(&now)
+    )
+}
+
 /// The findings of one file, capped, with full counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Findings {
@@ -197,6 +217,18 @@ pub fn excerpt(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn where_differ_shows_a_key_order_change_that_a_shared_prefix_would_hide() {
+        let open = "x".repeat(100);
+        let a = format!("{{\"p\":\"{open}\",\"input\":{{\"a\":1,\"b\":2}}}}");
+        let b = format!("{{\"p\":\"{open}\",\"input\":{{\"b\":2,\"a\":1}}}}");
+        assert_eq!(
+            where_differ(&a, &b),
+            "at byte 118: was …xxxxxxxxx\",\"input\":{\"a\":1,\"b\":2}}, now …xxxxxxxxx\",\"input\":{\"b\":2,\"a\":1}}"
+        );
+        assert_eq!(where_differ("ab", "ab!"), "at byte 2: was ab, now ab!");
+    }
 
     #[test]
     fn difference_starts_a_little_before_the_first_differing_character() {

@@ -237,6 +237,8 @@ impl SummaryFile {
                 .collect::<Result<_, _>>()?,
             digest: self.digest.clone(),
             run_digest: self.run_digest()?,
+            // Not stored in a summary file: a merged run shows only what was handed.
+            hostile_not_applicable: BTreeMap::new(),
         })
     }
 

@@ -28,6 +28,20 @@ impl World<'_> {
         }
         self.count_fault(FaultKind::HostileInput);
         let kind = self.d.below(HOSTILE_KINDS.len() as u32) as usize;
+        // Kinds 2 to 5 are records of the reference log format appended to the log.
+        if (2..=5).contains(&kind) && !self.factory.writes_reference_log() {
+            *self
+                .hostile_not_applicable
+                .entry(HOSTILE_KINDS[kind])
+                .or_default() += 1;
+            self.note(|| {
+                format!(
+                    "hostile input {} not applicable: the engine's log is its own format",
+                    HOSTILE_KINDS[kind]
+                )
+            });
+            return Ok(());
+        }
         *self.hostile.entry(HOSTILE_KINDS[kind]).or_default() += 1;
         match kind {
             0 => self.split_rewind(),

@@ -99,6 +99,9 @@ pub struct RunOutcome {
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
     /// Hostile inputs handed, by kind ([`HOSTILE_KINDS`]).
     pub hostile: BTreeMap<&'static str, u64>,
+    /// Hostile inputs drawn but not handed, by kind: log-borne ones, to an engine
+    /// whose log is its own format ([`EngineFactory::writes_reference_log`]).
+    pub hostile_not_applicable: BTreeMap<&'static str, u64>,
     pub checks: BTreeMap<&'static str, u64>,
     pub trace: Vec<String>,
     pub tool_executions: usize,
@@ -252,6 +255,8 @@ struct World<'a> {
     outstanding: Option<(OperationId, bool)>,
     delivered: BTreeSet<String>,
     prompts: Vec<String>,
+    /// Texts the host handed the engine to place (compaction summaries it accepted).
+    host_texts: Vec<String>,
     prompts_sent: u32,
     turn_open: bool,
     prompt_scheduled: bool,
@@ -261,6 +266,7 @@ struct World<'a> {
     faults: BTreeMap<FaultKind, u64>,
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
     hostile: BTreeMap<&'static str, u64>,
+    hostile_not_applicable: BTreeMap<&'static str, u64>,
     config_revision: u32,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
@@ -319,6 +325,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         outstanding: None,
         delivered: BTreeSet::new(),
         prompts: Vec::new(),
+        host_texts: Vec::new(),
         prompts_sent: 0,
         turn_open: false,
         prompt_scheduled: false,
@@ -328,6 +335,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         faults: BTreeMap::new(),
         coverage: BTreeSet::new(),
         hostile: BTreeMap::new(),
+        hostile_not_applicable: BTreeMap::new(),
         config_revision: 0,
         turn_requests: 0,
         last_sent: None,
@@ -361,6 +369,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         faults: w.faults,
         coverage: w.coverage,
         hostile: w.hostile,
+        hostile_not_applicable: w.hostile_not_applicable,
         checks: w.checks.counts(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),
@@ -403,6 +412,7 @@ impl World<'_> {
             history: self.engine.history(),
             fixed_texts: &self.fixed_texts,
             prompts: &self.prompts,
+            host_texts: &self.host_texts,
         };
         self.checks.observe(&ctx, &event)
     }

@@ -172,9 +172,12 @@ impl World<'_> {
                 self.engine.history().len()
             );
             if self.deliver(
-                Input::Compact { summary },
+                Input::Compact {
+                    summary: summary.clone(),
+                },
                 Mode::MayRefuse("a refused compaction"),
             )? {
+                self.host_texts.push(summary);
                 self.ctx_check(Event::Reset(ResetKind::Compaction))?;
             }
         }

@@ -86,6 +86,7 @@ impl Fixture {
             history,
             fixed_texts: &self.fixed,
             prompts: &self.prompts,
+            host_texts: &[],
         };
         let render = |v: Violation| format!("{}@{}: {}", v.invariant, v.step, v.message);
         let masked = self.checks.observe(&ctx, &event).map_err(render);

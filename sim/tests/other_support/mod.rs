@@ -236,4 +236,9 @@ impl EngineFactory for OtherFactory {
     fn conventions(&self) -> Conventions {
         self.conventions.clone()
     }
+
+    // Its log is the reference session's, so the log-borne hostile inputs apply.
+    fn writes_reference_log(&self) -> bool {
+        true
+    }
 }
