@@ -48,8 +48,13 @@ WHITE_SPACE = (
 )
 
 
+# One encoder for the whole process: json.dumps with any option builds a new encoder
+# per call, and this runs several times per protocol line (log records, state).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def dumps(value):
-    return json.dumps(value, separators=(",", ":"))
+    return _encode(value)
 
 
 def user_text(text):

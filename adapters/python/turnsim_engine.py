@@ -34,8 +34,10 @@ class RestoreFailed(Exception):
     """The engine cannot restore from the log it was given."""
 
 
-def _dumps(value):
-    return json.dumps(value, separators=(",", ":"))
+# Built once: json.dumps/json.loads with options build a new coder per call, and the
+# adapter encodes and decodes one line per simulated event.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_decode = json.JSONDecoder().decode
 
 
 class _Served:
@@ -83,20 +85,21 @@ def run(name, create, restore, stdin=None, stdout=None):
     # Bytes in, decoded as UTF-8 by json whatever the locale; out, only ASCII (json
     # escapes the rest), so the locale's encoding never matters either.
     stdin = stdin or sys.stdin.buffer
-    out = stdout or sys.stdout
+    # Bytes out: each line is encoded once and leaves in one write (a text stream
+    # would take two writes and a flush through its own buffer).
+    out = stdout or sys.stdout.buffer
     # Anything the engine prints goes to stderr: stdout carries protocol lines only.
     sys.stdout = sys.stderr
 
     def send(line):
-        out.write(_dumps(line))
-        out.write("\n")
+        out.write((_encode(line) + "\n").encode("ascii"))
         out.flush()
 
     send({"hello": "turnsim-engine", "protocol": PROTOCOL_VERSION, "engine": name})
     served = None
     for number, raw in enumerate(stdin, start=1):
         try:
-            req = json.loads(raw)
+            req = _decode(raw.decode("utf-8"))
             kind = req["req"]
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{name}: request line {number} is not a protocol request ({e}): {raw!r}")

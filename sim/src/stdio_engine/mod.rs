@@ -24,8 +24,10 @@
 //!   whole run); [`StdioFactory::fresh_processes`] starts a new process for every
 //!   engine instead, for an engine that cannot honour that rule.
 
+pub(crate) mod base64;
 pub(crate) mod process;
 pub(crate) mod serve;
+pub(crate) mod tagged;
 pub(crate) mod wire;
 
 // The façade: an engine written in Rust serving itself over the stdio protocol.
@@ -141,7 +143,7 @@ impl StdioFactory {
 
     fn start(&self) -> Result<(Process, String), String> {
         let mut p = Process::start(&self.command, &self.env, self.timeout)?;
-        let n = p.exchange("", "the hello line")?;
+        let n = p.exchange("", &"the hello line")?;
         let expected =
             "the hello line {\"hello\":\"turnsim-engine\",\"protocol\":1,\"engine\":NAME}";
         let hello: wire::Hello = match serde_json::from_str(p.last_line()) {
@@ -188,7 +190,7 @@ impl StdioFactory {
                 fixed_texts,
             }) => {
                 engine.fixed_texts = fixed_texts;
-                let outputs = engine.apply(snapshot, outputs, &format!("`{what}`"));
+                let outputs = engine.apply(snapshot, outputs, ReplyTo::Open(what));
                 outputs.map(|o| (engine, o)).map_err(Opened::Broken)
             }
             // The process answered in protocol: it can serve another engine.
@@ -268,6 +270,25 @@ impl Engine for Broken {
     }
 }
 
+/// Which reply an error is about; formatted only when there is an error, since
+/// every exchange carries one and almost none fails.
+#[derive(Clone, Copy)]
+enum ReplyTo<'a> {
+    /// `create`, `restore` or `state`.
+    Open(&'a str),
+    /// The input with this number.
+    Input(u64),
+}
+
+impl std::fmt::Display for ReplyTo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplyTo::Open(req) => write!(f, "`{req}`"),
+            ReplyTo::Input(n) => write!(f, "input {n}"),
+        }
+    }
+}
+
 /// One engine process and the harness's mirror of what it reported.
 pub struct StdioEngine {
     /// Always `Some` until dropped.
@@ -320,7 +341,7 @@ impl StdioEngine {
             .process
             .as_mut()
             .expect("the process lives as long as the engine");
-        let n = process.exchange(line, &format!("`{req}`"))?;
+        let n = process.exchange(line, &ReplyTo::Open(req))?;
         let p = &*process;
         let parsed: Reply = match serde_json::from_str(p.last_line()) {
             Ok(r) => r,
@@ -340,7 +361,7 @@ impl StdioEngine {
         &mut self,
         snapshot: Snapshot,
         outputs: Vec<WireOutput>,
-        reply_to: &str,
+        reply_to: ReplyTo<'_>,
     ) -> Result<Vec<Output>, String> {
         let r = self.apply_inner(snapshot, outputs, reply_to);
         if r.is_err() {
@@ -353,7 +374,7 @@ impl StdioEngine {
         &mut self,
         snapshot: Snapshot,
         outputs: Vec<WireOutput>,
-        reply_to: &str,
+        reply_to: ReplyTo<'_>,
     ) -> Result<Vec<Output>, String> {
         let Snapshot {
             history,
@@ -398,7 +419,11 @@ impl StdioEngine {
         Ok(out)
     }
 
-    fn request_of(&mut self, r: wire::WireRequest, reply_to: &str) -> Result<Request, String> {
+    fn request_of(
+        &mut self,
+        r: wire::WireRequest,
+        reply_to: ReplyTo<'_>,
+    ) -> Result<Request, String> {
         let messages = match r.messages {
             WireMessages::Prefix(k) if k <= self.history.len() => self.history[..k].to_vec(),
             WireMessages::Prefix(k) => {
@@ -481,13 +506,13 @@ impl Engine for StdioEngine {
                 if let Some((system, tools)) = configure {
                     self.prefix = (system, Arc::from(tools));
                 }
-                match self.apply(snapshot, outputs, &format!("input {n}")) {
+                match self.apply(snapshot, outputs, ReplyTo::Input(n)) {
                     Ok(o) => Ok(o),
                     Err(e) => panic!("{e}"),
                 }
             }
             Checked::Refused { why, snapshot } => {
-                if let Err(e) = self.apply(snapshot, Vec::new(), &format!("input {n}")) {
+                if let Err(e) = self.apply(snapshot, Vec::new(), ReplyTo::Input(n)) {
                     panic!("{e}");
                 }
                 Err(why)

@@ -208,7 +208,7 @@ impl Process {
     /// Sends `request` (one line, `\n`-terminated) unless it is empty, then reads one
     /// reply line within the timeout ([`Process::last_line`]). Returns the line's
     /// 1-based number on the engine's stdout.
-    pub fn exchange(&mut self, request: &str, what: &str) -> Result<u64, String> {
+    pub fn exchange(&mut self, request: &str, what: &dyn std::fmt::Display) -> Result<u64, String> {
         self.arm();
         let sent = if request.is_empty() {
             Ok(())

@@ -8,6 +8,7 @@
 //! history delta keeps a message when it is the same `Arc` as before, and a request
 //! names the history prefix only when its messages are those very `Arc`s.
 
+use super::tagged::{self, First, variant_fields};
 use super::wire::{self, Hello};
 use crate::engine::{Engine, EngineFactory};
 use serde::{Deserialize, Serialize};
@@ -19,13 +20,107 @@ use turnsim_core::{
     SharedMessage, ToolCall, ToolSpec,
 };
 
-#[derive(Deserialize)]
-#[serde(tag = "req", rename_all = "snake_case", deny_unknown_fields)]
 enum Req {
     Create { config: SessionConfig },
     Restore { config: SessionConfig, log: String },
     Input { n: u64, input: Input },
     State,
+}
+
+/// The derived reading, for requests whose `req` is not the first field.
+#[derive(Deserialize)]
+#[serde(
+    remote = "Req",
+    tag = "req",
+    rename_all = "snake_case",
+    deny_unknown_fields
+)]
+enum DerivedReq {
+    Create { config: SessionConfig },
+    Restore { config: SessionConfig, log: String },
+    Input { n: u64, input: Input },
+    State,
+}
+
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    CreateFields {
+        config: SessionConfig
+    }
+);
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    RestoreFields {
+        config: SessionConfig,
+        log: String
+    }
+);
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    InputFields {
+        n: u64,
+        input: Input
+    }
+);
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    StateFields {}
+);
+
+struct ReqVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ReqVisitor {
+    type Value = Req;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("internally tagged enum Req")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Req, A::Error> {
+        const T: &str = "req";
+        Ok(match tagged::first(map, T)? {
+            First::Whole(v) => return DerivedReq::deserialize(v).map_err(serde::de::Error::custom),
+            First::Tag(t, rest) => match t.as_str() {
+                "create" => Req::Create {
+                    config: tagged::fields::<CreateFields, _>(rest, T)?.config,
+                },
+                "restore" => {
+                    let f: RestoreFields = tagged::fields(rest, T)?;
+                    Req::Restore {
+                        config: f.config,
+                        log: f.log,
+                    }
+                }
+                "input" => {
+                    let f: InputFields = tagged::fields(rest, T)?;
+                    Req::Input {
+                        n: f.n,
+                        input: f.input,
+                    }
+                }
+                "state" => {
+                    tagged::fields::<StateFields, _>(rest, T)?;
+                    Req::State
+                }
+                _ => {
+                    return Err(serde::de::Error::unknown_variant(
+                        &t,
+                        &["create", "restore", "input", "state"],
+                    ));
+                }
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Req {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Req, D::Error> {
+        d.deserialize_map(ReqVisitor)
+    }
 }
 
 #[derive(Serialize)]
@@ -103,6 +198,24 @@ struct Served {
     engine: Box<dyn Engine>,
     reported: Vec<SharedMessage>,
     inputs: u64,
+    /// `state_bytes` as last reported, and its number: the digest is that number,
+    /// bumped whenever the bytes differ from the last reply's. The harness compares
+    /// digests only between consecutive replies of one engine (§9), so this is
+    /// exact, and it spares hashing the whole state on every reply.
+    state: Vec<u8>,
+    state_no: u64,
+}
+
+impl Served {
+    fn new(engine: Box<dyn Engine>) -> Served {
+        Served {
+            engine,
+            reported: Vec::new(),
+            inputs: 0,
+            state: Vec::new(),
+            state_no: 0,
+        }
+    }
 }
 
 fn output_out<'a>(o: &'a Output, history: &[SharedMessage]) -> OutputOut<'a> {
@@ -145,7 +258,7 @@ impl Served {
     /// reported before (`full` reports it all again).
     fn write<'a, W: Write>(
         &'a mut self,
-        out: &mut W,
+        out: &mut Line<W>,
         mut reply: ReplyOut<'a>,
         outputs: &'a [Output],
         full: bool,
@@ -169,16 +282,34 @@ impl Served {
         });
         reply.pending = Some(self.engine.pending_operation());
         reply.idle = Some(self.engine.is_idle());
-        reply.state = Some(
-            blake3::hash(&self.engine.state_bytes())
-                .to_hex()
-                .to_string(),
-        );
-        serde_json::to_writer(&mut *out, &reply)?;
-        out.write_all(b"\n")?;
-        out.flush()?;
-        self.reported = history.to_vec();
+        let state = self.engine.state_bytes();
+        if state != self.state || self.state_no == 0 {
+            self.state_no += 1;
+            self.state = state;
+        }
+        reply.state = Some(self.state_no.to_string());
+        out.send(&reply)?;
+        self.reported.clear();
+        self.reported.extend_from_slice(history);
         Ok(())
+    }
+}
+
+/// The reply stream: each line is serialised whole into one buffer and leaves in one
+/// write, so the harness's single read finds it complete and a long reply is never
+/// split into buffer-sized writes.
+struct Line<W> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> Line<W> {
+    fn send<T: Serialize>(&mut self, value: &T) -> std::io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, value)?;
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)?;
+        self.out.flush()
     }
 }
 
@@ -201,7 +332,7 @@ fn reply(kind: &'static str) -> ReplyOut<'static> {
 pub fn serve<R: BufRead, W: Write>(
     factory: &dyn EngineFactory,
     input: R,
-    mut out: W,
+    out: W,
 ) -> Result<(), String> {
     let hello = Hello {
         hello: wire::HELLO.into(),
@@ -209,10 +340,11 @@ pub fn serve<R: BufRead, W: Write>(
         engine: factory.name().to_string(),
     };
     let io = |e: std::io::Error| format!("cannot write a reply: {e}");
-    serde_json::to_writer(&mut out, &hello).map_err(|e| e.to_string())?;
-    out.write_all(b"\n")
-        .and_then(|()| out.flush())
-        .map_err(io)?;
+    let mut out = Line {
+        out,
+        buf: Vec::with_capacity(64 * 1024),
+    };
+    out.send(&hello).map_err(io)?;
     let mut served: Option<Served> = None;
     for (i, line) in input.lines().enumerate() {
         let line = line.map_err(|e| format!("cannot read request {}: {e}", i + 1))?;
@@ -223,11 +355,7 @@ pub fn serve<R: BufRead, W: Write>(
                 let engine = factory.create(config);
                 let mut r = reply("create");
                 r.fixed_texts = Some(engine.fixed_texts());
-                let mut s = Served {
-                    engine,
-                    reported: Vec::new(),
-                    inputs: 0,
-                };
+                let mut s = Served::new(engine);
                 s.write(&mut out, r, &[], true).map_err(io)?;
                 served = Some(s);
             }
@@ -241,21 +369,14 @@ pub fn serve<R: BufRead, W: Write>(
                         let mut r = reply("restore");
                         r.fixed_texts = Some(engine.fixed_texts());
                         r.outputs = Some(Vec::new());
-                        let mut s = Served {
-                            engine,
-                            reported: Vec::new(),
-                            inputs: 0,
-                        };
+                        let mut s = Served::new(engine);
                         s.write(&mut out, r, &outputs, true).map_err(io)?;
                         served = Some(s);
                     }
                     Err(why) => {
                         let mut r = reply("restore");
                         r.error = Some(why);
-                        serde_json::to_writer(&mut out, &r).map_err(|e| e.to_string())?;
-                        out.write_all(b"\n")
-                            .and_then(|()| out.flush())
-                            .map_err(io)?;
+                        out.send(&r).map_err(io)?;
                     }
                 }
             }
@@ -291,4 +412,72 @@ pub fn serve<R: BufRead, W: Write>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Line, serve};
+    use crate::Reference;
+    use std::io::Write;
+
+    #[derive(Default)]
+    struct Counting {
+        writes: usize,
+        flushes: usize,
+        bytes: Vec<u8>,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn one_reply_is_written_with_one_write_however_long() {
+        let mut line = Line {
+            out: Counting::default(),
+            buf: Vec::new(),
+        };
+        let long = "x".repeat(100_000);
+        line.send(&serde_json::json!({ "reply": "state", "state": long }))
+            .unwrap();
+        assert_eq!((line.out.writes, line.out.flushes), (1, 1));
+        assert_eq!(
+            line.out.bytes,
+            format!("{{\"reply\":\"state\",\"state\":\"{long}\"}}\n").into_bytes()
+        );
+    }
+
+    #[test]
+    fn the_state_digest_stays_for_a_stale_input_and_moves_for_a_live_one() {
+        let config = r#"{"system":"s","tools":[],"session_key":"k","stance":"st","max_truncated_resumes":3}"#;
+        let requests = [
+            format!(r#"{{"req":"create","config":{config}}}"#),
+            r#"{"req":"input","n":1,"input":{"input":"prompt","text":"hi","now":"t0"}}"#.into(),
+            r#"{"req":"input","n":2,"input":{"input":"tool_result","op":99,"outcome":{"tool_use_id":"x","content":"c","is_error":false}}}"#.into(),
+            r#"{"req":"input","n":3,"input":{"input":"stream","op":1,"event":{"event":"message_start"}}}"#.into(),
+            // Tag not first: read through the derived path, same request.
+            r#"{"n":4,"input":{"input":"stream","op":1,"event":{"event":"block_start","index":0,"block":{"type":"text"}}},"req":"input"}"#.into(),
+        ]
+        .join("\n");
+        let mut out = Vec::new();
+        serve(&Reference, requests.as_bytes(), &mut out).unwrap();
+        let states: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["state"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(states, ["1", "2", "2", "3", "4"]);
+    }
 }

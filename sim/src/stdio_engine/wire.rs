@@ -54,8 +54,9 @@ pub struct WireRequest {
     pub cache: CacheHints,
 }
 
-/// One output in the `Output` vocabulary; `persist` bytes in base64.
-#[derive(Debug, Deserialize, Serialize)]
+/// One output in the `Output` vocabulary; `persist` bytes in base64. Read by
+/// [`super::tagged::output`].
+#[derive(Debug, Serialize)]
 #[serde(tag = "output", rename_all = "snake_case")]
 pub enum WireOutput {
     Persist {
@@ -97,7 +98,11 @@ pub struct Reply {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<Delta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::tagged::pending::optional"
+    )]
     pub pending: Option<PendingOperation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<bool>,
@@ -228,116 +233,30 @@ pub fn restore_line(config: &SessionConfig, log: &[u8]) -> String {
 
 /// The `input` request; `n` counts the inputs of this process from 1.
 pub fn input_line(n: u64, input: &turnsim_core::Input) -> String {
-    let input = serde_json::to_string(input).unwrap_or_default();
-    format!("{{\"req\":\"input\",\"n\":{n},\"input\":{input}}}\n")
+    // Written in place: this runs once per simulated input.
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(b"{\"req\":\"input\",\"n\":");
+    line.extend_from_slice(n.to_string().as_bytes());
+    line.extend_from_slice(b",\"input\":");
+    let start = line.len();
+    if serde_json::to_writer(&mut line, input).is_err() {
+        // Cannot happen (inputs have string keys only); the engine would refuse
+        // the line, never see a half-written one.
+        line.truncate(start);
+        line.extend_from_slice(b"null");
+    }
+    line.extend_from_slice(b"}\n");
+    String::from_utf8(line).unwrap_or_default()
 }
 
 /// The `state` request.
 pub const STATE_LINE: &str = "{\"req\":\"state\"}\n";
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 (RFC 4648 §4) with padding.
-pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decodes standard base64 with padding; anything else is an error naming the first
-/// offending character.
-pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return Err(format!(
-            "base64 of {} characters (not a multiple of 4)",
-            bytes.len()
-        ));
-    }
-    let value = |i: usize, c: u8| -> Result<u32, String> {
-        match c {
-            b'A'..=b'Z' => Ok(u32::from(c - b'A')),
-            b'a'..=b'z' => Ok(u32::from(c - b'a') + 26),
-            b'0'..=b'9' => Ok(u32::from(c - b'0') + 52),
-            b'+' => Ok(62),
-            b'/' => Ok(63),
-            _ => Err(format!("base64: unexpected {:?} at {i}", c as char)),
-        }
-    };
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    let chunks = bytes.len() / 4;
-    for (k, chunk) in bytes.chunks(4).enumerate() {
-        let pad = if k + 1 == chunks {
-            chunk.iter().rev().take_while(|&&c| c == b'=').count()
-        } else {
-            0
-        };
-        if pad > 2 {
-            return Err(format!("base64: {pad} padding characters"));
-        }
-        let mut n = 0u32;
-        for (j, &c) in chunk.iter().enumerate() {
-            let v = if j >= 4 - pad {
-                0
-            } else {
-                value(k * 4 + j, c)?
-            };
-            n = (n << 6) | v;
-        }
-        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&three[..3 - pad]);
-    }
-    Ok(out)
-}
+pub use super::base64::{decode as base64_decode, encode as base64_encode};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_round_trips_every_length_and_matches_rfc_vectors() {
-        for (plain, coded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64_encode(plain.as_bytes()), coded);
-            assert_eq!(base64_decode(coded).unwrap(), plain.as_bytes());
-        }
-        let all: Vec<u8> = (0..=255u8).collect();
-        assert_eq!(base64_decode(&base64_encode(&all)).unwrap(), all);
-    }
-
-    #[test]
-    fn base64_rejects_bad_characters_and_lengths() {
-        assert_eq!(
-            base64_decode("Zm9").unwrap_err(),
-            "base64 of 3 characters (not a multiple of 4)"
-        );
-        assert_eq!(
-            base64_decode("Zm-v").unwrap_err(),
-            "base64: unexpected '-' at 2"
-        );
-        assert!(base64_decode("Z===").is_err());
-    }
 
     #[test]
     fn a_reply_missing_fields_names_them() {
