@@ -95,8 +95,16 @@ pub fn summary(
     }
     let _ = writeln!(o, "checks per invariant:");
     for name in INVARIANTS {
-        if let Some(n) = s.checks.get(name) {
-            let _ = writeln!(o, "  {name:<22} {n}");
+        match s.checks.get(name) {
+            // A checker that judged nothing says so, and what it waits for: a run
+            // that never exercised a rule must not read as one that passed it.
+            Some(0) => {
+                let _ = writeln!(o, "  {name:<22} 0 (judged nothing: {})", idle_reason(name));
+            }
+            Some(n) => {
+                let _ = writeln!(o, "  {name:<22} {n}");
+            }
+            None => {}
         }
     }
     let _ = writeln!(
@@ -165,4 +173,27 @@ pub fn summary(
         }
     }
     o
+}
+
+/// What a checker that counted no check waits for, in a summary's words.
+fn idle_reason(name: &str) -> &'static str {
+    match name {
+        "label_matches" | "prefix_reported" => {
+            "it reads the reference engine's wording, so it judges only under the reference profile"
+        }
+        "cache_breakpoints" => "it needs a profile that says where the engine places breakpoints",
+        "model_ends_turn" => {
+            "it counts a check when a request follows a complete reply without tool calls (a reply cut at max_tokens, resumed); none did"
+        }
+        "hostile_input" => {
+            "no hostile input was handed (the option was off, or none applied to this engine)"
+        }
+        "interruption_recorded" | "quiet_after_cancel" | "shown_survives" => {
+            "no turn was cut short by a cancel (or, under its profile, a crash) in these seeds"
+        }
+        "durable_live" => "no sampled log write happened in these seeds",
+        "twin_agrees" => "no delivery that must change nothing had a twin to compare with",
+        "thinking_intact" => "no thinking block was streamed and sent back",
+        _ => "no event of the kind it judges happened in these seeds",
+    }
 }

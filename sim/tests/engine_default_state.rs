@@ -45,6 +45,11 @@ impl EngineFactory for PlainFactory {
         let (s, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
         Ok((Box::new(Plain(s)), outputs))
     }
+
+    // The reference session's own log, so it gets the same hostile inputs.
+    fn writes_reference_log(&self) -> bool {
+        true
+    }
 }
 
 fn batch(factory: &dyn EngineFactory) -> Summary {

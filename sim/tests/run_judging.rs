@@ -53,7 +53,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "interruption_recorded convention",
             "label_matches convention",
             "quiet_after_cancel generic",
-            "shown_survives generic",
+            "shown_survives convention",
             "reply_never_fails generic",
             "model_ends_turn generic",
             "hostile_input generic",

@@ -25,7 +25,9 @@ impl Port {
     }
 
     /// The example passes 2000 seeds and handles exactly as many steps and events as
-    /// the reference engine (a faithful port takes the same steps on every seed).
+    /// the reference engine (a faithful port takes the same steps on every seed), but
+    /// for the log-borne hostile inputs: records of the reference log format, which
+    /// its log of its own does not read, so they are not handed (one event each).
     pub fn passes_2000_seeds_like_the_reference(&self, test: &str) {
         let Some(program) = interpreter(self.interpreter, test) else {
             return;
@@ -35,10 +37,12 @@ impl Port {
         let summary = run_seeds(&factory, 0..2000);
         assert_eq!(summary.seeds, 2000);
         let reference = run_reference(0..2000);
+        let not_handed: u64 = summary.hostile_not_applicable.values().sum();
         assert_eq!(
-            (summary.steps, summary.events),
+            (summary.steps, summary.events + not_handed),
             (reference.steps, reference.events)
         );
+        assert!(reference.hostile_not_applicable.is_empty());
         assert_eq!(summary.failures, Vec::new(), "{} failures", self.name);
     }
 
