@@ -25,7 +25,7 @@ use crate::judge::openai::{Layer, Origin};
 use crate::judge::pairing::End;
 use crate::judge::view::Located;
 use crate::openai::neutral::Entry;
-use crate::openai::responses_request::{neutral_item, parse_item};
+use crate::openai::responses_request::{neutral_item, parse_logged_item};
 use serde_json::Value;
 use std::io::BufRead;
 use std::sync::Arc;
@@ -198,7 +198,7 @@ pub fn check(
             // The session's base instructions are not history: nothing the rules judge.
             Some("session_meta") => {}
             Some("response_item") => {
-                let item = parse_item(payload, &format!("line {line_no}: payload"))
+                let item = parse_logged_item(payload, &format!("line {line_no}: payload"))
                     .map_err(|e| InputError::at(line_no, e.to_string()))?;
                 judge.push(&Entry {
                     source: line_no,
