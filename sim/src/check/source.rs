@@ -19,6 +19,16 @@ pub enum Item {
     Boundary {
         line: usize,
     },
+    /// A branch of the session starts at this line (a rewound session going on from
+    /// an earlier message): the history read so far ends, and the next one is
+    /// `prefix` (messages already judged where they were first read) and what follows.
+    Branch {
+        line: usize,
+        prefix: Vec<Located>,
+    },
+    /// Part of the input the provider would refuse, reported where it stands; what
+    /// could be read around it is judged on.
+    Unreadable(crate::judge::finding::Finding),
 }
 
 /// Input that cannot be read as the format it claims to be.
