@@ -14,7 +14,7 @@
 //!   whose content is neither text nor blocks) is still unreadable input: the file is
 //!   not the log it claims to be.
 
-use super::source::{InputError, path_error};
+use super::source::{InputError, path_error, path_prefix};
 use serde::Deserialize;
 use serde_json::Value;
 use turnsim_core::{Block, Content, Role};
@@ -190,7 +190,7 @@ fn salvage_message(
 pub(super) fn parse<'a, T: Deserialize<'a>>(text: &'a str, line: usize) -> Result<T, InputError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| InputError::at(line, path_error(&e)))?;
-    de.end().map_err(|e| InputError::at(line, e.to_string()))?;
+        .map_err(|e| InputError::in_line(line, &path_prefix(&e), e.inner()))?;
+    de.end().map_err(|e| InputError::in_line(line, "", &e))?;
     Ok(value)
 }

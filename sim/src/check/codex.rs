@@ -191,8 +191,8 @@ pub fn check(
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| InputError::at(line_no, format!("not a JSON object: {e}")))?;
+        let v: Value = serde_json::from_str(line.trim_end())
+            .map_err(|e| InputError::in_line(line_no, "not a JSON object: ", &e))?;
         let payload = v.get("payload").unwrap_or(&Value::Null);
         match v.get("type").and_then(Value::as_str) {
             // The session's base instructions are not history: nothing the rules judge.

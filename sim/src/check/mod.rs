@@ -180,6 +180,7 @@ pub(crate) fn unreadable(path: &Path, e: InputError) -> Unreadable {
     Unreadable {
         path: path.display().to_string(),
         line: e.line,
+        column: e.column,
         message: e.message,
     }
 }

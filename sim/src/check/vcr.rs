@@ -163,6 +163,7 @@ fn yaml_error(
     };
     InputError {
         line,
+        column: None,
         message: format!("not a go-vcr cassette: {path}"),
     }
 }
@@ -248,6 +249,7 @@ impl State {
         };
         let unreadable = |why: String| InputError {
             line,
+            column: None,
             message: format!("interaction {id}: {why}"),
         };
         let req = &interaction.request;
