@@ -484,3 +484,24 @@ fn a_non_streamed_json_response_is_judged_too() {
         "response to request 0: message 1, block 0: text block is empty"
     );
 }
+
+#[test]
+fn openrouter_breakpoints_on_a_chat_message_or_a_tool_call_are_not_content() {
+    // Hand-made: the breakpoint sits on the messages themselves and on a
+    // `tool_calls[]` entry, and moves forward from request to request. Read as
+    // content, it made request 1 an `append_only/new_history` (its first message
+    // differed) and request 2 an `append_only/message_changed`.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/openai/handmade-openrouter-cache-control-on-messages.yaml");
+    let text = std::fs::read_to_string(path).expect("reads");
+    let r = check_text(text);
+    assert_eq!(
+        kinds(&r),
+        vec![
+            ("response", "unsupported".to_string(), Some(0), None),
+            ("response", "unsupported".to_string(), Some(1), None),
+            ("response", "unsupported".to_string(), Some(2), None),
+        ]
+    );
+    assert_eq!((r.stat("requests"), r.stat("conversations")), (3, 1));
+}

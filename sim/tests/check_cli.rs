@@ -46,7 +46,11 @@ fn a_truncated_line_is_unreadable_and_named_by_file_and_line() {
     let path = scratch("truncated", "cut.jsonl", text.as_bytes());
     let (code, stdout, stderr) = turnsim(&[s(&path)]);
     assert_eq!(code, 6, "{stdout}{stderr}");
-    let want = format!("{}:6: unreadable: ", path.display());
+    // Where in line 6 the parser stopped is its column, not a second "line 1".
+    let want = format!(
+        "{}:6:1024: unreadable: line 6, column 1024: ",
+        path.display()
+    );
     assert!(stderr.starts_with(&want), "{stderr}");
     assert!(stderr.contains("EOF while parsing"), "{stderr}");
 }
@@ -61,7 +65,7 @@ fn wrong_types_are_unreadable_with_the_line_and_the_json_path() {
     assert_eq!(code, 6);
     assert!(
         stderr.starts_with(&format!(
-            "{}:3: unreadable: message.content: invalid type: integer `42`, expected content: a string or an array of blocks",
+            "{}:3:52: unreadable: line 3, column 52: message.content: invalid type: integer `42`, expected content: a string or an array of blocks",
             path.display()
         )),
         "{stderr}"
@@ -242,4 +246,33 @@ fn no_input_makes_check_panic() {
         }
     }
     assert!(runs > 1000, "{runs}");
+}
+
+#[test]
+fn a_position_inside_a_log_line_is_said_as_that_lines_column() {
+    // Line 2 is cut inside a string: serde counts from the start of the line it was
+    // given, which is line 2 of the file, never "line 1".
+    let text = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"cut}}\n";
+    let path = scratch("column", "cut.jsonl", text.as_bytes());
+    let (code, _, stderr) = turnsim(&[s(&path)]);
+    assert_eq!(code, 6);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "{}:2:56: unreadable: line 2, column 56: message: EOF while parsing a string",
+            path.display()
+        )
+    );
+    // A Codex rollout line the same way.
+    let text = "{\"type\":\"session_meta\",\"payload\":{}}\n{\"type\":\"response_item\",\"payload\":{\"type\":\n";
+    let path = scratch("column", "rollout.jsonl", text.as_bytes());
+    let (code, _, stderr) = turnsim(&[s(&path)]);
+    assert_eq!(code, 6);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "{}:2:42: unreadable: line 2, column 42: not a JSON object: EOF while parsing a value",
+            path.display()
+        )
+    );
 }

@@ -113,3 +113,25 @@ fn the_resumed_request_carrying_codex_goal_context_is_judged_clean() {
     assert_eq!(r.stat("input_items"), 13);
     assert_eq!(r.findings.violations, 0, "{:?}", r.findings.kept);
 }
+
+#[test]
+fn a_codex_reasoning_item_without_id_is_judged_and_the_call_a_kill_left_open_is_information() {
+    // Hand-made in the shape older Codex versions write: no response item carries an
+    // `id` (Codex skips serializing it), and the second call (line 10) was left without
+    // an output by a kill, then the session resumed with a new user message.
+    let r = check_file(
+        &data("handmade-codex-idless-rollout-kill-resume.jsonl"),
+        None,
+    )
+    .expect("reads");
+    assert_eq!(r.format, "codex");
+    assert_eq!(r.stat("response_items"), 10);
+    assert_eq!(r.stat("other_lines"), 2);
+    assert_eq!(r.findings.violations, 0, "{:?}", r.findings.kept);
+    assert_eq!(r.findings.infos, 1, "{:?}", r.findings.kept);
+    let f = &r.findings.kept[0];
+    assert_eq!(
+        (f.check, f.kind.as_str(), f.place.line),
+        ("pairing", "missing_tool_result", Some(10))
+    );
+}

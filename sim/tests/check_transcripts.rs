@@ -294,6 +294,7 @@ fn the_viewers_split_api_messages_are_merged_as_the_provider_saw_them() {
         .filter_map(|i| match i {
             Item::Message(m) => Some(m),
             Item::Boundary { .. } => None,
+            other => panic!("not in a linear log read in file order: {other:?}"),
         })
         .collect();
     assert_eq!(messages.len(), 15);

@@ -125,3 +125,22 @@ fn removing_chat_pairing_fields_names_the_message() {
         assert_eq!(err.path, want);
     }
 }
+
+#[test]
+fn a_logged_reasoning_item_may_lack_its_id_but_a_sent_one_may_not() {
+    // Codex writes its rollout's items without `id` (0.171.0 aside).
+    let item =
+        serde_json::json!({"type":"reasoning","summary":[],"content":null,"encrypted_content":"E"});
+    let logged = responses_request::parse_logged_item(&item, "payload").expect("a log line");
+    let responses_request::InputItem::Reasoning(r) = logged else {
+        panic!("a reasoning item: {logged:?}");
+    };
+    assert_eq!(r.id, None);
+    assert_eq!(r.encrypted_content.as_deref(), Some("E"));
+    assert_eq!(
+        responses_request::parse_item(&item, "input[0]")
+            .unwrap_err()
+            .to_string(),
+        "`input[0].id`: missing"
+    );
+}

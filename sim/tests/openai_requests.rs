@@ -31,7 +31,7 @@ fn kinds(conv: &Conversation) -> Vec<String> {
             Item::ToolCall { call_id, .. } => format!("call:{call_id}"),
             Item::ToolResult { call_id, .. } => format!("result:{call_id}"),
             Item::NamedOutput { name, .. } => format!("named:{name}"),
-            Item::Reasoning(r) => format!("reasoning:{}", r.id),
+            Item::Reasoning(r) => format!("reasoning:{}", r.id.as_deref().unwrap_or("(no id)")),
             Item::Reference { id } => format!("ref:{id}"),
             Item::Opaque { kind, .. } => format!("opaque:{kind}"),
         })

@@ -1,109 +1,41 @@
 //! Claude Code session logs (JSONL): entries in, the API messages the provider saw out.
 //!
 //! Guarantees:
-//! - Streaming in bounded memory: the file is read one line at a time through
-//!   `BufRead`, and at most two messages are held back (an assistant message whose
-//!   blocks may still arrive, and the tool results answering it).
+//! - Streaming: the file is read one line at a time through `BufRead`, and at most
+//!   two messages are held back (an assistant message whose blocks may still arrive,
+//!   and the tool results answering it). To judge a rewound session's branches the
+//!   window's messages are kept too ([`super::claude_branch`]).
 //! - The messages are the ones the provider saw, not the log's entries: the lines of
 //!   one API message (same `message.id`, one block per line) are merged into one
 //!   message, consecutive tool-result lines are merged into the one user message that
 //!   answered the batch, and entries that are not messages (`summary`, `system`,
 //!   `file-history-snapshot`, `queue-operation`, …) are skipped without breaking the
-//!   pairing across them. Sidechain entries (a subagent's own conversation) are
-//!   skipped too: they were never part of this conversation's requests.
+//!   pairing across them.
+//! - One conversation per file: a main log's sidechain entries (a sub-agent's own
+//!   conversation) were never part of its requests and are skipped; a file whose
+//!   first message is a sidechain's (Claude Code writes each sub-agent to its own
+//!   `agent-*.jsonl`, every line `isSidechain: true`) is that sub-agent's
+//!   conversation, judged as such.
+//! - Branches: entries name their parent (`parentUuid`); an entry that goes on from
+//!   an earlier message than the latest one starts a branch ([`Item::Branch`]), judged
+//!   as its own history (see [`super::claude_branch`] for what is not a fork).
 //! - A compaction boundary (`system` entry with subtype `compact_boundary`, or a
 //!   compact-summary user entry not preceded by one) starts a new window.
 //! - Every line is valid JSON of the right shape or the whole file is unreadable: a
 //!   truncated line, a wrong type or binary bytes is an [`InputError`] naming the line.
-//!   A line longer than [`Limits::max_element`] is refused before it is all read.
-//! - One pass per line on the common path: an entry is parsed once, its `message`
-//!   kept as raw text and parsed only when it is a message. The path-tracking parse
-//!   (which names the field at fault) runs only when that fails, so every error is
-//!   the one it always was, worded the same.
+//!   In [`ClaudeJsonl::judging`] mode a block the API would refuse is the exception:
+//!   it becomes an [`Item::Unreadable`] finding at its line and the rest is judged
+//!   ([`super::claude_entry::salvage`]). A line longer than [`Limits::max_element`] is
+//!   refused before it is all read.
 
-use super::source::{InputError, Item, Limits, Located, path_error, read_line_capped, utf8};
-use serde::Deserialize;
+use super::claude_branch::Tree;
+use super::claude_entry::{ApiMessage, Unreadable, is_message, quick, salvage, slow};
+use super::source::{InputError, Item, Limits, Located, read_line_capped, utf8};
+use crate::judge::finding::{Finding, Place, Severity};
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::Arc;
 use turnsim_core::{Block, Content, Message, Role};
-
-/// The fields of an entry that decide what it is; everything else is skipped unparsed.
-#[derive(Deserialize)]
-struct Head {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    subtype: Option<String>,
-    #[serde(rename = "isSidechain", default)]
-    is_sidechain: Option<bool>,
-    #[serde(rename = "isCompactSummary", default)]
-    is_compact_summary: Option<bool>,
-}
-
-/// An entry read in one pass: [`Head`]'s fields and the message, unparsed.
-#[derive(Deserialize)]
-struct Entry<'a> {
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    subtype: Option<String>,
-    #[serde(rename = "isSidechain", default)]
-    is_sidechain: Option<bool>,
-    #[serde(rename = "isCompactSummary", default)]
-    is_compact_summary: Option<bool>,
-    #[serde(borrow, default)]
-    message: Option<&'a serde_json::value::RawValue>,
-}
-
-/// A line's head, and its message when the head says it is one.
-type Parsed = (Head, Option<ApiMessage>);
-
-fn is_message(kind: Option<&str>) -> bool {
-    matches!(kind, Some("user" | "assistant"))
-}
-
-/// The common path: one parse of the entry, one of its message. `None` when either
-/// fails, and [`slow`] says why.
-fn quick(text: &str) -> Option<Parsed> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let e = Entry::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    let head = Head {
-        kind: e.kind,
-        subtype: e.subtype,
-        is_sidechain: e.is_sidechain,
-        is_compact_summary: e.is_compact_summary,
-    };
-    if !is_message(head.kind.as_deref()) {
-        return Some((head, None));
-    }
-    let message = serde_json::from_str::<ApiMessage>(e.message?.get()).ok()?;
-    Some((head, Some(message)))
-}
-
-/// The path-tracking parse, field by field, as the reader has always parsed a line.
-fn slow(text: &str, line: usize) -> Result<Parsed, InputError> {
-    let head: Head = parse(text, line)?;
-    if !is_message(head.kind.as_deref()) {
-        return Ok((head, None));
-    }
-    let entry: WithMessage = parse(text, line)?;
-    Ok((head, Some(entry.message)))
-}
-
-#[derive(Deserialize)]
-struct WithMessage {
-    message: ApiMessage,
-}
-
-#[derive(Deserialize)]
-struct ApiMessage {
-    #[serde(default)]
-    id: Option<String>,
-    role: Role,
-    content: Content,
-}
 
 /// A message still being assembled from lines.
 struct Pending {
@@ -163,15 +95,6 @@ impl Pending {
     }
 }
 
-impl ApiMessage {
-    fn content_blocks(&self) -> usize {
-        match &self.content {
-            Content::Text(_) => 0,
-            Content::Blocks(b) => b.len(),
-        }
-    }
-}
-
 /// String content joins a block list as a text block: only happens when one message's
 /// lines mix the two shapes, which the provider would also have seen as blocks.
 fn into_blocks(content: Content) -> Vec<Block> {
@@ -194,10 +117,15 @@ pub struct Stats {
     pub entries: usize,
     /// Entries that are not messages.
     pub skipped: usize,
-    /// Sidechain message entries (a subagent's conversation).
+    /// Message entries of the other chain: a main log's sidechain entries (a
+    /// subagent's conversation), or a sub-agent log's entries that are not its own.
     pub sidechain: usize,
+    /// The file is a sub-agent's own log: its first message is a sidechain's.
+    pub sidechain_log: bool,
     /// Message lines merged into an earlier message.
     pub merged: usize,
+    /// Branches started (a rewound session going on from an earlier message).
+    pub branches: usize,
 }
 
 /// The message stream of one Claude Code log.
@@ -212,6 +140,12 @@ pub struct ClaudeJsonl<R> {
     after_boundary: bool,
     done: bool,
     limits: Limits,
+    /// Whether the judged chain is a sidechain, once the first message says.
+    sidechain: Option<bool>,
+    /// Judging, not comparing: a refused block is a finding and branches are
+    /// followed.
+    judging: bool,
+    tree: Tree,
     pub stats: Stats,
 }
 
@@ -220,7 +154,8 @@ impl<R: BufRead> ClaudeJsonl<R> {
         ClaudeJsonl::with_limits(reader, Limits::default())
     }
 
-    /// A reader refusing lines over `limits`.
+    /// A reader refusing lines over `limits`, for comparing logs (`--prefix`): the
+    /// messages in file order, and a block that cannot be read an error.
     pub fn with_limits(reader: R, limits: Limits) -> ClaudeJsonl<R> {
         ClaudeJsonl {
             limits,
@@ -230,18 +165,33 @@ impl<R: BufRead> ClaudeJsonl<R> {
             ready: VecDeque::new(),
             after_boundary: true,
             done: false,
+            sidechain: None,
+            judging: false,
+            tree: Tree::default(),
             stats: Stats::default(),
+        }
+    }
+
+    /// A reader for judging: a block the API would refuse is an [`Item::Unreadable`]
+    /// finding and the rest is judged, and each branch is its own history.
+    pub fn judging(reader: R, limits: Limits) -> ClaudeJsonl<R> {
+        ClaudeJsonl {
+            judging: true,
+            ..ClaudeJsonl::with_limits(reader, limits)
         }
     }
 
     fn flush(&mut self) {
         for p in self.pending.drain(..) {
-            self.ready.push_back(Item::Message(p.into_located()));
+            let m = p.into_located();
+            self.tree.handed_out(&m);
+            self.ready.push_back(Item::Message(m));
         }
     }
 
     fn boundary(&mut self, line: usize) {
         self.flush();
+        self.tree.clear();
         if !self.after_boundary {
             self.ready.push_back(Item::Boundary { line });
         }
@@ -275,34 +225,99 @@ impl<R: BufRead> ClaudeJsonl<R> {
                 ),
             ));
         }
+        let mut unread = Vec::new();
         let (head, message) = match quick(text) {
             Some(read) => read,
-            None => slow(text, line)?,
+            None => match slow(text, line) {
+                Ok(read) => read,
+                Err(refused) if self.judging => {
+                    let (head, message, problems) = salvage(text, line, refused)?;
+                    unread = problems;
+                    (head, message)
+                }
+                Err(refused) => return Err(refused),
+            },
         };
         self.stats.entries += 1;
         let kind = head.kind.as_deref().unwrap_or("");
         if kind == "system" && head.subtype.as_deref() == Some("compact_boundary") {
             self.boundary(line);
+            self.tree.place(head.uuid.as_deref(), None);
             return Ok(true);
         }
-        let Some(message) = message else {
-            self.stats.skipped += 1;
-            return Ok(true);
-        };
-        if head.is_sidechain == Some(true) {
+        let side = head.is_sidechain == Some(true);
+        let message_entry = is_message(head.kind.as_deref());
+        if message_entry && *self.sidechain.get_or_insert(side) != side {
             self.stats.sidechain += 1;
             return Ok(true);
         }
+        self.stats.sidechain_log = self.sidechain == Some(true);
+        if !unread.is_empty() {
+            self.unreadable(line, unread);
+        }
+        let Some(message) = message else {
+            if !message_entry {
+                self.stats.skipped += 1;
+            }
+            // An entry that is not a message hangs where the branch is.
+            if self.judging && self.sidechain.is_none_or(|chain| chain == side) {
+                let last = self.pending.len().checked_sub(1);
+                self.tree.place(head.uuid.as_deref(), last);
+            }
+            return Ok(true);
+        };
         if head.is_compact_summary == Some(true) {
             self.boundary(line);
         }
         self.after_boundary = false;
-        self.take(message, line);
+        if self.judging && !starts_with_result(&message) {
+            let continues = message.role == Role::Assistant
+                && message.id.is_some()
+                && self.pending.first().is_some_and(|p| p.id == message.id);
+            let parent = head.parent_uuid.as_deref();
+            let forks = self
+                .tree
+                .forks(head.uuid.as_deref(), parent, self.pending.len());
+            if !continues && forks {
+                // What was being assembled ends the branch it belongs to.
+                self.flush();
+                let prefix = self.tree.branch(parent);
+                self.ready.push_back(Item::Branch { line, prefix });
+                self.stats.branches += 1;
+            }
+        }
+        let k = self.take(message, line);
+        if self.judging {
+            self.tree.place(head.uuid.as_deref(), k);
+        }
         Ok(true)
     }
 
-    /// Merges or queues one message entry.
-    fn take(&mut self, m: ApiMessage, line: usize) {
+    /// What the API would refuse in the message at `line`, as findings there.
+    fn unreadable(&mut self, line: usize, problems: Vec<Unreadable>) {
+        for p in problems {
+            let place = Place {
+                line: Some(line),
+                block: Some(p.block),
+                ..Place::default()
+            };
+            self.ready.push_back(Item::Unreadable(Finding::new(
+                Severity::Violation,
+                "unreadable",
+                "block",
+                place,
+                format!(
+                    "{}: the Messages API refuses a request carrying it (400 invalid_request_error); the rest is judged without it",
+                    p.why
+                ),
+            )
+            .with_excerpt(&p.text)));
+        }
+    }
+
+    /// Merges or queues one message entry; the index of the pending message it
+    /// joined (`None` when it was handed out at once).
+    fn take(&mut self, m: ApiMessage, line: usize) -> Option<usize> {
         match m.role {
             Role::Assistant => {
                 // A later line of the pending assistant message, even after some of
@@ -313,10 +328,11 @@ impl<R: BufRead> ClaudeJsonl<R> {
                 {
                     first.extend(m.content, line);
                     self.stats.merged += 1;
-                    return;
+                    return Some(0);
                 }
                 self.flush();
                 self.pending.push(Pending::new(m, line));
+                Some(0)
             }
             Role::User if starts_with_result(&m) => {
                 if let Some(last) = self.pending.last_mut()
@@ -324,27 +340,22 @@ impl<R: BufRead> ClaudeJsonl<R> {
                 {
                     last.extend(m.content, line);
                     self.stats.merged += 1;
-                    return;
+                    return Some(self.pending.len() - 1);
                 }
                 // After the assistant message it answers, or alone (and then orphaned,
                 // which the pairing check reports).
                 self.pending.push(Pending::new(m, line));
+                Some(self.pending.len() - 1)
             }
             Role::User => {
                 self.flush();
-                self.ready
-                    .push_back(Item::Message(Pending::new(m, line).into_located()));
+                let located = Pending::new(m, line).into_located();
+                self.tree.handed_out(&located);
+                self.ready.push_back(Item::Message(located));
+                None
             }
         }
     }
-}
-
-fn parse<'a, T: Deserialize<'a>>(text: &'a str, line: usize) -> Result<T, InputError> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value: T = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| InputError::at(line, path_error(&e)))?;
-    de.end().map_err(|e| InputError::at(line, e.to_string()))?;
-    Ok(value)
 }
 
 impl<R: BufRead> Iterator for ClaudeJsonl<R> {
@@ -390,6 +401,7 @@ mod tests {
             .map(|i| match i {
                 Item::Message(l) => (l.line, l.message.to_json()),
                 Item::Boundary { line } => (line, "BOUNDARY".into()),
+                other => panic!("not read in file order: {other:?}"),
             })
             .collect()
     }
@@ -463,11 +475,97 @@ mod tests {
     }
 
     #[test]
-    fn sidechain_entries_are_not_this_conversation() {
+    fn a_main_logs_sidechain_entries_are_not_its_conversation() {
         let side = r#"{"type":"assistant","isSidechain":true,"message":{"id":"s","role":"assistant","content":[{"type":"text","text":"sub"}]}}"#;
-        let mut reader = ClaudeJsonl::new(side.as_bytes());
-        assert!(reader.next().is_none());
+        let main =
+            r#"{"type":"user","isSidechain":false,"message":{"role":"user","content":"go"}}"#;
+        let text = [main, side].join("\n");
+        let mut reader = ClaudeJsonl::new(text.as_bytes());
+        assert_eq!(reader.by_ref().count(), 1);
         assert_eq!(reader.stats.sidechain, 1);
+        assert!(!reader.stats.sidechain_log);
+    }
+
+    #[test]
+    fn a_file_that_opens_with_a_sidechain_is_that_sidechains_conversation() {
+        let side =
+            r#"{"type":"user","isSidechain":true,"message":{"role":"user","content":"find it"}}"#;
+        let main =
+            r#"{"type":"user","isSidechain":false,"message":{"role":"user","content":"go"}}"#;
+        let text = [side, main].join("\n");
+        let mut reader = ClaudeJsonl::new(text.as_bytes());
+        let lines: Vec<usize> = reader
+            .by_ref()
+            .map(|i| match i.expect("reads") {
+                Item::Message(m) => m.line,
+                other => panic!("a message: {other:?}"),
+            })
+            .collect();
+        assert_eq!(lines, vec![1]);
+        assert_eq!(reader.stats.sidechain, 1);
+        assert!(reader.stats.sidechain_log);
+    }
+
+    fn entry(uuid: &str, parent: Option<&str>, message: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        let role = if message.contains("assistant") {
+            "assistant"
+        } else {
+            "user"
+        };
+        format!(r#"{{"type":"{role}","uuid":"{uuid}","parentUuid":{parent},"message":{message}}}"#)
+    }
+
+    #[test]
+    fn a_branch_replays_the_prefix_it_goes_on_from_and_results_naming_their_call_are_no_fork() {
+        let u = |t: &str| format!(r#"{{"role":"user","content":"{t}"}}"#);
+        let a = |id: &str, t: &str| {
+            format!(
+                r#"{{"id":"{id}","role":"assistant","content":[{{"type":"text","text":"{t}"}}]}}"#
+            )
+        };
+        let call = |id: &str, t: &str| {
+            format!(
+                r#"{{"id":"{id}","role":"assistant","content":[{{"type":"tool_use","id":"{t}","name":"ls","input":{{}}}}]}}"#
+            )
+        };
+        let res = |t: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{t}","content":"x"}}]}}"#
+            )
+        };
+        let text = [
+            entry("a", None, &u("go")),
+            entry("b", Some("a"), &call("m1", "t1")),
+            entry("c", Some("b"), &call("m1", "t2")),
+            // Parallel results name the line of the call they answer.
+            entry("d", Some("b"), &res("t1")),
+            entry("e", Some("c"), &res("t2")),
+            entry("f", Some("e"), &a("m2", "done")),
+            entry("g", Some("f"), &u("more")),
+            entry("h", Some("g"), &a("m3", "ok")),
+            // Rewound to the reply before "more".
+            entry("i", Some("f"), &u("other")),
+        ]
+        .join("\n");
+        let got: Vec<String> = ClaudeJsonl::judging(text.as_bytes(), Limits::default())
+            .map(|i| match i.expect("reads") {
+                Item::Message(m) => format!("m{}", m.line),
+                Item::Branch { line, prefix } => format!(
+                    "branch{line}<{}>",
+                    prefix
+                        .iter()
+                        .map(|m| m.line.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec!["m1", "m2", "m4", "m6", "m7", "m8", "branch9<1,2,4,6>", "m9"]
+        );
     }
 
     #[test]

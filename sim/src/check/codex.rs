@@ -25,7 +25,7 @@ use crate::judge::openai::{Layer, Origin};
 use crate::judge::pairing::End;
 use crate::judge::view::Located;
 use crate::openai::neutral::Entry;
-use crate::openai::responses_request::{neutral_item, parse_item};
+use crate::openai::responses_request::{neutral_item, parse_logged_item};
 use serde_json::Value;
 use std::io::BufRead;
 use std::sync::Arc;
@@ -191,14 +191,14 @@ pub fn check(
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| InputError::at(line_no, format!("not a JSON object: {e}")))?;
+        let v: Value = serde_json::from_str(line.trim_end())
+            .map_err(|e| InputError::in_line(line_no, "not a JSON object: ", &e))?;
         let payload = v.get("payload").unwrap_or(&Value::Null);
         match v.get("type").and_then(Value::as_str) {
             // The session's base instructions are not history: nothing the rules judge.
             Some("session_meta") => {}
             Some("response_item") => {
-                let item = parse_item(payload, &format!("line {line_no}: payload"))
+                let item = parse_logged_item(payload, &format!("line {line_no}: payload"))
                     .map_err(|e| InputError::at(line_no, e.to_string()))?;
                 judge.push(&Entry {
                     source: line_no,

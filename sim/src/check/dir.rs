@@ -104,6 +104,7 @@ fn walk(dir: &Path, format: Option<Format>, limits: Limits, outcome: &mut Outcom
         outcome.unreadable.push(Unreadable {
             path: dir.display().to_string(),
             line: None,
+            column: None,
             message: what,
         });
     }

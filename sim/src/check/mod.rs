@@ -9,7 +9,9 @@
 //!   a format recognised but not judged yet, and input from which nothing could be
 //!   judged (no messages, no requests, an empty folder) are errors naming the file
 //!   (and line) and what was expected, with the exit code of unreadable input
-//!   (`report::exit::UNREADABLE`); nothing reachable from input unwraps.
+//!   (`report::exit::UNREADABLE`); nothing reachable from input unwraps. One block
+//!   the provider would refuse in a Claude Code log does not hide the rest: it is a
+//!   violation at its line (`unreadable/block`) and the log is judged without it.
 //! - Bounded memory: Claude Code JSONL is read line by line, JSON documents message by
 //!   message (`json_stream`, `document`) and cassettes interaction by interaction
 //!   (`vcr_split`), each checked as a stream (`crate::judge::history`,
@@ -28,6 +30,8 @@
 //! `export` writes a simulated request for `check` to read.
 
 pub(crate) mod anthropic;
+pub(crate) mod claude_branch;
+pub(crate) mod claude_entry;
 pub(crate) mod claude_jsonl;
 pub(crate) mod codex;
 pub(crate) mod detect;
@@ -176,6 +180,7 @@ pub(crate) fn unreadable(path: &Path, e: InputError) -> Unreadable {
     Unreadable {
         path: path.display().to_string(),
         line: e.line,
+        column: e.column,
         message: e.message,
     }
 }
@@ -249,7 +254,7 @@ fn check_stream(
         ..Place::default()
     };
     let mut check = HistoryCheck::new(place(window));
-    let mut messages = 0;
+    let (mut messages, mut unreadable) = (0, 0);
     for item in items {
         match item? {
             Item::Message(m) => {
@@ -263,9 +268,31 @@ fn check_stream(
                 window += 1;
                 check = HistoryCheck::new(place(window));
             }
+            Item::Branch { prefix, .. } => {
+                // The branch left behind ends as a log ends; the new one is its own
+                // window, holding the prefix it continues. The prefix was judged where
+                // it was first read, so what it says again is not reported twice.
+                check.finish(last_end, &mut report.findings);
+                window += 1;
+                check = HistoryCheck::new(place(window));
+                let mut again = Findings::default();
+                for m in prefix {
+                    check.push(m, &mut again);
+                }
+            }
+            Item::Unreadable(mut f) => {
+                f.place.window = Some(window);
+                report.findings.push(f);
+                unreadable += 1;
+            }
         }
     }
     check.finish(last_end, &mut report.findings);
+    if messages == 0 && unreadable > 0 {
+        return Err(InputError::whole(format!(
+            "nothing to judge: no message of it could be read ({unreadable} refused)"
+        )));
+    }
     report.stats.insert("messages", messages);
     report.stats.insert("windows", window + 1);
     Ok(())
@@ -308,7 +335,7 @@ pub fn check_reader_with(
     match opened.detected {
         Detected::ClaudeJsonl => {
             let mut report = FileReport::new(&name, Format::ClaudeJsonl.name());
-            let mut log = claude_jsonl::ClaudeJsonl::with_limits(opened.reader, limits);
+            let mut log = claude_jsonl::ClaudeJsonl::judging(opened.reader, limits);
             check_stream(&mut log, End::TurnOpen, &mut report)?;
             if report.stat("messages") == 0 {
                 return Err(InputError::whole(format!(
@@ -321,6 +348,10 @@ pub fn check_reader_with(
             report
                 .stats
                 .insert("sidechain_skipped", log.stats.sidechain);
+            report
+                .stats
+                .insert("sidechain_log", usize::from(log.stats.sidechain_log));
+            report.stats.insert("branches", log.stats.branches);
             report.stats.insert("lines_merged", log.stats.merged);
             Ok(report)
         }

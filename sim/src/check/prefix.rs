@@ -108,7 +108,8 @@ pub fn compare(
             (_, y) => {
                 let line = match y {
                     Item::Message(q) => q.line,
-                    Item::Boundary { line } => line,
+                    Item::Boundary { line } | Item::Branch { line, .. } => line,
+                    Item::Unreadable(f) => f.place.line.unwrap_or(0),
                 };
                 report.findings.push(Finding::new(
                     Severity::Violation,

@@ -29,15 +29,21 @@ pub struct Unreadable {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
     pub message: String,
 }
 
 impl Unreadable {
     /// `path:line: message`, as compilers print a location.
     pub fn to_line(&self) -> String {
-        match self.line {
-            Some(line) => format!("{}:{line}: unreadable: {}", self.path, self.message),
-            None => format!("{}: unreadable: {}", self.path, self.message),
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => format!(
+                "{}:{line}:{column}: unreadable: line {line}, column {column}: {}",
+                self.path, self.message
+            ),
+            (Some(line), None) => format!("{}:{line}: unreadable: {}", self.path, self.message),
+            _ => format!("{}: unreadable: {}", self.path, self.message),
         }
     }
 }

@@ -19,6 +19,16 @@ pub enum Item {
     Boundary {
         line: usize,
     },
+    /// A branch of the session starts at this line (a rewound session going on from
+    /// an earlier message): the history read so far ends, and the next one is
+    /// `prefix` (messages already judged where they were first read) and what follows.
+    Branch {
+        line: usize,
+        prefix: Vec<Located>,
+    },
+    /// Part of the input the provider would refuse, reported where it stands; what
+    /// could be read around it is judged on.
+    Unreadable(crate::judge::finding::Finding),
 }
 
 /// Input that cannot be read as the format it claims to be.
@@ -26,6 +36,8 @@ pub enum Item {
 pub struct InputError {
     /// 1-based line, when one is known.
     pub line: Option<usize>,
+    /// 1-based column within that line, when the parser said where in it.
+    pub column: Option<usize>,
     pub message: String,
 }
 
@@ -33,13 +45,26 @@ impl InputError {
     pub fn at(line: usize, message: impl Into<String>) -> InputError {
         InputError {
             line: Some(line),
+            column: None,
             message: message.into(),
+        }
+    }
+
+    /// A JSON error inside one line of the file (a log entry): the parser counts
+    /// from the start of that line, so its position is a column of `line`, and is
+    /// said so rather than as a second "line 1" inside the message.
+    pub fn in_line(line: usize, prefix: &str, e: &serde_json::Error) -> InputError {
+        InputError {
+            line: Some(line),
+            column: (e.line() > 0).then(|| e.column()),
+            message: format!("{prefix}{}", without_position(e)),
         }
     }
 
     pub fn whole(message: impl Into<String>) -> InputError {
         InputError {
             line: None,
+            column: None,
             message: message.into(),
         }
     }
@@ -47,9 +72,12 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "line {line}: {}", self.message),
-            None => f.write_str(&self.message),
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => {
+                write!(f, "line {line}, column {column}: {}", self.message)
+            }
+            (Some(line), None) => write!(f, "line {line}: {}", self.message),
+            _ => f.write_str(&self.message),
         }
     }
 }
@@ -70,6 +98,27 @@ pub fn utf8(bytes: &[u8]) -> Result<&str, InputError> {
         let line = line_at(bytes, (0, 1), e.valid_up_to());
         InputError::at(line, "not UTF-8 text (binary data?)")
     })
+}
+
+/// serde_json's message without the position it appends (" at line L column C").
+pub fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => message.to_string(),
+        None => text,
+    }
+}
+
+/// The path of a serde_path_to_error failure, as [`path_error`] writes it before
+/// the cause (`"message.content: "`, or nothing at the top).
+pub fn path_prefix<E>(e: &serde_path_to_error::Error<E>) -> String {
+    let path = e.path().to_string();
+    if path == "." || path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
 }
 
 /// A serde_path_to_error failure as one readable sentence: the path, then the cause.

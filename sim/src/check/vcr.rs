@@ -7,7 +7,9 @@
 //!   unanswered at the end is a violation, not a turn in progress.
 //! - Request messages are parsed by the same loaders as a JSON document (Anthropic,
 //!   or OpenAI mapped onto it), once `cache_control` is removed everywhere the API
-//!   accepts it: breakpoints move forward on purpose and are not content.
+//!   accepts it: breakpoints move forward on purpose and are not content. That holds
+//!   wherever a provider lets a breakpoint sit: OpenRouter takes one on a chat
+//!   message itself and on a `tool_calls[]` entry, so those are set aside too.
 //! - Every request goes through the judge ([`crate::judge::session`]), the same one
 //!   `turnsim serve` judges live traffic with: grouped into conversations, held to
 //!   append-only and prefix rules across them, and a request the provider refused
@@ -114,6 +116,24 @@ pub fn strip_cache_control(body: &mut Value) {
     }
 }
 
+/// A chat message without the breakpoints OpenRouter accepts outside content parts
+/// (on the message and on each `tool_calls[]` entry); the judge's normal form sets
+/// aside those inside content.
+fn without_chat_breakpoints(message: &Value) -> Value {
+    let mut m = message.clone();
+    if let Value::Object(o) = &mut m {
+        o.shift_remove("cache_control");
+        if let Some(Value::Array(calls)) = o.get_mut("tool_calls") {
+            for call in calls {
+                if let Value::Object(c) = call {
+                    c.shift_remove("cache_control");
+                }
+            }
+        }
+    }
+    m
+}
+
 /// The lines where the interactions start (`- id:` / `- request:` items), in order.
 fn interaction_lines(text: &str) -> Vec<usize> {
     text.lines()
@@ -143,6 +163,7 @@ fn yaml_error(
     };
     InputError {
         line,
+        column: None,
         message: format!("not a go-vcr cassette: {path}"),
     }
 }
@@ -228,6 +249,7 @@ impl State {
         };
         let unreadable = |why: String| InputError {
             line,
+            column: None,
             message: format!("interaction {id}: {why}"),
         };
         let req = &interaction.request;
@@ -344,7 +366,7 @@ fn request_of(
         },
         normal: raw_messages
             .iter()
-            .map(|m| normal_message(m).to_string())
+            .map(|m| normal_message(&without_chat_breakpoints(m)).to_string())
             .collect(),
         opening: raw_messages
             .iter()

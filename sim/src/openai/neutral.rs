@@ -59,7 +59,9 @@ pub enum Part {
 /// judged on these three fields only, never on bytes, so that echo is not a finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reasoning {
-    pub id: String,
+    /// `None` only for an item read from a log that does not keep ids (a Codex
+    /// rollout): a request's reasoning item always names the item it echoes.
+    pub id: Option<String>,
     /// The summary texts in order.
     pub summary: Vec<String>,
     pub encrypted_content: Option<String>,

@@ -84,7 +84,7 @@ impl Reply {
                     summary,
                     encrypted_content,
                 } => Item::Reasoning(Reasoning {
-                    id: id.clone(),
+                    id: Some(id.clone()),
                     summary: summary.clone(),
                     encrypted_content: encrypted_content
                         .clone()

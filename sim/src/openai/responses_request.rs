@@ -274,6 +274,24 @@ fn parse_role(obj: &Map<String, Value>, path: &str) -> Result<Role, WireError> {
 
 /// Parses one input item; `path` names it in errors (`input[3]`, or a rollout line).
 pub fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
+    parse_item_from(value, path, Ids::Sent)
+}
+
+/// Whether a reasoning item must carry its `id`: a request names the item it echoes
+/// (`Sent`); a Codex rollout saves items without ids (its item types skip serializing
+/// them, 0.171.0 aside), so there an id-less reasoning item is a faithful line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ids {
+    Sent,
+    Logged,
+}
+
+/// [`parse_item`] for a `response_item` of a Codex rollout.
+pub fn parse_logged_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
+    parse_item_from(value, path, Ids::Logged)
+}
+
+fn parse_item_from(value: &Value, path: &str, ids: Ids) -> Result<InputItem, WireError> {
     let obj = as_object(value, path)?;
     let id = opt_str(obj, path, "id")?;
     let kind = match obj.get("type") {
@@ -307,7 +325,7 @@ pub fn parse_item(value: &Value, path: &str) -> Result<InputItem, WireError> {
             call_id: req_str(obj, path, "call_id")?,
             output: parse_output(obj, path)?,
         }),
-        "reasoning" => Ok(InputItem::Reasoning(parse_reasoning(obj, path)?)),
+        "reasoning" => Ok(InputItem::Reasoning(parse_reasoning(obj, path, ids)?)),
         "item_reference" => Ok(InputItem::ItemReference {
             id: req_str(obj, path, "id")?,
         }),
@@ -349,8 +367,11 @@ fn parse_function_call_output(
     }
 }
 
-fn parse_reasoning(obj: &Map<String, Value>, path: &str) -> Result<Reasoning, WireError> {
-    let id = req_str(obj, path, "id")?;
+fn parse_reasoning(obj: &Map<String, Value>, path: &str, ids: Ids) -> Result<Reasoning, WireError> {
+    let id = match ids {
+        Ids::Sent => Some(req_str(obj, path, "id")?),
+        Ids::Logged => opt_str(obj, path, "id")?,
+    };
     let summary_path = join(path, "summary");
     let summary = match obj.get("summary") {
         None => return Err(WireError::new(summary_path, "missing")),
@@ -537,7 +558,7 @@ mod tests {
         assert_eq!(
             req.input,
             vec![InputItem::Reasoning(Reasoning {
-                id: "rs_1".into(),
+                id: Some("rs_1".into()),
                 summary: vec!["s".into()],
                 encrypted_content: Some("E".into())
             })]

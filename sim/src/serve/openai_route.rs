@@ -67,21 +67,17 @@ fn reasoning_findings(
             if !judged.insert(r.id.clone()) {
                 continue;
             }
+            // The store holds this server's replies, whose reasoning items all have ids.
+            let id = r.id.as_deref().unwrap_or_default();
             let (kind, detail) = match sent.iter().find(|s| s.id == r.id) {
                 Some(s) if *s == r => continue,
                 Some(_) => (
                     "changed",
-                    format!(
-                        "reasoning item {} came back changed with call {call_id}",
-                        r.id
-                    ),
+                    format!("reasoning item {id} came back changed with call {call_id}"),
                 ),
                 None => (
                     "dropped",
-                    format!(
-                        "reasoning item {} that preceded call {call_id} was not sent back",
-                        r.id
-                    ),
+                    format!("reasoning item {id} that preceded call {call_id} was not sent back"),
                 ),
             };
             out.push(Violation {
