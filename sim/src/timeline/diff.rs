@@ -25,11 +25,7 @@ pub fn first_difference(a: &str, b: &str) -> Option<Difference> {
     if a == b {
         return None;
     }
-    let same = a
-        .bytes()
-        .zip(b.bytes())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let same = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
     // Both agree up to `same`, so a boundary of one is a boundary of the other.
     let mut at = same;
     while !a.is_char_boundary(at) {

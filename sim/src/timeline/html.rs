@@ -41,8 +41,14 @@ const SCRIPT: &str = "function openTarget(){var d=document.getElementById(locati
 if(d&&d.tagName==='DETAILS'){d.open=true;}}\
 window.addEventListener('hashchange',openTarget);openTarget();";
 
-/// Text for HTML and XML: escaped, with the characters XML 1.0 forbids replaced.
+/// Text for HTML and XML: escaped, with the characters XML 1.0 forbids replaced, and
+/// the `//` after a URL scheme written as character references, so a URL in a text
+/// (a client's `--base-url`) reads as itself but the file holds no URL at all.
 pub fn esc(s: &str) -> String {
+    escape(s).replace("://", ":&#47;&#47;")
+}
+
+fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -301,4 +307,28 @@ fn alarm_section(o: &mut String, i: usize, a: &Alarm) {
         }
     }
     o.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_for_xml_and_holds_no_url() {
+        assert_eq!(
+            esc("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+        assert_eq!(esc("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
+        assert_eq!(
+            esc("--base-url http://127.0.0.1:9"),
+            "--base-url http:&#47;&#47;127.0.0.1:9"
+        );
+    }
+
+    #[test]
+    fn anchors_keep_only_safe_characters() {
+        assert_eq!(anchor("req-3"), "req-3");
+        assert_eq!(anchor("a\"b c/#"), "a-b-c--");
+    }
 }

@@ -144,7 +144,11 @@ pub fn picture_of_run(title: &str, o: &RunOutcome) -> Picture {
             (FAULTS, None) => Kind::Fault,
             _ => Kind::Event,
         };
-        let shape = if line.parsed { "" } else { " (unreadable line)" };
+        let shape = if line.parsed {
+            ""
+        } else {
+            " (unreadable line)"
+        };
         p.marks.push(Mark {
             lane: if request.is_some() { ENGINE } else { lane },
             t: i64::try_from(line.t).unwrap_or(i64::MAX),

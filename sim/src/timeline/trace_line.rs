@@ -220,9 +220,18 @@ mod tests {
     #[test]
     fn labels_name_the_fault_the_operation_the_tool_and_the_outcome() {
         assert_eq!(label("FAULT torn_write (tools)"), "torn_write");
-        assert_eq!(label("engine sends op#12: 3 messages, breakpoints []"), "op#12");
-        assert_eq!(label("turn ended: {\"outcome\":\"crashed\"}"), "end crashed");
-        assert_eq!(label("tool toolu_7 (\"search\") starts for op#2"), "toolu_7");
+        assert_eq!(
+            label("engine sends op#12: 3 messages, breakpoints []"),
+            "op#12"
+        );
+        assert_eq!(
+            label("turn ended: {\"outcome\":\"crashed\"}"),
+            "end crashed"
+        );
+        assert_eq!(
+            label("tool toolu_7 (\"search\") starts for op#2"),
+            "toolu_7"
+        );
         assert_eq!(label("provider op#1 text_delta 0 \"x\""), "");
     }
 }
