@@ -40,7 +40,7 @@ fn tool_ids(events: &[Event]) -> Vec<String> {
 }
 
 /// The invocation a tool started in: the resumed one when it started after that began.
-fn owner<'a>(f: &'a Facts, start: i64) -> &'a Invocation {
+fn owner(f: &Facts, start: i64) -> &Invocation {
     if f.resumed.argv.is_empty() || start < f.resumed.start_ms {
         &f.first
     } else {
