@@ -43,7 +43,7 @@ SIM_LAYERS = [
     # 6: the world
     ["world"],
     # 7: runner, shrink, scenario, report
-    ["scenario", "runner", "shrink", "report", "seedset", "summary_file"],
+    ["scenario", "runner", "shrink", "report", "seedset", "summary_file", "timeline"],
     # 8: the live wing and the transcript checker
     ["check", "serve", "drive", "stdio_engine", "fuzz_bodies"],
     # 9: the command line

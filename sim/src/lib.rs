@@ -113,6 +113,7 @@ pub mod stdio_engine;
 pub(crate) mod summary_file;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub(crate) mod timeline;
 pub(crate) mod tools;
 pub(crate) mod trace;
 pub(crate) mod world;

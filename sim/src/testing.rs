@@ -33,6 +33,11 @@ pub mod report {
     pub use crate::report::*;
 }
 
+/// Timeline pictures of runs.
+pub mod timeline {
+    pub use crate::timeline::*;
+}
+
 /// The simulated world's lower-level entry point (`run` with a `RunSpec`).
 pub mod world {
     pub use crate::world::*;

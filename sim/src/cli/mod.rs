@@ -69,8 +69,13 @@ pub enum Command {
         /// Anthropic Messages JSON body, for `turnsim check`.
         #[arg(long, value_name = "PATH")]
         export_transcript: Option<PathBuf>,
+        /// Write a timeline picture of the run to FILE: one self-contained HTML file
+        /// (inline SVG, no network), a lane per actor, the violation where it happened.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
-    /// Minimise a failing scenario's decision list; writes FILE.min.json.
+    /// Minimise a failing scenario's decision list; writes FILE.min.json and its
+    /// timeline picture FILE.min.html.
     Shrink {
         /// A failing scenario file; a passing one has nothing to shrink (exit 2).
         #[arg(value_name = "FILE")]
@@ -256,7 +261,14 @@ fn dispatch(cli: Cli, engines: &Engines) -> Exit {
             file,
             trace,
             export_transcript,
-        } => scenario::cmd_replay(&file, trace, export_transcript.as_deref(), engines),
+            html,
+        } => scenario::cmd_replay(
+            &file,
+            trace,
+            export_transcript.as_deref(),
+            html.as_deref(),
+            engines,
+        ),
         Command::Shrink {
             file,
             budget,

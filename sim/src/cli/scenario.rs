@@ -71,13 +71,20 @@ pub(super) fn cmd_replay(
     file: &Path,
     trace: bool,
     export: Option<&Path>,
+    html: Option<&Path>,
     engines: &Engines,
 ) -> Exit {
     let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let outcome = run_scenario(chosen.factory(), &scenario, trace);
+    // A picture needs the trace and the recording that come with it.
+    let outcome = run_scenario(chosen.factory(), &scenario, trace || html.is_some());
+    if let Some(path) = html
+        && let Err(code) = write_timeline(&scenario, &outcome, path)
+    {
+        return code;
+    }
     if trace {
         print!("{}", scenario.options);
         for line in &outcome.trace {
@@ -116,6 +123,26 @@ pub(super) fn cmd_replay(
     }
 }
 
+/// The title of a scenario's picture: its name and engine.
+fn picture_title(scenario: &Scenario) -> String {
+    format!("{} (engine {})", scenario.name, scenario.engine)
+}
+
+/// `replay --html` and `shrink`: writes the run's timeline picture.
+fn write_timeline(scenario: &Scenario, outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
+    let picture = crate::timeline::picture_of_run(&picture_title(scenario), outcome);
+    match crate::timeline::write_picture(path, &picture) {
+        Ok(()) => {
+            println!("timeline: {}", path.display());
+            Ok(())
+        }
+        Err(e) => {
+            eprintln!("--html: {e}");
+            Err(Exit::File)
+        }
+    }
+}
+
 /// `replay --export-transcript`: writes the request at the violation for `turnsim check`.
 fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
     match crate::check::export::export_transcript(outcome, path) {
@@ -139,6 +166,16 @@ pub fn min_path(file: &Path) -> PathBuf {
         .unwrap_or_default();
     let stem = name.strip_suffix(".json").unwrap_or(&name);
     file.with_file_name(format!("{stem}.min.json"))
+}
+
+/// `x.min.json` → `x.min.html`, the picture beside a shrunk scenario.
+pub fn html_path(file: &Path) -> PathBuf {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    file.with_file_name(format!("{stem}.html"))
 }
 
 pub(super) fn cmd_shrink(
@@ -209,6 +246,9 @@ pub(super) fn cmd_shrink(
         shrunk.runs
     );
     println!("wrote {}", out.display());
+    if let Err(code) = write_timeline(&scenario, &rerun, &html_path(&out)) {
+        return code;
+    }
     println!("replay: {} replay {}", program(), shell_quote(&out));
     if export {
         // `x.min.json` → `x.min.transcript.json` and `x.min.test.rs`.

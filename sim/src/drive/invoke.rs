@@ -159,6 +159,9 @@ pub struct Running<'a> {
     pub server: &'a ServeHandle,
     /// The interactive mode's terminal, when the run file has one.
     pub terminal: Option<&'a Terminal>,
+    /// When the harness first saw each request the server received (index for
+    /// index, run-relative ms, to the resolution of its polling).
+    pub arrivals: Vec<i64>,
 }
 
 impl Running<'_> {
@@ -168,6 +171,15 @@ impl Running<'_> {
 
     pub fn now(&self) -> i64 {
         self.rel(procs::boot_ms())
+    }
+
+    /// Notes the arrival of requests the server received since the last look.
+    pub fn note_arrivals(&mut self) {
+        let seen = usize::try_from(self.server.server.requests_seen()).unwrap_or(usize::MAX);
+        let now = self.now();
+        while self.arrivals.len() < seen {
+            self.arrivals.push(now);
+        }
     }
 }
 
@@ -339,6 +351,7 @@ pub fn invoke(
             Ok(None) => {}
             Err(_) => break None,
         }
+        run.note_arrivals();
         run.tracker.poll(run.ledger);
         if let Some(t) = session.as_mut() {
             let tool_alive = !run.tracker.alive().is_empty();
@@ -385,6 +398,7 @@ pub fn invoke(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    run.note_arrivals();
     inv.end_ms = run.now();
     inv.terminal = session.map(|s| s.log);
     if let Some(st) = status {
@@ -392,6 +406,7 @@ pub fn invoke(
         inv.killed_by = st.signal();
     }
     watch_survivors(&mut inv, pgid, run);
+    run.note_arrivals();
     let (killed, leftovers) =
         procs::clean_up(pgid, &run.tracker, &run.marker, Duration::from_secs(5));
     inv.killed = killed;

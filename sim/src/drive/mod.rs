@@ -25,6 +25,7 @@ pub(crate) mod run;
 pub(crate) mod schedule;
 pub(crate) mod summary;
 pub(crate) mod terminal;
+pub(crate) mod timeline;
 pub(crate) mod tool;
 
 use crate::exit::Exit;
@@ -159,6 +160,7 @@ pub fn drive_one(
     let judge = |d: &Path| -> Result<RunReport, String> {
         let facts = run_schedule(file, d)?;
         let observations = observe::observe(&facts);
+        timeline::write(d, &facts, &observations, &file.profile.name)?;
         let rep = RunReport::new(d, &file.profile.name, version, &facts, observations);
         rep.save()?;
         Ok(rep)

@@ -489,6 +489,7 @@ mod tests {
             events: Vec::new(),
             resume_request: 3,
             records: Vec::new(),
+            request_ms: Vec::new(),
         }
     }
 

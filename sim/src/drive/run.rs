@@ -119,6 +119,9 @@ pub struct Facts {
     /// Index of the first request of the resumed invocation.
     pub resume_request: u64,
     pub records: Vec<Record>,
+    /// When the harness first saw each request arrive (run-relative ms), index for
+    /// index with the server's requests.
+    pub request_ms: Vec<i64>,
 }
 
 /// A scripted reply: `text`, then either one call of the shell tool (`stop_tool`) or
@@ -246,6 +249,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         ),
         server: &handle,
         terminal: file.terminal.as_ref(),
+        arrivals: Vec::new(),
     };
     let (first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
     let ledger_first = ledger_lines(&ledger);
@@ -261,6 +265,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     for e in &mut events {
         e.boot_ms = e.boot_ms.saturating_sub(t0);
     }
+    let request_ms = std::mem::take(&mut running.arrivals);
     drop(running);
     handle.stop();
     Ok(Facts {
@@ -277,6 +282,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         events,
         resume_request,
         records,
+        request_ms,
     })
 }
 

@@ -19,6 +19,8 @@ mod judged;
 mod observe;
 mod outputs;
 mod phases;
+mod record;
+pub use record::{LogWrite, Recording, SentRequest};
 
 use crate::checkers::{
     Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation, WorldFacts,
@@ -111,6 +113,9 @@ pub struct RunOutcome {
     pub calls: Vec<EngineCall>,
     /// What each decision was for, index for index with `decisions` (for the shrinker).
     pub decision_tags: Vec<crate::decide::Mark>,
+    /// Requests, log writes and the history around the end, when `RunSpec::trace`
+    /// asked for a trace (empty otherwise): what a picture of the run draws.
+    pub recording: Recording,
 }
 
 /// What drives one run.
@@ -281,6 +286,8 @@ struct World<'a> {
     twin_skip: bool,
     /// Output lists carried out that wrote to the log; indexes the durable-check sample.
     writes: u64,
+    /// Kept with the trace, for pictures ([`Recording`]).
+    recording: Option<Recording>,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -345,6 +352,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         twin: judged::TwinState::default(),
         twin_skip: false,
         writes: 0,
+        recording: spec.trace.then(Recording::default),
     };
     w.twin.on = [
         FaultKind::StaleDelivery,
@@ -356,6 +364,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
     .any(|k| w.opts.fault(k).is_some())
         && crate::options::FixedRates::picked(seed, 0, w.opts.rates.twin_check);
     let violation = w.run_phases().err();
+    let recording = w.record_end();
     let digest = w.hasher.finish();
     let (decisions, decision_tags) = w.d.into_parts();
     RunOutcome {
@@ -376,6 +385,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         last_request: w.last_sent,
         calls: w.calls.unwrap_or_default(),
         decision_tags,
+        recording,
     }
 }
 

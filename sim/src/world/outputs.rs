@@ -56,6 +56,7 @@ impl World<'_> {
                 self.hash(b"persist", &bytes);
                 self.disk.append(&bytes);
                 self.disk.sync();
+                self.record_log_write(bytes.len());
                 if let Some((op, digest)) = receipt_in(&bytes) {
                     self.ctx_check(Event::Receipt {
                         op,
@@ -70,6 +71,7 @@ impl World<'_> {
             }
             Output::Send { op, request } => {
                 let seen = self.hash_request(&request);
+                self.record_request(op, &request);
                 self.note(|| {
                     format!(
                         "engine sends {op}: {} messages, breakpoints {:?}",

@@ -69,6 +69,7 @@ impl World<'_> {
 
     pub(super) fn step(&mut self, ev: Ev) -> Step {
         self.steps += 1;
+        self.record_step_start();
         let events_before = self.events;
         let now = self.sched.now();
         self.hasher.update(&self.steps.to_le_bytes());
