@@ -1,10 +1,9 @@
 //! Claude Code session logs (JSONL): entries in, the API messages the provider saw out.
 //!
 //! Guarantees:
-//! - Streaming: the file is read one line at a time through `BufRead`, and at most
-//!   two messages are held back (an assistant message whose blocks may still arrive,
-//!   and the tool results answering it). To judge a rewound session's branches the
-//!   window's messages are kept too ([`super::claude_branch`]).
+//! - Streaming: the file is read one line at a time through `BufRead`, holding back at
+//!   most an assistant message whose blocks may still arrive and the results answering
+//!   it; a rewound session's window is kept too ([`super::claude_branch`]).
 //! - The messages are the ones the provider saw, not the log's entries: the lines of
 //!   one API message (same `message.id`, one block per line) are merged into one
 //!   message, consecutive tool-result lines are merged into the one user message that

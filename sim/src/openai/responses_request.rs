@@ -6,8 +6,7 @@
 //! openai-agents' type-less `{"role","content"}` messages, function and namespace and
 //! `web_search` tools — captures in `sim/tests/data/openai/`), and anything the real
 //! API would reject as malformed is a [`WireError`] naming the field. Unknown item or
-//! content-part types are errors, not skipped, so a conversation can never lose an
-//! item silently.
+//! content-part types are errors, not skipped: a conversation never loses an item.
 //!
 //! A `function_call_output` may carry `name`/`namespace` and no `call_id`: the
 //! published schema (the `openai` SDK 3.57.0's generated `ResponseInputItemParam`
