@@ -123,6 +123,7 @@ fn the_catalogue_marks_exactly_the_profile_checkers_as_convention() {
             "cache_breakpoints",
             "interruption_recorded",
             "label_matches",
+            "shown_survives",
             "prefix_reported"
         ]
     );
