@@ -58,6 +58,8 @@ pub struct StdioFactory {
     timeout: Duration,
     fresh: bool,
     pool: Pool,
+    /// The hello said the log is the reference engine's record format.
+    reference_log: bool,
 }
 
 impl std::fmt::Debug for StdioFactory {
@@ -88,9 +90,11 @@ impl StdioFactory {
             timeout: DEFAULT_TIMEOUT,
             fresh: false,
             pool: Arc::default(),
+            reference_log: false,
         };
-        let (process, name) = f.start()?;
+        let (process, name, log) = f.start()?;
         f.name = name;
+        f.reference_log = log.as_deref() == Some(wire::REFERENCE_LOG);
         f.give_back(process);
         Ok(f)
     }
@@ -128,7 +132,7 @@ impl StdioFactory {
                 }
             }
         }
-        self.start().map(|(p, _)| p)
+        self.start().map(|(p, _, _)| p)
     }
 
     /// Sets the per-request timeout; an engine slower than this is a hang.
@@ -141,7 +145,7 @@ impl StdioFactory {
         &self.command
     }
 
-    fn start(&self) -> Result<(Process, String), String> {
+    fn start(&self) -> Result<(Process, String, Option<String>), String> {
         let mut p = Process::start(&self.command, &self.env, self.timeout)?;
         let n = p.exchange("", &"the hello line")?;
         let expected =
@@ -160,7 +164,7 @@ impl StdioFactory {
                 wire::PROTOCOL_VERSION
             )));
         }
-        Ok((p, hello.engine))
+        Ok((p, hello.engine, hello.log))
     }
 
     /// Starts a process and sends it `create` or `restore`.
@@ -223,6 +227,10 @@ impl StdioFactory {
 impl EngineFactory for StdioFactory {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn writes_reference_log(&self) -> bool {
+        self.reference_log
     }
 
     fn create(&self, config: SessionConfig) -> Box<dyn Engine> {

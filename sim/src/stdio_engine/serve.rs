@@ -338,6 +338,9 @@ pub fn serve<R: BufRead, W: Write>(
         hello: wire::HELLO.into(),
         protocol: wire::PROTOCOL_VERSION,
         engine: factory.name().to_string(),
+        log: factory
+            .writes_reference_log()
+            .then(|| wire::REFERENCE_LOG.to_string()),
     };
     let io = |e: std::io::Error| format!("cannot write a reply: {e}");
     let mut out = Line {

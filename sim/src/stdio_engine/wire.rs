@@ -24,7 +24,15 @@ pub struct Hello {
     pub hello: String,
     pub protocol: u32,
     pub engine: String,
+    /// [`REFERENCE_LOG`] when the engine's durable log is the reference engine's
+    /// record format; absent (the usual case) when the log is the engine's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
+
+/// The `log` value of a hello whose engine writes the reference engine's log records,
+/// so the log-borne hostile inputs (records of that format) apply to it.
+pub const REFERENCE_LOG: &str = "turnsim-reference";
 
 /// How the history changed: keep the first `keep` messages held so far (the very
 /// same messages, not equal copies), then append these.
