@@ -9,6 +9,8 @@
 //! serves `turnsim serve`, a recording judged again, and a cassette.
 
 use super::normal::{normal_message, normal_system, normal_tools};
+use super::rules::cache::marked_blocks;
+use super::rules::request::Shown;
 use super::view::{Located, Prefix, Request};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -211,6 +213,15 @@ impl ParsedRequest {
             has_tools: !self.tools.is_empty() && !self.tool_choice_none,
             stream: self.stream,
             conversation: headers.get(super::normal::CONVERSATION_HEADER).cloned(),
+            shown: Shown {
+                whole_request: true,
+                thinking: Some(self.thinking),
+            },
+            cache_marked: Some(marked_blocks(
+                self.system.as_ref(),
+                self.tools_raw.as_ref(),
+                &self.messages,
+            )),
         }
     }
 }
