@@ -5,7 +5,7 @@
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
 //! misplaced `tool_result`, an empty assistant message, a duplicate id, an empty text
 //! block, a tool input that is not an object, an unsigned thinking block, a first
-//! message that is not the user's or more than four cache breakpoints, and then
+//! message that is not the user's, and then
 //! rejects every later request of the session too, so one violation here ends a
 //! user's session.
 //!
@@ -20,14 +20,14 @@
 //! prefix asked, or the prefix ended in an empty assistant message, the whole request
 //! is walked instead, which reports exactly what it reports. The request-level rules
 //! (which role opens the request) carry a small [`Shape`] over from the accepted
-//! prefix. The ids asked are kept as 64-bit hashes: an id asked before always matches
+//! prefix. The count of cache breakpoints is the `cache_breakpoints` checker's (its
+//! generic core holds the API's limit of four). The ids asked are kept as 64-bit hashes: an id asked before always matches
 //! its hash, and a collision only sends a request to the whole walk, whose verdict is
 //! the exact one anyway; keeping and searching the ids themselves in a tree was half
 //! of this checker's own cost.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
 use crate::judge::empty::{EmptyPart, empty_part};
-use crate::judge::rules::cache::too_many;
 use crate::judge::rules::request::{Shape, Shown};
 use crate::judge::rules::walk::{Breach, first_breach};
 use std::sync::Arc;
@@ -167,10 +167,6 @@ impl Checker for Pairing {
         if let Some(e) = breach {
             self.reject();
             return Some(Err(format!("request {op} would be rejected: {e}")));
-        }
-        if let Some(detail) = too_many(request.cache.breakpoints.len()) {
-            self.reject();
-            return Some(Err(format!("request {op} would be rejected: {detail}")));
         }
         self.accept(messages, from);
         self.shape = shape;

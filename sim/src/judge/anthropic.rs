@@ -64,6 +64,10 @@ pub struct ParsedRequest {
     pub model_sent: Option<String>,
     /// The `betas` field, when sent.
     pub betas: Vec<String>,
+    /// The body was sent to the Messages API as it is (true from [`parse_request`]);
+    /// false for a body laid out from another API's request, which the Messages
+    /// API's request-level rules do not judge.
+    pub messages_api: bool,
 }
 
 /// Reads a request body; the error is the message of the API's 400.
@@ -171,6 +175,7 @@ pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, String> {
                     .collect()
             })
             .unwrap_or_default(),
+        messages_api: true,
     })
 }
 
@@ -213,15 +218,21 @@ impl ParsedRequest {
             has_tools: !self.tools.is_empty() && !self.tool_choice_none,
             stream: self.stream,
             conversation: headers.get(super::normal::CONVERSATION_HEADER).cloned(),
-            shown: Shown {
-                whole_request: true,
-                thinking: Some(self.thinking),
+            shown: if self.messages_api {
+                Shown {
+                    whole_request: true,
+                    thinking: Some(self.thinking),
+                }
+            } else {
+                Shown::default()
             },
-            cache_marked: Some(marked_blocks(
-                self.system.as_ref(),
-                self.tools_raw.as_ref(),
-                &self.messages,
-            )),
+            cache_marked: self.messages_api.then(|| {
+                marked_blocks(
+                    self.system.as_ref(),
+                    self.tools_raw.as_ref(),
+                    &self.messages,
+                )
+            }),
         }
     }
 }

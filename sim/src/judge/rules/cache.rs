@@ -3,8 +3,9 @@
 //!
 //! Guarantee: the count is taken from the body as sent (system blocks, tool
 //! definitions, message blocks and the blocks a `tool_result` holds), because the
-//! typed messages the other rules read drop `cache_control`; a caller without the
-//! body (the simulator) counts the breakpoints its request asks for instead.
+//! typed messages the other rules read drop `cache_control`. The simulator, which
+//! has no body, holds its requests to the same limit in its `cache_breakpoints`
+//! checker.
 
 use serde_json::Value;
 
