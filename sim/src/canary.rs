@@ -156,7 +156,9 @@ impl Bug {
             Bug::ParallelCallsFail => Invariant::ReplyNeverFails,
             Bug::ContinuesAfterEndTurn => Invariant::ModelEndsTurn,
             Bug::ResultsInCompletionOrder => Invariant::LogicalOrder,
-            Bug::UnsignedThinking => Invariant::ThinkingIntact,
+            // An empty signature is a rule of the API's own (`thinking_signed`), which
+            // the judge's validator behind `pairing` finds on the same request, first.
+            Bug::UnsignedThinking => Invariant::Pairing,
             Bug::TimeInSystemPrompt => Invariant::PrefixStable,
             Bug::TurnEndNotPersisted => Invariant::DurableLive,
             Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,

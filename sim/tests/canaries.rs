@@ -177,7 +177,7 @@ fn results_listed_in_completion_order_are_found_by_logical_order() {
 }
 
 #[test]
-fn thinking_sent_back_unsigned_is_found_by_thinking_intact() {
+fn thinking_sent_back_unsigned_is_found_by_pairing_as_the_api_rejects_it() {
     canary_is_found_shrunk_and_replayed(Bug::UnsignedThinking);
 }
 

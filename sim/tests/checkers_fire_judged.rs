@@ -74,7 +74,7 @@ fn streamed(f: &mut Fixture) {
 }
 
 #[test]
-fn thinking_intact_fires_on_an_unsigned_thinking_block() {
+fn an_unsigned_thinking_block_is_found_first_by_pairing_as_the_api_rejects_it() {
     let mut f = Fixture::new();
     streamed(&mut f);
     let err = f
@@ -82,7 +82,7 @@ fn thinking_intact_fires_on_an_unsigned_thinking_block() {
         .expect_err("unsigned");
     assert_eq!(
         err,
-        "thinking_intact@7: request op#4: message 1, block 0 is a thinking block without its signature"
+        "pairing@7: request op#4 would be rejected: message 1, block 0: thinking block has an empty signature"
     );
 }
 

@@ -381,6 +381,10 @@ fn request_of(
             .is_some_and(|t| !t.is_empty()),
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
         conversation: None,
+        // Chat Completions messages mapped onto these types: the Messages API's
+        // request-level rules do not apply to them.
+        shown: Default::default(),
+        cache_marked: None,
     };
     Ok((request, true))
 }

@@ -1,28 +1,37 @@
-//! `pairing`: every request is one the provider accepts (docs/spec.md §2).
+//! `pairing`: every request is one the provider accepts (docs/spec.md §2), judged by
+//! the judge's own validator of the Messages API's rules ([`crate::judge::rules`]),
+//! not by the reference engine's history validation.
 //!
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
-//! misplaced `tool_result`, an empty assistant message, a duplicate id, or an empty
-//! text block, and then rejects every later request of the session too, so one
-//! violation here ends a user's session.
+//! misplaced `tool_result`, an empty assistant message, a duplicate id, an empty text
+//! block, a tool input that is not an object, an unsigned thinking block, a first
+//! message that is not the user's, and then
+//! rejects every later request of the session too, so one violation here ends a
+//! user's session.
 //!
-//! Guarantee: the verdict on every request is exactly `validate_history`'s on the whole
-//! request (same error, same indices), while a request that only appends to the
+//! Guarantee: the verdict on every request is exactly the judge's on the whole
+//! request (same breach, same indices), while a request that only appends to the
 //! previous accepted one costs only its new messages. Why that is exact: the previous
 //! request passed, so its messages broke no rule and left no call unanswered; a message
 //! appended after them is judged by the same rules against the same state, except that
-//! the tool-use ids asked before must not be asked again (rule 5). So the new suffix is
-//! validated alone (indices shifted back), and when it reuses an id the prefix asked,
-//! the whole request is validated instead, which reports exactly what it reports.
-//! The ids asked are kept as 64-bit hashes: an id asked before always matches its
-//! hash, and a collision only sends a request to the whole validation, whose verdict
-//! is the exact one anyway; keeping and searching the ids themselves in a tree was
-//! half of this checker's own cost.
+//! the tool-use ids asked before must not be asked again, and that an empty assistant
+//! message the API allowed in the final position is final no more. So the new suffix
+//! is walked alone (indices as in the whole request), and when it reuses an id the
+//! prefix asked, or the prefix ended in an empty assistant message, the whole request
+//! is walked instead, which reports exactly what it reports. The request-level rules
+//! (which role opens the request) carry a small [`Shape`] over from the accepted
+//! prefix. The count of cache breakpoints is the `cache_breakpoints` checker's (its
+//! generic core holds the API's limit of four). The ids asked are kept as 64-bit hashes: an id asked before always matches
+//! its hash, and a collision only sends a request to the whole walk, whose verdict is
+//! the exact one anyway; keeping and searching the ids themselves in a tree was half
+//! of this checker's own cost.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
 use crate::judge::empty::{EmptyPart, empty_part};
-use crate::judge::pairing::remap;
+use crate::judge::rules::request::{Shape, Shown};
+use crate::judge::rules::walk::{Breach, first_breach};
 use std::sync::Arc;
-use turnsim_core::{Block, HistoryError, Role, SharedMessage, validate_history};
+use turnsim_core::{Block, Role, SharedMessage};
 
 #[derive(Default)]
 pub struct Pairing {
@@ -32,6 +41,8 @@ pub struct Pairing {
     /// The hash ([`id_hash`]) of every tool-use id an assistant message of
     /// `accepted` asked.
     asked: Vec<u64>,
+    /// The request-level shape of `accepted`.
+    shape: Shape,
 }
 
 impl Pairing {
@@ -39,7 +50,13 @@ impl Pairing {
     /// allocations, when all of them are (`None` otherwise).
     fn extends(&self, messages: &[SharedMessage]) -> Option<usize> {
         let n = self.accepted.len();
+        // An empty final assistant message was allowed only because it was final.
+        let open_end = self
+            .accepted
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant && m.is_empty());
         (n > 0
+            && !open_end
             && messages.len() >= n
             && self
                 .accepted
@@ -49,22 +66,48 @@ impl Pairing {
         .then_some(n)
     }
 
-    /// The verdict of `validate_history(messages)`, validating only `messages[from..]`
-    /// when the first `from` messages are the accepted ones (see the module comment).
-    fn validate(&self, messages: &[SharedMessage], from: usize) -> Result<(), HistoryError> {
-        if from == 0 {
-            return validate_history(messages);
+    /// The judge's first breach on the whole of `messages`, walking only
+    /// `messages[from..]` when the first `from` messages are the accepted ones (see
+    /// the module comment).
+    fn validate(&self, messages: &[SharedMessage], from: usize) -> Option<Breach> {
+        if from > 0 {
+            let reasks = messages[from..]
+                .iter()
+                .filter(|m| m.role == Role::Assistant)
+                .flat_map(|m| m.blocks())
+                .any(
+                    |b| matches!(b, Block::ToolUse { id, .. } if self.asked.contains(&id_hash(id))),
+                );
+            if !reasks {
+                return first_breach(messages, from, true);
+            }
         }
-        let suffix = &messages[from..];
-        let reasks = suffix
-            .iter()
-            .filter(|m| m.role == Role::Assistant)
-            .flat_map(|m| m.blocks())
-            .any(|b| matches!(b, Block::ToolUse { id, .. } if self.asked.contains(&id_hash(id))));
-        if reasks {
-            return validate_history(messages);
+        first_breach(messages, 0, true)
+    }
+
+    /// The request-level breach of `messages`, carrying the accepted prefix's shape.
+    fn shape_of(&self, messages: &[SharedMessage], from: usize) -> (Shape, Option<Breach>) {
+        let mut shape = if from == 0 {
+            Shape::default()
+        } else {
+            self.shape.clone()
+        };
+        for (i, m) in messages.iter().enumerate().skip(from) {
+            shape.push(i, m);
         }
-        validate_history(suffix).map_err(|e| remap(e, |k| k + from))
+        // The simulator's request does not say whether thinking is on.
+        let shown = Shown {
+            whole_request: true,
+            thinking: None,
+        };
+        let breach = shape.finish(shown).into_iter().next();
+        (shape, breach)
+    }
+
+    fn reject(&mut self) {
+        self.accepted.clear();
+        self.asked.clear();
+        self.shape = Shape::default();
     }
 
     fn accept(&mut self, messages: &[SharedMessage], from: usize) {
@@ -101,9 +144,8 @@ impl Checker for Pairing {
         };
         let messages = &request.messages;
         let from = self.extends(messages).unwrap_or(0);
-        if let Err(e) = self.validate(messages, from) {
-            self.accepted.clear();
-            self.asked.clear();
+        if let Some(e) = self.validate(messages, from) {
+            self.reject();
             return Some(Err(format!("request {op} would be rejected: {e}")));
         }
         // The accepted messages have no empty part (they passed), so only the new ones
@@ -118,11 +160,16 @@ impl Checker for Pairing {
                 }
                 None => continue,
             };
-            self.accepted.clear();
-            self.asked.clear();
+            self.reject();
             return Some(Err(broken));
         }
+        let (shape, breach) = self.shape_of(messages, from);
+        if let Some(e) = breach {
+            self.reject();
+            return Some(Err(format!("request {op} would be rejected: {e}")));
+        }
         self.accept(messages, from);
+        self.shape = shape;
         Some(Ok(()))
     }
 }

@@ -9,6 +9,8 @@
 //! serves `turnsim serve`, a recording judged again, and a cassette.
 
 use super::normal::{normal_message, normal_system, normal_tools};
+use super::rules::cache::marked_blocks;
+use super::rules::request::Shown;
 use super::view::{Located, Prefix, Request};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -62,6 +64,10 @@ pub struct ParsedRequest {
     pub model_sent: Option<String>,
     /// The `betas` field, when sent.
     pub betas: Vec<String>,
+    /// The body was sent to the Messages API as it is (true from [`parse_request`]);
+    /// false for a body laid out from another API's request, which the Messages
+    /// API's request-level rules do not judge.
+    pub messages_api: bool,
 }
 
 /// Reads a request body; the error is the message of the API's 400.
@@ -169,6 +175,7 @@ pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, String> {
                     .collect()
             })
             .unwrap_or_default(),
+        messages_api: true,
     })
 }
 
@@ -211,6 +218,21 @@ impl ParsedRequest {
             has_tools: !self.tools.is_empty() && !self.tool_choice_none,
             stream: self.stream,
             conversation: headers.get(super::normal::CONVERSATION_HEADER).cloned(),
+            shown: if self.messages_api {
+                Shown {
+                    whole_request: true,
+                    thinking: Some(self.thinking),
+                }
+            } else {
+                Shown::default()
+            },
+            cache_marked: self.messages_api.then(|| {
+                marked_blocks(
+                    self.system.as_ref(),
+                    self.tools_raw.as_ref(),
+                    &self.messages,
+                )
+            }),
         }
     }
 }

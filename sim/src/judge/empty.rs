@@ -1,6 +1,8 @@
-//! Rule `empty`: no empty user message and no empty text block (spec §2 rule 4; an
-//! empty assistant message is reported by [`super::pairing`] under this same rule,
-//! because `validate_history` finds it).
+//! Rule `empty`: no empty user message and no empty text block (spec §2 rule 4;
+//! rows `content_non_empty` and `text_non_empty` of [`super::rules::table::RULES`]).
+//! An empty assistant message is reported by [`super::pairing`] under this same rule,
+//! because the judge's walk ([`super::rules::walk`]) finds it: only there is it known
+//! whether the message is a request's last, where the API allows it.
 //!
 //! Guarantee: the simulator's `pairing` checker applies this same test
 //! ([`empty_part`]), so a real request and a simulated one are held
@@ -38,7 +40,7 @@ pub fn check(i: usize, m: &Located, place: &Place, out: &mut Findings) {
 }
 
 /// What of a message the provider rejects as empty, besides an empty assistant
-/// message (which `validate_history` reports). The simulator's `pairing` checker calls
+/// message (which the judge's walk reports). The simulator's `pairing` checker calls
 /// it too, so a real transcript is judged by the same rule as a simulated request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EmptyPart {

@@ -58,11 +58,13 @@ pub struct Place {
 pub struct Finding {
     pub severity: Severity,
     /// The rule that found it: `pairing`, `empty`, `tool_id_unique`, `turn_open`,
+    /// `request_valid` (the rest of what the API rejects, [`super::rules`]),
     /// `marker_exact`, `marker_once`, `foreign_marker`, `note_exact`, `note_once`,
     /// `model_text`, `append_only`, `prefix_changed`, `response_kept` (the judge's
     /// rules), `response`, `prefix` and `recording` (`check`'s own).
     pub check: &'static str,
-    /// The finer kind within the check (for `pairing`, the `HistoryError` kind).
+    /// The finer kind within the check (for `pairing`, `empty` and `request_valid`,
+    /// a kind of [`super::rules::table::RULES`]).
     pub kind: String,
     #[serde(flatten)]
     pub place: Place,

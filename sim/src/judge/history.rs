@@ -19,7 +19,8 @@
 use super::finding::{Findings, Place};
 use super::markers::{Markers, Wording, classify};
 use super::notes::Notes;
-use super::pairing::{End, asks, check_chunk, is_results};
+use super::pairing::{End, asks, check_chunk, finding_of, is_results};
+use super::rules::request::{Shape, Shown};
 use super::tool_ids::ToolIds;
 use super::view::Located;
 use super::{empty, taint};
@@ -35,6 +36,9 @@ pub struct HistoryCheck {
     tool_ids: ToolIds,
     markers: Markers,
     notes: Notes,
+    /// The history is a whole request as sent, whose last message may be an empty
+    /// assistant message (the API allows that one).
+    ends_request: bool,
 }
 
 impl HistoryCheck {
@@ -49,6 +53,15 @@ impl HistoryCheck {
             tool_ids: ToolIds::default(),
             markers: Markers::default(),
             notes: Notes::default(),
+            ends_request: false,
+        }
+    }
+
+    /// Checks one whole request as sent (not a window of a log).
+    pub fn for_request(place: Place) -> HistoryCheck {
+        HistoryCheck {
+            ends_request: true,
+            ..HistoryCheck::new(place)
         }
     }
 
@@ -80,18 +93,35 @@ impl HistoryCheck {
     fn flush(&mut self, end: Option<End>, out: &mut Findings) {
         let chunk = std::mem::take(&mut self.chunk);
         let indices = std::mem::take(&mut self.indices);
-        check_chunk(&chunk, &indices, end, &self.place, out);
+        check_chunk(&chunk, &indices, end, self.ends_request, &self.place, out);
     }
 }
 
-/// Judges a whole history at once.
-pub fn judge_messages(messages: &[Located], end: End, place: &Place) -> Findings {
+/// Judges one request's messages: every per-message rule, pairing with nothing left
+/// open at the end, and the rules about the request as a whole
+/// ([`super::rules::request`]) as far as `shown` says what the request is.
+pub fn judge_request(messages: &[Located], shown: Shown, place: &Place) -> Findings {
     let mut out = Findings::default();
-    let mut check = HistoryCheck::new(place.clone());
-    for m in messages {
+    let mut check = if shown.whole_request {
+        HistoryCheck::for_request(place.clone())
+    } else {
+        HistoryCheck::new(place.clone())
+    };
+    let mut shape = Shape::default();
+    for (k, m) in messages.iter().enumerate() {
+        shape.push(m.index.unwrap_or(k), &m.message);
         check.push(m.clone(), &mut out);
     }
-    check.finish(end, &mut out);
+    check.finish(End::Violation, &mut out);
+    for b in shape.finish(shown) {
+        let located = messages
+            .iter()
+            .enumerate()
+            .find(|(k, m)| m.index.unwrap_or(*k) == b.message);
+        if let Some((_, located)) = located {
+            out.push(finding_of(&b, located, place));
+        }
+    }
     out
 }
 #[cfg(test)]

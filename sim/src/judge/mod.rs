@@ -4,6 +4,9 @@
 //! `turnsim serve`'s live verdicts (so `drive`'s too).
 //!
 //! Guarantees:
+//! - What the Anthropic Messages API rejects is one table ([`rules::table::RULES`]),
+//!   checked by the judge's own validator ([`rules`]), never by the reference
+//!   engine's history validation.
 //! - One rule, one place: pairing ([`pairing`]), empty content ([`empty`]), tool-id
 //!   uniqueness ([`tool_ids`]), markers ([`markers`]), notes ([`notes`]), model text
 //!   in user messages ([`taint`]), append-only history and kept replies
@@ -35,6 +38,7 @@ pub mod once;
 pub mod openai;
 pub mod pairing;
 pub mod prefix_change;
+pub mod rules;
 pub mod session;
 pub mod taint;
 pub mod tool_ids;

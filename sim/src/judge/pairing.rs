@@ -1,22 +1,25 @@
-//! Rule `pairing` (and `turn_open`): tool calls and results pair up as the provider
-//! validates them (spec §2), through `turnsim_core::validate_history` itself.
+//! Rule `pairing` (and `turn_open`): tool calls and results pair up as the Messages
+//! API accepts them, judged by the judge's own validator ([`super::rules`]), never by
+//! the reference engine's.
 //!
 //! Guarantees:
-//! - The verdict is `validate_history`'s own, not a second implementation; this file
-//!   only maps its message indices onto the input as sent (one mapping, used by every
-//!   caller) and resynchronises after a violation so every one is reported without
-//!   cascading: validation restarts after the message at fault, skipping the
-//!   tool-result messages that answered it (validated alone they would look orphaned).
+//! - The verdict is [`super::rules::walk::first_breach`]'s; this file only maps its
+//!   message indices onto the input as sent (one mapping, used by every caller) and
+//!   resynchronises after a breach so every one is reported without cascading:
+//!   the walk restarts after the message at fault, skipping the tool-result messages
+//!   that answered it (walked alone they would look orphaned).
 //! - A call left open at the end of a log captured mid-turn is `turn_open`
 //!   (information), never corruption; in a request that was sent, the same thing is a
 //!   violation, because the provider rejects it.
 //! - Duplicate tool ids are left to [`super::tool_ids`], which sees the whole history;
-//!   an empty assistant message is reported under `empty` (the rule it breaks).
+//!   an empty assistant message is reported under `empty` (the rule it breaks), and
+//!   the other contract rules under `request_valid`.
 
 use super::finding::{Finding, Findings, Place, Severity};
+use super::rules::walk::{Breach, Kind, first_breach};
 use super::view::Located;
 use std::collections::BTreeSet;
-use turnsim_core::{Block, HistoryError, Message, Role, SharedMessage, validate_history};
+use turnsim_core::{Block, Message, Role, SharedMessage};
 
 /// How a tool call still unanswered at the end of a history is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,85 +39,6 @@ pub fn is_results(m: &Message) -> bool {
 
 pub fn asks(m: &Message) -> bool {
     m.role == Role::Assistant && m.has_tool_use()
-}
-
-/// The same error with every message index passed through `f`, so its `Display`
-/// (which names indices) speaks of the input as sent.
-pub fn remap(e: HistoryError, f: impl Fn(usize) -> usize) -> HistoryError {
-    use HistoryError as H;
-    match e {
-        H::MissingToolResult {
-            message,
-            tool_use_id,
-        } => H::MissingToolResult {
-            message: f(message),
-            tool_use_id,
-        },
-        H::NoAnsweringMessage {
-            message,
-            tool_use_id,
-        } => H::NoAnsweringMessage {
-            message: f(message),
-            tool_use_id,
-        },
-        H::UnansweredAtEnd {
-            message,
-            tool_use_ids,
-        } => H::UnansweredAtEnd {
-            message: f(message),
-            tool_use_ids,
-        },
-        H::DuplicateToolResult {
-            message,
-            block,
-            tool_use_id,
-        } => H::DuplicateToolResult {
-            message: f(message),
-            block,
-            tool_use_id,
-        },
-        H::UnexpectedToolResult {
-            message,
-            block,
-            tool_use_id,
-        } => H::UnexpectedToolResult {
-            message: f(message),
-            block,
-            tool_use_id,
-        },
-        H::ToolResultAfterOtherBlock {
-            message,
-            block,
-            tool_use_id,
-        } => H::ToolResultAfterOtherBlock {
-            message: f(message),
-            block,
-            tool_use_id,
-        },
-        H::EmptyAssistantContent { message } => H::EmptyAssistantContent {
-            message: f(message),
-        },
-        H::DuplicateToolUseId {
-            message,
-            block,
-            tool_use_id,
-            first_message,
-        } => H::DuplicateToolUseId {
-            message: f(message),
-            block,
-            tool_use_id,
-            first_message: f(first_message),
-        },
-        H::ToolUseInUserMessage {
-            message,
-            block,
-            tool_use_id,
-        } => H::ToolUseInUserMessage {
-            message: f(message),
-            block,
-            tool_use_id,
-        },
-    }
 }
 
 /// The block of `m` that holds tool_use `id`, if any.
@@ -150,11 +74,13 @@ pub fn block_json(m: &Message, block: Option<usize>) -> String {
 }
 
 /// Judges one chunk of a history: `chunk[k]` is message `indices[k]` of the input.
-/// `end` is `None` when more of the history follows the chunk.
+/// `end` is `None` when more of the history follows the chunk; `ends_request` says
+/// the chunk's last message is the final one of a request as sent.
 pub fn check_chunk(
     chunk: &[Located],
     indices: &[usize],
     end: Option<End>,
+    ends_request: bool,
     place: &Place,
     out: &mut Findings,
 ) {
@@ -162,12 +88,11 @@ pub fn check_chunk(
     let index_of = |k: usize| indices.get(k).copied().unwrap_or(k);
     let mut start = 0;
     while start < messages.len() {
-        let Err(e) = validate_history(&messages[start..]) else {
+        let Some(b) = first_breach(&messages, start, end.is_some() && ends_request) else {
             break;
         };
-        let at = start + e.message_index();
-        let e = remap(e, |k| index_of(start + k));
-        report(&e, chunk, at, end, place, out);
+        let at = b.message;
+        report(&b.remap(index_of), chunk, at, end, place, out);
         let mut next = at + 1;
         while next < messages.len() && is_results(&messages[next]) {
             next += 1;
@@ -176,8 +101,31 @@ pub fn check_chunk(
     }
 }
 
+/// The finding for breach `b` (indices as sent) about message `located`.
+pub fn finding_of(b: &Breach, located: &Located, place: &Place) -> Finding {
+    let msg = &located.message;
+    // Findings about an unanswered call point at the tool_use block that asked.
+    let block = b
+        .block
+        .or_else(|| b.tool_use_id().and_then(|id| tool_use_block(msg, id)));
+    let place = Place {
+        line: Some(located.line_of(block)),
+        message: Some(b.message),
+        block,
+        ..place.clone()
+    };
+    Finding::new(
+        Severity::Violation,
+        b.family(),
+        b.kind(),
+        place,
+        b.to_string(),
+    )
+    .with_excerpt(&block_json(msg, block))
+}
+
 fn report(
-    e: &HistoryError,
+    b: &Breach,
     chunk: &[Located],
     at: usize,
     end: Option<End>,
@@ -188,23 +136,10 @@ fn report(
         return;
     };
     let msg = &located.message;
-    let index = e.message_index();
-    // Findings about an unanswered call point at the tool_use block that asked.
-    let block = e
-        .block_index()
-        .or_else(|| e.tool_use_id().and_then(|id| tool_use_block(msg, id)));
-    let place = Place {
-        line: Some(located.line_of(block)),
-        message: Some(index),
-        block,
-        ..place.clone()
-    };
-    let excerpt = block_json(msg, block);
-    let (severity, rule, kind, detail) = match e {
-        HistoryError::DuplicateToolUseId { .. } => return,
-        HistoryError::UnansweredAtEnd { tool_use_ids, .. } if end == Some(End::TurnOpen) => (
-            Severity::Info,
-            "turn_open",
+    let index = b.message;
+    let info = match &b.kind {
+        Kind::DuplicateToolUseId { .. } => return,
+        Kind::UnansweredAtEnd { tool_use_ids } if end == Some(End::TurnOpen) => Some((
             "unanswered_at_end",
             format!(
                 "message {index}: the log ends with unanswered tool {} {}: captured mid-turn, not corruption",
@@ -215,27 +150,33 @@ fn report(
                 },
                 calls_named(msg, tool_use_ids)
             ),
-        ),
-        HistoryError::MissingToolResult { .. }
+        )),
+        Kind::MissingToolResult { .. }
             if end == Some(End::TurnOpen) && partial_batch_at_end(chunk, at) =>
         {
             let asked = msg.tool_calls().len();
             let answered = chunk.last().map(|l| l.message.blocks().len()).unwrap_or(0);
-            (
-                Severity::Info,
-                "turn_open",
+            Some((
                 "partial_results_at_end",
                 format!(
                     "message {index}: the log ends while its tool batch runs ({answered} of {asked} results so far): captured mid-turn, not corruption"
                 ),
-            )
+            ))
         }
-        HistoryError::EmptyAssistantContent { .. } => {
-            (Severity::Violation, "empty", e.kind(), e.to_string())
-        }
-        _ => (Severity::Violation, "pairing", e.kind(), e.to_string()),
+        _ => None,
     };
-    out.push(Finding::new(severity, rule, kind, place, detail).with_excerpt(&excerpt));
+    let finding = finding_of(b, located, place);
+    out.push(match info {
+        Some((kind, detail)) => Finding::new(
+            Severity::Info,
+            "turn_open",
+            kind,
+            finding.place.clone(),
+            detail,
+        )
+        .with_excerpt(&block_json(msg, finding.place.block)),
+        None => finding,
+    });
 }
 
 /// True when the asking message at `at` is answered by the chunk's last message,

@@ -20,10 +20,10 @@
 
 use super::append_only::{self, Previous};
 use super::finding::{Finding, Findings, Place, Severity};
-use super::history::judge_messages;
+use super::history::judge_request;
 use super::normal::{ConversationKey, key_of};
-use super::pairing::End;
 use super::prefix_change;
+use super::rules::cache::too_many;
 use super::view::Request;
 use std::collections::{BTreeMap, BTreeSet};
 use turnsim_core::Message;
@@ -109,7 +109,16 @@ impl Judge {
             self.new_history(req, &place, &mut out);
         }
         let next_label = format!("c{}", self.convs.len() + 1);
-        let history = judge_messages(&req.messages, End::Violation, &place);
+        let mut history = judge_request(&req.messages, req.shown, &place);
+        if let Some(detail) = req.cache_marked.and_then(too_many) {
+            history.push(Finding::new(
+                Severity::Violation,
+                "request_valid",
+                "too_many_cache_breakpoints",
+                place.clone(),
+                format!("request {}: {detail}", req.id),
+            ));
+        }
         let conv = self.convs.entry(key.clone()).or_insert_with(|| Conv {
             label: next_label,
             ..Conv::default()

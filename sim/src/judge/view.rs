@@ -7,6 +7,7 @@
 //! Responses API) maps its input onto these types once, so one rule judges every
 //! format the same way, and a finding's indices are the ones of the input as sent.
 
+use super::rules::request::Shown;
 use turnsim_core::SharedMessage;
 
 /// An API message as the provider saw it, with its source lines and its index.
@@ -84,4 +85,11 @@ pub struct Request {
     pub stream: bool,
     /// An explicit conversation name (the `x-turnsim-conversation` header).
     pub conversation: Option<String>,
+    /// What the request shows of itself beyond its messages: a whole Messages API
+    /// body, and its `thinking` setting (default: nothing known, as for a log window
+    /// or another API's messages).
+    pub shown: Shown,
+    /// The number of blocks the body marks with `cache_control`, when the body was
+    /// read (the typed messages drop the marks).
+    pub cache_marked: Option<usize>,
 }

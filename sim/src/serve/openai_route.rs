@@ -137,7 +137,9 @@ impl Server {
         laid: &Laid,
         list: &str,
     ) -> Result<Judged, String> {
-        let parsed = parse_request(laid.body.to_string().as_bytes())?;
+        let mut parsed = parse_request(laid.body.to_string().as_bytes())?;
+        // Laid out from an OpenAI body: the Messages API's own rules do not apply.
+        parsed.messages_api = false;
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
         let verdict = st.judge.judge(&RequestFacts {
@@ -402,7 +404,9 @@ pub(super) fn recheck(
         _ => return None,
     };
     let laid = lay(&conv, &context, &raw_tools, stream, thinking);
-    let parsed = parse_request(laid.body.to_string().as_bytes()).ok()?;
+    let mut parsed = parse_request(laid.body.to_string().as_bytes()).ok()?;
+    // Laid out from an OpenAI body: the Messages API's own rules do not apply.
+    parsed.messages_api = false;
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),

@@ -40,7 +40,10 @@ pub struct Violation {
 impl Violation {
     /// True when the real API refuses a request with this violation.
     pub fn api_rejects(&self) -> bool {
-        matches!(self.rule.as_str(), "pairing" | "tool_id_unique" | "empty")
+        matches!(
+            self.rule.as_str(),
+            "pairing" | "tool_id_unique" | "empty" | "request_valid"
+        )
     }
 }
 

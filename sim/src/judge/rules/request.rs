@@ -1,0 +1,119 @@
+//! The rules about a request as a whole, that no window of it can judge: which role
+//! opens it, and what thinking requires of the turn it ends in.
+//!
+//! Guarantees:
+//! - Streaming and small: [`Shape`] keeps three indices, not messages' contents
+//!   beyond what it judges, so a caller that judged an accepted prefix can carry its
+//!   shape on and push only the messages appended since.
+//! - A rule that needs to know whether thinking is on applies only when the request
+//!   says so ([`Shown::thinking`]); a request that does not show it is not judged by
+//!   a guess.
+
+use super::walk::{Breach, Kind};
+use turnsim_core::{Block, Message, Role};
+
+/// What a request shows besides its messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shown {
+    /// The messages judged are a whole Messages API request as sent (not a window of
+    /// a log, nor another API's messages mapped onto these types).
+    pub whole_request: bool,
+    /// The request's `thinking` setting, when it shows one: `Some(false)` for a body
+    /// without `thinking` or with it disabled.
+    pub thinking: Option<bool>,
+}
+
+/// Where the request stands, message by message.
+#[derive(Clone, Debug, Default)]
+pub struct Shape {
+    count: usize,
+    /// The first message's index and role, once seen.
+    first: Option<(usize, Role)>,
+    /// The first assistant message after the last user message that holds no
+    /// tool_result: where the assistant's current turn began, and its first block's
+    /// type.
+    turn_start: Option<(usize, String)>,
+    /// The last message: its index, role, whether it is a user message of results
+    /// only, and the block of its first thinking block.
+    last: Option<(usize, Role, bool, Option<usize>)>,
+    /// An assistant message already opened the current turn.
+    in_turn: bool,
+}
+
+impl Shape {
+    /// Takes message `i` (messages come in order).
+    pub fn push(&mut self, i: usize, m: &Message) {
+        if self.count == 0 {
+            self.first = Some((i, m.role));
+        }
+        self.count += 1;
+        let results_only = m.role == Role::User
+            && !m.blocks().is_empty()
+            && m.blocks()
+                .iter()
+                .all(|b| matches!(b, Block::ToolResult { .. }));
+        let has_results = m
+            .blocks()
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { .. }));
+        match m.role {
+            Role::User if !has_results => {
+                self.in_turn = false;
+                self.turn_start = None;
+            }
+            Role::User => {}
+            Role::Assistant if !self.in_turn => {
+                self.in_turn = true;
+                let found = m
+                    .blocks()
+                    .first()
+                    .map(|b| b.kind().to_owned())
+                    .unwrap_or_else(|| "text".to_owned());
+                self.turn_start = Some((i, found));
+            }
+            Role::Assistant => {}
+        }
+        let thinking = m
+            .blocks()
+            .iter()
+            .position(|b| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }));
+        self.last = Some((i, m.role, results_only, thinking));
+    }
+
+    /// The breaches of the request-level rules, in message order, once every message
+    /// has been pushed. Nothing unless `shown` says this is a whole request.
+    pub fn finish(&self, shown: Shown) -> Vec<Breach> {
+        let mut out = Vec::new();
+        if !shown.whole_request {
+            return out;
+        }
+        if let Some((first, Role::Assistant)) = self.first {
+            out.push(Breach {
+                message: first,
+                block: None,
+                kind: Kind::FirstMessageNotUser,
+            });
+        }
+        match (shown.thinking, &self.last, &self.turn_start) {
+            (Some(true), Some((_, Role::User, true, _)), Some((start, found)))
+                if found != "thinking" && found != "redacted_thinking" =>
+            {
+                out.push(Breach {
+                    message: *start,
+                    block: Some(0),
+                    kind: Kind::ThinkingDropped {
+                        found: found.clone(),
+                    },
+                });
+            }
+            (Some(false), Some((i, Role::Assistant, _, Some(block))), _) => out.push(Breach {
+                message: *i,
+                block: Some(*block),
+                kind: Kind::ThinkingWhileOff,
+            }),
+            _ => {}
+        }
+        out.sort_by_key(|b| b.message);
+        out
+    }
+}
