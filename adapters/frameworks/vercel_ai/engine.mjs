@@ -27,7 +27,7 @@ import { ai, aiVersion } from "./fw.mjs";
 import { createHash } from "node:crypto";
 import { HarnessModel, Generation } from "./harness_model.mjs";
 import { Refused, RestoreFailed, serve } from "./protocol.mjs";
-import { WireCache, groups } from "./wire.mjs";
+import { WireCache, grouped } from "./wire.mjs";
 
 const { streamText, tool, jsonSchema, isStepCount } = ai;
 globalThis.AI_SDK_LOG_WARNINGS = false; // the SDK's warnings would go to the console
@@ -175,7 +175,7 @@ class Engine {
   /** The request's wire messages; where they equal the history's, the history's own
    * objects (so the protocol sends a count and turnsim sees the same messages). */
   requestMessages(prompt) {
-    const wire = new WireCache().wire(prompt);
+    const wire = grouped(prompt);
     const history = this.history;
     if (wire.length <= history.length && wire.every((w, i) => JSON.stringify(w) === JSON.stringify(history[i]))) {
       return history.slice(0, wire.length);
@@ -185,6 +185,7 @@ class Engine {
 
   async settle() {
     await settle();
+    if (!this.running) this.starting = []; // the run is over: nothing it started may run now
     if (this.starting.length > 0 && (this.gen === null || this.gen.done)) {
       if (this.toolsOpen()) throw new Error("vercel_ai adapter: tools started while another batch is outstanding");
       const op = this.freshOp();
@@ -297,15 +298,15 @@ class Engine {
   }
 
   rewind(index) {
-    // The harness counts wire messages; each is a group of saved messages.
-    const g = groups(this.messages);
-    if (index > g.length) throw new Refused(`cannot rewind to message ${index} of ${g.length}`);
-    const last = g[index - 1];
-    if (last && last.role === "assistant" && last.blocks.some((b) => b.type === "tool_use")) {
+    // The harness counts wire messages: one per saved message.
+    const wire = this.history;
+    if (index > wire.length || wire.length !== this.messages.length) throw new Refused(`cannot rewind to message ${index} of ${wire.length}`);
+    const last = wire[index - 1];
+    if (last && last.role === "assistant" && last.content.some((b) => b.type === "tool_use")) {
       throw new Refused("invalid history: the cut leaves a tool call unanswered");
     }
     this.version++;
-    this.save(g.slice(0, index).flatMap((x) => x.members));
+    this.save(this.messages.slice(0, index));
   }
 }
 

@@ -10,9 +10,11 @@
 // as redacted thinking with its data, and is left out otherwise; a tool call's input is
 // a JSON object (an unparsable one becomes {rawInvalidInput}); a tool result's content
 // is the text of a text output and JSON of a JSON output, with is_error for an error
-// output. A rendering is a pure function of the messages, and the same group of the
-// same message objects rendering the same keeps the same wire object, so turnsim's
-// identity checks see exactly what the application kept or rebuilt. Adapter code.
+// output. The history is one wire message per saved ModelMessage (the unit the SDK and
+// the application hold); a request is laid out as the provider lays it out. A
+// rendering is a pure function of the messages, and the same message object rendering
+// the same keeps the same wire object, so turnsim's identity checks see exactly what
+// the application kept or rebuilt. Adapter code.
 
 function toolInput(input) {
   if (typeof input === "string") {
@@ -67,40 +69,47 @@ function blocksOf(message) {
   return out;
 }
 
-/** The wire groups of a message list: [{role, members, blocks}], system messages left out. */
-export function groups(messages) {
+/** One wire message per ModelMessage (system messages left out): the history as the
+ * application holds it, a tool message being a user message of tool_result blocks. */
+export function render(message) {
+  return { role: message.role === "assistant" ? "assistant" : "user", content: blocksOf(message) };
+}
+
+/** The request's messages as @ai-sdk/anthropic lays them out: consecutive messages of
+ * one wire role joined into one message. */
+export function grouped(messages) {
   const out = [];
   for (const m of messages) {
     if (m.role === "system") continue;
-    const role = m.role === "assistant" ? "assistant" : "user";
+    const w = render(m);
     const last = out.at(-1);
-    if (last && last.role === role) {
-      last.members.push(m);
-      last.blocks.push(...blocksOf(m));
-    } else {
-      out.push({ role, members: [m], blocks: blocksOf(m) });
-    }
+    if (last && last.role === w.role) last.content = last.content.concat(w.content);
+    else out.push(w);
   }
   return out;
 }
 
-/** Renders message lists to wire messages, reusing the wire object of a group whose
- * members are the same objects and whose rendering is unchanged. */
+/** Renders the history, reusing the wire object of a message object whose rendering
+ * is unchanged. */
 export class WireCache {
   constructor() {
-    this.cache = new WeakMap(); // first member -> {members, rendered, wire}
+    this.cache = new WeakMap(); // message -> {rendered, wire}
   }
 
   wire(messages) {
-    return groups(messages).map((g) => {
-      const rendered = JSON.stringify([g.role, g.blocks]);
-      const hit = this.cache.get(g.members[0]);
-      if (hit && hit.rendered === rendered && hit.members.length === g.members.length && hit.members.every((m, i) => m === g.members[i])) {
-        return hit.wire;
+    const out = [];
+    for (const m of messages) {
+      if (m.role === "system") continue;
+      const w = render(m);
+      const rendered = JSON.stringify(w);
+      const hit = this.cache.get(m);
+      if (hit && hit.rendered === rendered) {
+        out.push(hit.wire);
+        continue;
       }
-      const wire = { role: g.role, content: g.blocks };
-      this.cache.set(g.members[0], { members: g.members, rendered, wire });
-      return wire;
-    });
+      this.cache.set(m, { rendered, wire: w });
+      out.push(w);
+    }
+    return out;
   }
 }
