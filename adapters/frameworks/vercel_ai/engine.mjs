@@ -35,8 +35,14 @@ globalThis.AI_SDK_LOG_WARNINGS = false; // the SDK's warnings would go to the co
 const MAX_STEPS = 20; // the SDK's own default for its ToolLoopAgent
 const COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]";
 
-const identities = new WeakMap();
+// Object identities for the state digest, numbered afresh for every engine so a reused
+// process gives the digests a new one would.
+let identities = new WeakMap();
 let nextIdentity = 1;
+function freshIdentities() {
+  identities = new WeakMap();
+  nextIdentity = 1;
+}
 function identity(o) {
   if (!identities.has(o)) identities.set(o, nextIdentity++);
   return identities.get(o);
@@ -317,6 +323,7 @@ function describe(e) {
 
 function create(config) {
   dropTimers();
+  freshIdentities();
   return new Engine(config);
 }
 
@@ -324,6 +331,7 @@ function create(config) {
  * that was running ends `crashed`. */
 function restore(config, log) {
   dropTimers();
+  freshIdentities();
   config = { ...config };
   const end = log.lastIndexOf(0x0a) + 1;
   const out = [];

@@ -24,7 +24,8 @@ mkdir -p "$mods"
 # npm ci only when the lock file changed since the last install.
 if ! cmp -s "$src/package-lock.json" "$mods/package-lock.json" || [ ! -d "$mods/node_modules/ai" ]; then
     cp "$src/package.json" "$src/package-lock.json" "$mods/"
-    (cd "$mods" && PATH="$pkg/bin:$PATH" "$node" "$npm_cli" ci --no-audit --no-fund --loglevel=error >&2)
+    root="$(pwd)"
+    (cd "$mods" && PATH="$root/$pkg/bin:$PATH" "$root/$node" "$root/$npm_cli" ci --no-audit --no-fund --loglevel=error >&2)
 fi
 echo "$node $src/engine.mjs"
 echo "$node"
