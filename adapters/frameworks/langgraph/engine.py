@@ -154,10 +154,13 @@ class Engine:
         return {"outcome": "end_turn"}
 
     async def replace_history(self, messages):
+        # As the agent's own node wrote it; an empty history as the tools node did,
+        # because the agent's router reads the last message (IndexError on none). The
+        # next prompt starts the graph afresh either way.
         await self.agent.aupdate_state(
             {"configurable": {"thread_id": THREAD}},
             {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]},
-            as_node="agent",
+            as_node="agent" if messages else "tools",
         )
 
     # --- the harness side ------------------------------------------------------------

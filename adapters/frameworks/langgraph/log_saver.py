@@ -11,8 +11,9 @@ channels whose version moved (`new_versions`) and refers to older values by vers
 so the log grows with what changes, not with the whole state at every step. Values are
 serialized with the saver's `serde` (LangGraph's JsonPlusSerializer) and carried as
 base64 inside one JSON line per record. The saver keeps one extra thing for the
-harness's eyes only: the live objects of the last checkpoint's `messages` (`live`), so
-the history the engine reports keeps object identity while the state is unchanged.
+harness's eyes only: the live objects it was handed (`live`), so the history the
+engine reports (`messages`, the thread's state as `aget_state` shows it: the last
+checkpoint with its pending writes applied) keeps object identity while unchanged.
 This file is adapter (the storage backend a LangGraph user writes for their database).
 """
 
@@ -39,6 +40,19 @@ def _dec(pair):
     return pair[0], base64.b64decode(pair[1])
 
 
+def _merged(messages, written):
+    """`add_messages` without its side effect (it gives id-less messages an id in
+    place): a written message replaces the one with its id, else it is appended."""
+    out = list(messages)
+    for m in written if isinstance(written, list) else [written]:
+        at = next((i for i, o in enumerate(out) if m.id is not None and o.id == m.id), None)
+        if at is None:
+            out.append(m)
+        else:
+            out[at] = m
+    return out
+
+
 class LogSaver(BaseCheckpointSaver):
     """`persist(record)` appends one record (a JSON-able dict) to the durable log."""
 
@@ -48,7 +62,8 @@ class LogSaver(BaseCheckpointSaver):
         self.checkpoints = {}  # (thread, ns) -> {checkpoint_id: (checkpoint, metadata, parent_id)}, put order
         self.blobs = {}  # (thread, ns, channel, version) -> typed value
         self.writes = {}  # (thread, ns, checkpoint_id) -> {(task_id, idx): (task_id, channel, typed, task_path)}
-        self.live = {}  # (thread, ns) -> the live `messages` value of the last checkpoint put
+        self.live = {}  # (thread, ns, checkpoint_id[, task_id, idx]) -> a live `messages` value put here
+        self.view = (None, None)  # (what the last `messages` answer was built from, the answer)
 
     # --- the records ---------------------------------------------------------------
 
@@ -90,7 +105,7 @@ class LogSaver(BaseCheckpointSaver):
         self.persist({"put": record})
         self.apply("put", record)
         if "messages" in values:
-            self.live[(thread, ns)] = values["messages"]
+            self.live[(thread, ns, checkpoint["id"])] = values["messages"]
         return {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
     async def aput_writes(self, config, writes, task_id, task_path=""):
@@ -102,6 +117,8 @@ class LogSaver(BaseCheckpointSaver):
             if idx >= 0 and (task_id, idx) in outer:
                 continue  # a task's regular writes are stored once (a retry repeats them)
             fresh.append([idx, channel, _enc(self.serde.dumps_typed(value))])
+            if channel == "messages":
+                self.live[(c["thread_id"], c.get("checkpoint_ns", ""), c["checkpoint_id"], task_id, idx)] = value
         if not fresh:
             return
         record = {
@@ -165,14 +182,27 @@ class LogSaver(BaseCheckpointSaver):
                 yield t
 
     def messages(self, thread):
-        """The `messages` of the thread's last checkpoint: the live objects where this
-        saver put them, else the ones read back from the log."""
-        live = self.live.get((thread, ""))
-        if live is not None:
-            return live
+        """The thread's `messages` as `aget_state` shows them: the last checkpoint's,
+        with the pending writes stored against it applied by the channel's reducer;
+        built from the live objects where this saver was handed them."""
         saved = self.checkpoints.get((thread, ""))
         if not saved:
             return []
-        got = self._tuple(thread, "", max(saved)).checkpoint["channel_values"].get("messages", [])
-        self.live[(thread, "")] = got
-        return got
+        cid = max(saved)
+        writes = sorted(self.writes.get((thread, "", cid), {}).items(), key=lambda kv: writes_sort_key(kv[1][3], kv[0][0], kv[0][1]))
+        writes = [(k, w) for k, w in writes if w[1] == "messages"]
+        basis = (cid, tuple(k for k, _ in writes))
+        if self.view[0] == basis:
+            return self.view[1]
+        base = self.live.get((thread, "", cid))
+        if base is None:
+            base = self._tuple(thread, "", cid).checkpoint["channel_values"].get("messages", [])
+            self.live[(thread, "", cid)] = base
+        out = base
+        for (task_id, idx), (_, _, typed, _) in writes:
+            key = (thread, "", cid, task_id, idx)
+            if key not in self.live:
+                self.live[key] = self.serde.loads_typed(typed)
+            out = _merged(out, self.live[key])
+        self.view = (basis, out)
+        return out
