@@ -55,6 +55,19 @@ fn a_child_a_tool_left_behind_that_outlives_the_client_is_its_orphan_named_with_
     let html = std::fs::read_to_string(r.dir.join("timeline.html")).unwrap_or_default();
     assert!(html.contains(&format!("pid {first} ran on")), "timeline");
     assert!(html.contains("sleep 20.000"), "timeline");
+    // The reproduction needs no turnsim and follows the tree the same way.
+    let out = std::process::Command::new("python3")
+        .arg(r.dir.join("repro.py"))
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("REPRODUCED orphaned_tool: pid ")
+            && text.contains("(`sleep 20.000`) of tool ")
+            && text.contains("was alive 300 ms after the client exited"),
+        "{text}"
+    );
 }
 
 #[test]

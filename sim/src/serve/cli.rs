@@ -50,7 +50,8 @@ pub struct ServeArgs {
     #[cfg_attr(feature = "cli", arg(long))]
     pub no_faults: bool,
     /// Where the ledger and the scratch files of generated tool calls go (default: a
-    /// fresh directory under the system's temp dir).
+    /// fresh directory under the system's temp dir); a relative path is made
+    /// absolute, as the tool commands run in the client's own directory.
     #[cfg_attr(feature = "cli", arg(long))]
     pub workdir: Option<PathBuf>,
     /// Longest sleep in a generated shell command, in milliseconds.
