@@ -21,6 +21,11 @@
 //!   input being the whole streamed JSON parsed. Ids are not compared: an engine may
 //!   rename a provider's repeated id (`at_most_once` judges ids).
 //!
+//! Cost: each completed block is filed once, when its `block_stop` streams (a text
+//! in a set, a call's input parsed once), and a whole reply's joined text when its
+//! `message_stop` does; only replies still open or cut are kept block by block. A
+//! request then costs a lookup per assistant block it adds, not a walk of the run.
+//!
 //! Blocks that came from elsewhere are set aside: the host's compaction summaries
 //! (`Ctx::host_texts`) and whatever an accepted outside history carried
 //! (`Event::Hostile`). Before the provider has streamed anything in the run there is
@@ -29,24 +34,24 @@
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use crate::judge::finding::where_differ;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use turnsim_core::session::{BlockStart, StreamEvent};
 use turnsim_core::{Block, OperationId, Role};
 
 #[derive(Default)]
 pub struct ModelWordsExact {
     mark: &'static str,
-    replies: BTreeMap<OperationId, Reply>,
+    /// Texts of completed blocks, and the joined texts of whole replies.
+    texts: BTreeSet<String>,
+    /// Completed calls: name, then each input it was called with.
+    calls: BTreeMap<String, Vec<Value>>,
+    /// Replies not (yet) whole, block by block: the open one and every cut one.
+    open: BTreeMap<OperationId, Vec<(usize, Said)>>,
+    /// Whether the provider streamed anything in this run.
+    streamed_any: bool,
     /// Texts and calls an accepted outside history brought in.
     foreign_texts: Vec<String>,
     foreign_calls: Vec<(String, Value)>,
-}
-
-#[derive(Default)]
-struct Reply {
-    blocks: BTreeMap<usize, Said>,
-    /// `message_stop` streamed: the reply is whole.
-    whole: bool,
 }
 
 struct Said {
@@ -73,7 +78,8 @@ impl ModelWordsExact {
     }
 
     fn streamed(&mut self, op: OperationId, event: &StreamEvent) {
-        let reply = self.replies.entry(op).or_default();
+        self.streamed_any = true;
+        let blocks = self.open.entry(op).or_default();
         match event {
             StreamEvent::BlockStart { index, block } => {
                 let kind = match block {
@@ -85,13 +91,13 @@ impl ModelWordsExact {
                     },
                     _ => Kind::Other,
                 };
-                reply.blocks.insert(*index, Said { kind, done: false });
+                blocks.push((*index, Said { kind, done: false }));
             }
             StreamEvent::TextDelta { index, text } => {
                 if let Some(Said {
                     kind: Kind::Text(t),
                     ..
-                }) = reply.blocks.get_mut(index)
+                }) = block_at(blocks, *index)
                 {
                     t.push_str(text);
                 }
@@ -103,49 +109,67 @@ impl ModelWordsExact {
                 if let Some(Said {
                     kind: Kind::Call { json, .. },
                     ..
-                }) = reply.blocks.get_mut(index)
+                }) = block_at(blocks, *index)
                 {
                     json.push_str(partial_json);
                 }
             }
             StreamEvent::BlockStop { index } => {
-                if let Some(said) = reply.blocks.get_mut(index) {
+                if let Some(said) = block_at(blocks, *index) {
                     said.done = true;
+                    match &said.kind {
+                        Kind::Text(t) => {
+                            self.texts.insert(t.clone());
+                        }
+                        Kind::Call { name, json, .. } => {
+                            if let Some(input) = parsed(json) {
+                                let inputs = self.calls.entry(name.clone()).or_default();
+                                if !inputs.contains(&input) {
+                                    inputs.push(input);
+                                }
+                            }
+                        }
+                        Kind::Other => {}
+                    }
                 }
             }
-            StreamEvent::MessageStop => reply.whole = true,
+            StreamEvent::MessageStop => {
+                // Whole: its blocks are filed; one text block per reply is a design.
+                if let Some(blocks) = self.open.remove(&op) {
+                    let mut joined = String::new();
+                    let mut texts = 0;
+                    for (_, s) in &blocks {
+                        if let Kind::Text(t) = &s.kind {
+                            joined.push_str(t);
+                            texts += 1;
+                        }
+                    }
+                    if texts > 1 {
+                        self.texts.insert(joined);
+                    }
+                }
+            }
             _ => {}
         }
     }
 
+    /// Whether `text` is what the model said: a completed block or a whole reply's
+    /// texts joined, or a prefix of what a reply not whole streamed.
     fn text_said(&self, text: &str) -> bool {
-        self.replies.values().any(|r| {
-            let texts = || {
-                r.blocks.values().filter_map(|s| match &s.kind {
-                    Kind::Text(t) => Some((t.as_str(), s.done)),
-                    _ => None,
-                })
-            };
-            if texts().any(|(t, done)| done && t == text) {
-                return true;
-            }
-            let cut = !r.whole || texts().any(|(_, done)| !done);
-            if cut && texts().any(|(t, _)| t.starts_with(text)) {
-                return true;
-            }
-            // One text block per reply: the texts joined, whole or (cut) a prefix.
+        if self.texts.contains(text) {
+            return true;
+        }
+        self.open.values().any(|blocks| {
             let mut joined = String::new();
-            for (t, done) in texts() {
-                if !done && !cut {
-                    return false;
+            for (_, s) in blocks {
+                if let Kind::Text(t) = &s.kind {
+                    if t.starts_with(text) {
+                        return true;
+                    }
+                    joined.push_str(t);
                 }
-                joined.push_str(t);
             }
-            if cut {
-                joined.starts_with(text)
-            } else {
-                joined == text
-            }
+            joined.starts_with(text)
         })
     }
 
@@ -157,45 +181,38 @@ impl ModelWordsExact {
                 .take_while(|(a, b)| a == b)
                 .count()
         };
-        self.replies
+        let open = self
+            .open
             .values()
-            .flat_map(|r| r.blocks.values())
-            .filter_map(|s| match &s.kind {
+            .flatten()
+            .filter_map(|(_, s)| match &s.kind {
                 Kind::Text(t) => Some(t.as_str()),
                 _ => None,
-            })
+            });
+        self.texts
+            .iter()
+            .map(String::as_str)
+            .chain(open)
             .max_by_key(|t| common(t))
     }
 
     /// `Ok` when a completed block called `name` with `input`; otherwise what the
     /// record says of it.
     fn call_said(&self, id: &str, name: &str, input: &Value) -> Result<(), String> {
-        let mut cut_same_id = false;
-        for r in self.replies.values() {
-            for s in r.blocks.values() {
-                let Kind::Call {
-                    id: streamed_id,
-                    name: streamed_name,
-                    json,
-                } = &s.kind
-                else {
-                    continue;
-                };
-                if s.done && streamed_name == name && parsed(json).as_ref() == Some(input) {
-                    return Ok(());
-                }
-                if !s.done && streamed_id == id {
-                    cut_same_id = true;
-                }
-            }
-        }
         if self
-            .foreign_calls
-            .iter()
-            .any(|(n, i)| n == name && i == input)
+            .calls
+            .get(name)
+            .is_some_and(|inputs| inputs.contains(input))
+            || self
+                .foreign_calls
+                .iter()
+                .any(|(n, i)| n == name && i == input)
         {
             return Ok(());
         }
+        let cut_same_id = self.open.values().flatten().any(|(_, s)| {
+            !s.done && matches!(&s.kind, Kind::Call { id: streamed, .. } if streamed == id)
+        });
         if cut_same_id {
             Err(format!(
                 "its block never finished streaming (no block_stop), so its input {} is salvaged from a cut stream, not what the model asked for",
@@ -258,6 +275,15 @@ impl ModelWordsExact {
     }
 }
 
+/// The latest block streamed at `index` (an index is reused only by a new reply).
+fn block_at(blocks: &mut [(usize, Said)], index: usize) -> Option<&mut Said> {
+    blocks
+        .iter_mut()
+        .rev()
+        .find(|(i, _)| *i == index)
+        .map(|(_, s)| s)
+}
+
 /// The input a whole streamed JSON text parses to; no delta at all is `{}`.
 fn parsed(json: &str) -> Option<Value> {
     if json.is_empty() {
@@ -300,7 +326,7 @@ impl Checker for ModelWordsExact {
                 }
                 None
             }
-            _ if self.replies.is_empty() => None,
+            _ if !self.streamed_any => None,
             Event::Request {
                 op, request, seen, ..
             } => Some(self.judge_request(ctx, *op, request, *seen)),

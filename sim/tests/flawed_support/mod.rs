@@ -93,7 +93,8 @@ impl<M: Misbehaviour> EngineFactory for Factory<M> {
 pub enum Flaw {
     /// Panics on the first tool result.
     Panics,
-    /// Ignores every cancel, so a hung stream never ends.
+    /// Refuses every cancel, so a hung stream never ends. (An engine that accepted a
+    /// cancel and aborted nothing would be found first by `quiet_after_cancel`.)
     IgnoresCancel,
     /// Adds a process-wide counter to its first prompt, so two runs differ.
     Nondeterministic,
@@ -107,7 +108,9 @@ impl Misbehaviour for Flaw {
     fn handle(self, inner: &mut Session, input: Input) -> Result<Vec<Output>, String> {
         let input = match (self, input) {
             (Flaw::Panics, Input::ToolResult { .. }) => panic!("planted panic"),
-            (Flaw::IgnoresCancel, Input::Cancel { .. }) => return Ok(Vec::new()),
+            (Flaw::IgnoresCancel, Input::Cancel { .. }) => {
+                return Err("this engine refuses every cancel".into());
+            }
             (Flaw::Nondeterministic, Input::Prompt { text, now }) if inner.history().is_empty() => {
                 let n = RUNS.fetch_add(1, Ordering::Relaxed);
                 Input::Prompt {
