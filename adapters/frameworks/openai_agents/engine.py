@@ -105,8 +105,6 @@ class Engine:
         except Exception as e:
             if self.cancel_cause is not None:
                 outcome = {"outcome": "cancelled", "reason": self.cancel_cause}
-            elif "max_output_tokens" in str(e):
-                outcome = {"outcome": "max_tokens"}
             else:
                 outcome = {"outcome": "failed", "reason": f"{type(e).__name__}: {e}"}
         self.result = None

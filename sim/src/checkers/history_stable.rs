@@ -12,7 +12,10 @@
 //! the same request to the model and the same bytes up to the end of `p1`; engines of
 //! other designs (pydantic-ai merges adjacent requests before every call) do exactly
 //! this. Only appending to the last earlier message, a user message, is excused; an
-//! edit of what was there, or of any message before it, is not.
+//! edit of what was there, or of any message before it, is not. The turn start is
+//! judged after the prompt was handled, so a prompt merged so is already in the history
+//! the checker sees; what it freezes is that message as it was before the prompt, since
+//! a crash before the prompt's record is durable legitimately takes the merge back.
 
 use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
@@ -23,6 +26,9 @@ use turnsim_core::{Block, Content, Message, Role, SharedMessage};
 #[derive(Default)]
 pub struct HistoryStable {
     frozen: Vec<SharedMessage>,
+    /// The history's length and last message at the last event before this one: at a
+    /// turn start, the history before the prompt.
+    last_seen: (usize, Option<SharedMessage>),
 }
 
 impl HistoryStable {
@@ -103,13 +109,19 @@ impl Checker for HistoryStable {
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        match event {
+        let verdict = match event {
             Event::TurnStarted { baseline } => {
                 let verdict = self.verify(ctx.history);
                 let cut = (*baseline).min(ctx.history.len());
                 // Refilled in place: the allocation is kept from turn to turn.
                 self.frozen.clear();
                 self.frozen.extend_from_slice(&ctx.history[..cut]);
+                // The prompt appended to the last earlier message belongs to this turn.
+                if let (len, Some(before)) = &self.last_seen {
+                    if *len == cut && cut > 0 && appended_to(before, &self.frozen[cut - 1]) {
+                        self.frozen[cut - 1] = Arc::clone(before);
+                    }
+                }
                 Some(verdict)
             }
             Event::Step | Event::Restarted { .. } => Some(self.verify(ctx.history)),
@@ -119,7 +131,9 @@ impl Checker for HistoryStable {
                 None
             }
             _ => None,
-        }
+        };
+        self.last_seen = (ctx.history.len(), ctx.history.last().cloned());
+        verdict
     }
 }
 
@@ -161,6 +175,25 @@ mod tests {
         assert_eq!(judge(&[p1], &[merged]), Some(Ok(())));
         let blocks = user(&["p1"]);
         assert_eq!(judge(&[blocks], &[user(&["p1", "p2", "p3"])]), Some(Ok(())));
+    }
+
+    #[test]
+    fn a_merged_prompt_taken_back_by_a_crash_is_no_change() {
+        // Turnsim judges the turn start after the prompt was handled: the trailing user
+        // message already holds the prompt, and a crash before its record was durable
+        // restores the message as it was.
+        let answered = Arc::new(Message::assistant_text("ok"));
+        let before = [user(&["p1"]), answered.clone(), user(&["result"])];
+        let merged = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
+        let mut c = HistoryStable::default();
+        assert_eq!(c.observe(&ctx(&before), &Event::Step), Some(Ok(())));
+        let start = Event::TurnStarted { baseline: 3 };
+        assert_eq!(c.observe(&ctx(&merged), &start), Some(Ok(())));
+        let restored = [user(&["p1"]), answered.clone(), user(&["result"])];
+        assert_eq!(c.observe(&ctx(&restored), &Event::Step), Some(Ok(())));
+        // What was there before the prompt is still held to.
+        let cut = [user(&["p1"]), answered, user(&["other"])];
+        assert!(c.observe(&ctx(&cut), &Event::Step).is_some_and(|v| v.is_err()));
     }
 
     #[test]
