@@ -17,7 +17,7 @@ import os
 
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
 
-from agents import Agent, Runner, SQLiteSession, function_tool  # noqa: E402
+from agents import Agent, ModelBehaviorError, Runner, SQLiteSession, function_tool  # noqa: E402
 from agents.testing import ScriptedModel  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
@@ -74,7 +74,16 @@ async def main():
     print("last request's input: ", show(sent))
     both_ran = ran == [("read_file", "a"), ("search", "b")]
     first_gone = not any(i.get("name") == "read_file" or i.get("output") == "contents of a" for i in sent)
-    return 0 if both_ran and first_gone else 1
+    # The same reuse within one run: the SDK refuses it and the run fails.
+    model = ScriptedModel([[call("read_file", '{"path": "a"}')], [call("search", '{"query": "b"}')]])
+    agent = Agent(name="assistant", model=model, tools=[read_file, search])
+    try:
+        await run(agent, None, "prompt 1")
+        refused = None
+    except ModelBehaviorError as e:
+        refused = e
+    print("reused within one run: ", repr(refused))
+    return 0 if both_ran and first_gone and refused is not None else 1
 
 
 raise SystemExit(asyncio.run(main()))
