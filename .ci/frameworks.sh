@@ -1,32 +1,34 @@
 #!/usr/bin/env bash
-# Real agent frameworks inside the simulator (issue 28): makes the venv under target/,
-# installs each framework's pinned requirements, builds turnsim, runs each adapter for
-# a few hundred seeds plus a determinism check, and fails unless every failing seed is
-# a known finding listed in adapters/frameworks/expected.json (documented, with its
-# verdict, in docs/frameworks.md). A new kind of failure, a nondeterminism or an engine
-# panic is red. Writes only under target/.
+# Real agent frameworks inside the simulator (issue 28, docs/frameworks.md). Every
+# directory adapters/frameworks/<fw>/ holds one adapter with:
+#   setup.sh       installs the framework's pinned dependencies under target/ (only what
+#                  is missing) and prints the engine command (line 1) and the
+#                  interpreter of its hand checks (line 2);
+#   expected.json  the known findings, each documented with its verdict;
+#   handcheck/     optional scripts that show a finding with the framework alone and
+#                  exit 0 only while the framework still behaves so.
+# Each adapter runs seeds 0..200 under --check-determinism and 200..300 plainly; every
+# failing seed must be a known finding. A new kind of failure, a nondeterminism or an
+# engine panic is red. Writes only under target/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SEEDS="${FRAMEWORK_SEEDS:-0..300}"
 DET_SEEDS="${FRAMEWORK_DET_SEEDS:-0..200}"
-venv=target/fw-venv
-if [ ! -x "$venv/bin/python3" ]; then
-    python3 -m venv "$venv"
+MORE_SEEDS="${FRAMEWORK_MORE_SEEDS:-200..300}"
+ONLY="${FRAMEWORK:-}"
+
+# TURNSIM_BIN names a turnsim already built (an adapter's author iterating); CI builds.
+bin="${TURNSIM_BIN:-}"
+if [ -z "$bin" ]; then
+    cargo build --release -p turnsim --quiet
+    bin="${CARGO_TARGET_DIR:-target}/release/turnsim"
 fi
-"$venv/bin/python3" -m pip install --quiet --disable-pip-version-check \
-    -r adapters/frameworks/pydantic_ai/requirements.txt || {
-    echo "frameworks: pip install of adapters/frameworks/pydantic_ai/requirements.txt failed" >&2
-    exit 1
-}
-cargo build --release -p turnsim --quiet
-bin="${CARGO_TARGET_DIR:-target}/release/turnsim"
 
 check() { # framework, out dir: every failure file must be an expected finding
-    "$venv/bin/python3" - "$1" "$2" <<'PY'
+    python3 - "$1" "$2" <<'PY'
 import json, os, sys
 fw, out = sys.argv[1], sys.argv[2]
-expected = json.load(open("adapters/frameworks/expected.json"))[fw]
+expected = json.load(open(f"adapters/frameworks/{fw}/expected.json"))["findings"]
 bad = 0
 found = {}
 for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
@@ -47,31 +49,45 @@ PY
 
 run_fw() { # name, engine command
     local name="$1" cmd="$2" out="target/fw-failures/$1"
-    rm -rf "$out" "$out-det"
+    rm -rf "$out-det" "$out-more"
     set +e
-    "$bin" run --engine-cmd "$cmd" --seeds "$SEEDS" --jobs 2 --quiet --max-failures 100000 --out "$out"
-    rc=$?
     "$bin" run --engine-cmd "$cmd" --seeds "$DET_SEEDS" --jobs 2 --quiet --check-determinism --max-failures 100000 --out "$out-det"
-    drc=$?
+    local drc=$?
+    "$bin" run --engine-cmd "$cmd" --seeds "$MORE_SEEDS" --jobs 2 --quiet --max-failures 100000 --out "$out-more"
+    local rc=$?
     set -e
     # 0 pass, 1 a correctness finding (judged below); anything else (liveness, panic,
     # nondeterminism, files) is red whatever the expected file says.
-    for r in $rc $drc; do
+    for r in $drc $rc; do
         if [ "$r" -ne 0 ] && [ "$r" -ne 1 ]; then
             echo "frameworks: $name: turnsim exited $r (not a correctness finding)" >&2
             exit 1
         fi
     done
-    check "$name" "$out"
     check "$name" "$out-det"
+    check "$name" "$out-more"
 }
 
-run_fw pydantic_ai "$venv/bin/python3 adapters/frameworks/pydantic_ai/engine.py"
-# The hand checks stay true: each exits 0 only while the framework still behaves so.
-for script in adapters/frameworks/pydantic_ai/handcheck/*.py; do
-    "$venv/bin/python3" "$script" >/dev/null || {
-        echo "frameworks: $script no longer shows its finding; update docs/frameworks.md and expected.json" >&2
+for dir in adapters/frameworks/*/; do
+    name="$(basename "$dir")"
+    if [ -n "$ONLY" ] && [ "$ONLY" != "$name" ]; then
+        continue
+    fi
+    setup="$(bash "$dir/setup.sh")" || {
+        echo "frameworks: $name: $dir/setup.sh failed (installing its pinned dependencies)" >&2
         exit 1
     }
+    cmd="$(sed -n 1p <<<"$setup")"
+    interp="$(sed -n 2p <<<"$setup")"
+    run_fw "$name" "$cmd"
+    # The hand checks stay true: each exits 0 only while the framework still behaves so.
+    if [ -d "$dir/handcheck" ]; then
+        for script in "$dir"/handcheck/*; do
+            $interp "$script" >/dev/null || {
+                echo "frameworks: $script no longer shows its finding; update docs/frameworks.md and $dir/expected.json" >&2
+                exit 1
+            }
+        done
+    fi
 done
 echo "frameworks: all known"

@@ -70,10 +70,14 @@ pub enum Bug {
     /// so the model never hears the turn was stopped. Judged under the generic profile
     /// (no wording known), as an engine of another design would be.
     CancelRecordsNothing,
+    /// Model text that reads like the engine's own interruption marker is cut out of
+    /// the reply before it goes back to the provider (a defence against a model that
+    /// fakes a marker, which alters what the model said).
+    ScrubsMarkerText,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 20] = [
+    pub const ALL: [Bug; 21] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -94,6 +98,7 @@ impl Bug {
         Bug::EmptyReceipt,
         Bug::LenientRestore,
         Bug::CancelRecordsNothing,
+        Bug::ScrubsMarkerText,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +123,7 @@ impl Bug {
             Bug::EmptyReceipt => "empty_receipt",
             Bug::LenientRestore => "lenient_restore",
             Bug::CancelRecordsNothing => "cancel_records_nothing",
+            Bug::ScrubsMarkerText => "scrubs_marker_text",
         }
     }
 
@@ -165,6 +171,7 @@ impl Bug {
             Bug::EmptyReceipt => Invariant::PrefixReported,
             Bug::LenientRestore => Invariant::HostileInput,
             Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
+            Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
         }
     }
 }
@@ -284,6 +291,32 @@ impl CanaryEngine {
                             content: Content::Blocks(blocks),
                         });
                     }
+                }
+            }
+            Bug::ScrubsMarkerText => {
+                const FAKE: &str = " [Request interrupted by user]";
+                for m in messages.iter_mut().filter(|m| m.role == Role::Assistant) {
+                    if !m
+                        .blocks()
+                        .iter()
+                        .any(|b| matches!(b, Block::Text { text } if text.contains(FAKE)))
+                    {
+                        continue;
+                    }
+                    let blocks = m
+                        .blocks()
+                        .iter()
+                        .map(|b| match b {
+                            Block::Text { text } => Block::Text {
+                                text: text.replace(FAKE, ""),
+                            },
+                            other => other.clone(),
+                        })
+                        .collect();
+                    *m = Arc::new(Message {
+                        role: Role::Assistant,
+                        content: Content::Blocks(blocks),
+                    });
                 }
             }
             _ => {}

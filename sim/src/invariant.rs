@@ -56,11 +56,12 @@ pub enum Invariant {
     DurableLive,
     TwinAgrees,
     PrefixReported,
+    ModelWordsExact,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 26] = [
+    pub const ALL: [Invariant; 27] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -87,6 +88,7 @@ impl Invariant {
         Invariant::DurableLive,
         Invariant::TwinAgrees,
         Invariant::PrefixReported,
+        Invariant::ModelWordsExact,
     ];
 
     /// The invariants the checkers judge, in the order they run: every invariant but
@@ -94,7 +96,7 @@ impl Invariant {
     /// no selection can switch them off. The checkers' registry is built in this order
     /// (a test in `checkers` holds it to it), and `--checks`/`--skip` accept exactly
     /// these names.
-    pub const CHECKED: [Invariant; 24] = [
+    pub const CHECKED: [Invariant; 25] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -119,6 +121,7 @@ impl Invariant {
         Invariant::DurableLive,
         Invariant::TwinAgrees,
         Invariant::PrefixReported,
+        Invariant::ModelWordsExact,
     ];
 
     /// How a run that breaks this invariant failed, which picks its exit code.
@@ -160,6 +163,7 @@ impl Invariant {
             Invariant::DurableLive => "durable_live",
             Invariant::TwinAgrees => "twin_agrees",
             Invariant::PrefixReported => "prefix_reported",
+            Invariant::ModelWordsExact => "model_words_exact",
         }
     }
 }
@@ -292,6 +296,7 @@ mod tests {
                 "durable_live",
                 "twin_agrees",
                 "prefix_reported",
+                "model_words_exact",
             ]
         );
     }

@@ -63,6 +63,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "durable_live generic",
             "twin_agrees generic",
             "prefix_reported convention",
+            "model_words_exact generic",
         ]
     );
 }

@@ -31,6 +31,7 @@ mod interrupted_turn;
 mod interruption_recorded;
 mod label_matches;
 mod model_ends_turn;
+mod model_words_exact;
 mod quiet_after_cancel;
 mod reply_never_fails;
 mod shown_survives;
@@ -204,6 +205,13 @@ pub enum Event<'a> {
     Activity {
         activity: &'a Activity,
     },
+    /// A live fragment of a tool call's input JSON, just before the engine gets it:
+    /// kept apart from [`Event::Streamed`] so the checkers that judge what the user
+    /// saw are not called for it.
+    InputStreamed {
+        op: OperationId,
+        event: &'a StreamEvent,
+    },
 }
 
 pub trait Checker: Send {
@@ -246,6 +254,7 @@ pub mod on {
     pub const TWIN: u32 = 1 << 18;
     pub const RECEIPT: u32 = 1 << 19;
     pub const ACTIVITY: u32 = 1 << 20;
+    pub const INPUT_STREAMED: u32 = 1 << 21;
     /// Every kind: the default, for a checker that reads many.
     pub const ALL: u32 = u32::MAX;
 }
@@ -275,6 +284,7 @@ impl Event<'_> {
             Event::Twin { .. } => on::TWIN,
             Event::Receipt { .. } => on::RECEIPT,
             Event::Activity { .. } => on::ACTIVITY,
+            Event::InputStreamed { .. } => on::INPUT_STREAMED,
         }
     }
 }
@@ -401,6 +411,7 @@ impl Checks {
             Box::new(durable_live::DurableLive),
             Box::new(twin_agrees::TwinAgrees),
             Box::new(prefix_reported::PrefixReported::new(reference_wording)),
+            Box::new(model_words_exact::ModelWordsExact::new(facts.model_mark)),
         ]
     }
 

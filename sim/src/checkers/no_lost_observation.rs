@@ -5,7 +5,8 @@
 //! dropped; a lost result makes the model redo work whose effects already happened.
 //! Where a prompt sits in a message is the engine's convention, so finding it asks
 //! the profile ([`Conventions::holds_prompt`]); with none, the words must be the
-//! whole of some text of a user message, which any wrapping that keeps them keeps.
+//! whole of some text of a user message, which any wrapping that keeps them keeps. A
+//! tool's output likewise: its whole text inside the result answering its call.
 
 use std::sync::Arc;
 
@@ -86,22 +87,13 @@ impl<'h> Results<'h> {
     }
 }
 
-/// `c.text() == want` without building the text: the text blocks, joined, are `want`.
+/// Whether the result's text (its text blocks joined) holds the tool's whole output.
+/// Wrapping is a design, as for prompts: an engine that renders a failed tool's output
+/// as `Error: <output>` (the Vercel AI SDK does) keeps every word of it.
 fn text_is(c: &ToolResultContent, want: &str) -> bool {
     match c {
-        ToolResultContent::Text(s) => s == want,
-        ToolResultContent::Blocks(blocks) => {
-            let mut rest = want;
-            for b in blocks {
-                if let Block::Text { text } = b {
-                    match rest.strip_prefix(text.as_str()) {
-                        Some(r) => rest = r,
-                        None => return false,
-                    }
-                }
-            }
-            rest.is_empty()
-        }
+        ToolResultContent::Text(s) => s.contains(want),
+        ToolResultContent::Blocks(_) => c.text().contains(want),
     }
 }
 

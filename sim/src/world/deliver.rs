@@ -21,15 +21,15 @@ impl World<'_> {
     ) -> Step {
         if !dup && self.is_live(op, false) {
             self.note(|| format!("provider {op} {}", show_event(&event)));
-            // Thinking and tool-input fragments say nothing about what the model said
-            // or ended; leaving them out keeps the per-event cost where it was.
-            if !matches!(
-                event,
-                StreamEvent::ThinkingDelta { .. }
-                    | StreamEvent::SignatureDelta { .. }
-                    | StreamEvent::InputJsonDelta { .. }
-            ) {
-                self.ctx_check(Event::Streamed { op, event: &event })?;
+            // Thinking fragments are judged once whole (`ThinkingStreamed`); tool-input
+            // fragments go only to the checker that compares calls with what the model
+            // said, so the checkers of what the user saw are not called for them.
+            match event {
+                StreamEvent::ThinkingDelta { .. } | StreamEvent::SignatureDelta { .. } => {}
+                StreamEvent::InputJsonDelta { .. } => {
+                    self.ctx_check(Event::InputStreamed { op, event: &event })?
+                }
+                _ => self.ctx_check(Event::Streamed { op, event: &event })?,
             }
             self.deliver(Input::Stream { op, event }, Mode::Live)?;
             return Ok(());
