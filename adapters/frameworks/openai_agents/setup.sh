@@ -2,7 +2,9 @@
 # Installs the OpenAI Agents SDK's pinned requirements into its own venv under target/
 # (only when missing) and prints, as .ci/frameworks.sh expects, the engine command on
 # the first line and the interpreter of the hand checks on the second. Run from the
-# repository root; writes only under target/.
+# repository root; writes only under target/. The engine runs with PYTHONHASHSEED=0 so
+# no set or dict of strings the SDK iterates can order anything differently from one
+# process to the next (the harness may start several).
 set -euo pipefail
 venv=target/fw-venvs/openai_agents
 mkdir -p "$(dirname "$venv")"
@@ -14,5 +16,5 @@ if ! cmp -s adapters/frameworks/openai_agents/requirements.txt "$venv/.installed
         -r adapters/frameworks/openai_agents/requirements.txt >&2
     cp adapters/frameworks/openai_agents/requirements.txt "$venv/.installed"
 fi
-echo "$venv/bin/python3 adapters/frameworks/openai_agents/engine.py"
+echo "env PYTHONHASHSEED=0 $venv/bin/python3 adapters/frameworks/openai_agents/engine.py"
 echo "$venv/bin/python3"

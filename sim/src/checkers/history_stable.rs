@@ -193,7 +193,10 @@ mod tests {
         assert_eq!(c.observe(&ctx(&restored), &Event::Step), Some(Ok(())));
         // What was there before the prompt is still held to.
         let cut = [user(&["p1"]), answered, user(&["other"])];
-        assert!(c.observe(&ctx(&cut), &Event::Step).is_some_and(|v| v.is_err()));
+        assert!(
+            c.observe(&ctx(&cut), &Event::Step)
+                .is_some_and(|v| v.is_err())
+        );
     }
 
     #[test]
