@@ -40,7 +40,7 @@ from agents import Agent, FunctionTool, RunConfig, Runner, set_tracing_disabled 
 import harness_model as hm  # noqa: E402
 from log_session import LogSession, replay  # noqa: E402
 from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
-from wire import WireCache, _role_blocks  # noqa: E402
+from wire import WireCache, role_blocks  # noqa: E402
 
 set_tracing_disabled(True)
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
@@ -268,7 +268,7 @@ class Engine:
         items = self.session.items
         starts, role = [], None  # item index where each wire message starts
         for n, item in enumerate(items):
-            r, blocks = _role_blocks(item)
+            r, blocks = role_blocks(item)
             if r is None:
                 continue
             if r != role:

@@ -32,7 +32,7 @@ def _text_blocks(content, kinds):
     return out
 
 
-def _role_blocks(item):
+def role_blocks(item):
     """(role, blocks) of one item; role None for an item the wire does not carry."""
     it = _plain(item)
     kind = it.get("type")
@@ -60,7 +60,7 @@ class WireCache:
     def wire(self, items):
         groups = []  # [role, blocks]
         for item in items:
-            role, blocks = _role_blocks(item)
+            role, blocks = role_blocks(item)
             if role is None:
                 continue
             if groups and groups[-1][0] == role:
