@@ -117,10 +117,12 @@ impl Checker for HistoryStable {
                 self.frozen.clear();
                 self.frozen.extend_from_slice(&ctx.history[..cut]);
                 // The prompt appended to the last earlier message belongs to this turn.
-                if let (len, Some(before)) = &self.last_seen {
-                    if *len == cut && cut > 0 && appended_to(before, &self.frozen[cut - 1]) {
-                        self.frozen[cut - 1] = Arc::clone(before);
-                    }
+                if let (len, Some(before)) = &self.last_seen
+                    && *len == cut
+                    && cut > 0
+                    && appended_to(before, &self.frozen[cut - 1])
+                {
+                    self.frozen[cut - 1] = Arc::clone(before);
                 }
                 Some(verdict)
             }
