@@ -424,3 +424,102 @@ fn a_stream_that_hangs_midway_never_sends_the_completion() {
     assert!(!raw.text().contains("response.completed"), "{}", raw.text());
     assert!(!raw.text().contains("output_item.done"), "{}", raw.text());
 }
+
+/// The input of a second request that sends the first response's reasoning back as an
+/// `item_reference` (the AI SDK's default with a stored response) and every other item
+/// in full.
+fn by_reference(user: Value, items: &[Value]) -> Vec<Value> {
+    let mut input = vec![user];
+    for i in items {
+        if i["type"] == "reasoning" {
+            input.push(json!({"type": "item_reference", "id": i["id"]}));
+        } else {
+            input.push(i.clone());
+        }
+    }
+    input.extend(output_for(items));
+    input
+}
+
+#[test]
+fn a_reasoning_item_sent_back_by_reference_is_kept_and_judged_alike_by_check() {
+    let rec = temp_dir("oa-itemref-rec");
+    let (server, _dir) = start_with(script(CALL_THEN_TEXT), "oa-itemref", |c| {
+        c.record = Some(rec.clone())
+    });
+    let (user, items, _) = first_turn(server.addr);
+    assert_eq!(items[0]["type"], "reasoning", "{items:?}");
+    let raw = post_to(
+        server.addr,
+        "/v1/responses",
+        &responses_body(&by_reference(user, &items), true),
+    );
+    assert_eq!(raw.status, 200);
+    let live = server.server.verdicts();
+    assert!(live[1].is_clean(), "{:?}", live[1].lines());
+    assert_eq!(
+        live[1].conversation, live[0].conversation,
+        "one conversation, not split at the reference"
+    );
+    assert_eq!(live[1].conversation_request, 1);
+    let again = turnsim::testing::serve::recheck::check_dir(&rec).expect("the recording reads");
+    assert!(again.mismatches.is_empty(), "{:?}", again.mismatches);
+    assert_eq!(again.verdicts.len(), 2);
+    assert_eq!(again.verdicts[1].violations, live[1].violations);
+    assert_eq!(again.verdicts[1].conversation, live[1].conversation);
+}
+
+#[test]
+fn a_reference_to_an_item_nobody_served_stays_unjudged_and_the_call_is_still_paired() {
+    let (server, _dir) = start(script(CALL_THEN_TEXT), "oa-itemref-unknown");
+    let (user, items, _) = first_turn(server.addr);
+    let mut input = by_reference(user, &items);
+    input[1] = json!({"type": "item_reference", "id": "rs_nobody_served"});
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    let v = &server.server.verdicts()[1];
+    let kept = violation(v, "reasoning_kept");
+    assert_eq!(kept.kind, "dropped");
+    assert!(v.violations.iter().all(|x| x.rule != "pairing"), "{:?}", v.lines());
+}
+
+#[test]
+fn a_recorded_request_that_cannot_be_judged_again_keeps_its_verdict_and_says_why() {
+    let rec = temp_dir("oa-unjudgeable-rec");
+    let (server, _dir) = start_with(script(CALL_THEN_TEXT), "oa-unjudgeable", |c| {
+        c.record = Some(rec.clone())
+    });
+    let (_, items, _) = first_turn(server.addr);
+    let body = continuing(&output_for(&items), "resp_never_recorded");
+    // Unknown to the live server too: refused, and recorded as refused.
+    assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 400);
+    let again = turnsim::testing::serve::recheck::check_dir(&rec).expect("the recording reads");
+    assert_eq!(again.verdicts.len(), 1, "the refused request had no verdict to keep");
+    assert_eq!(
+        again.mismatches,
+        ["request #1: not judged again (it continues resp_never_recorded, which the recording holds no completed response for); the recorded verdict is kept"]
+    );
+}
+
+#[test]
+fn check_on_a_recording_reports_the_dropped_reasoning_the_live_server_found() {
+    let rec = temp_dir("oa-dropped-rec");
+    let (server, _dir) = start_with(script(CALL_THEN_TEXT), "oa-dropped-record", |c| {
+        c.record = Some(rec.clone())
+    });
+    let (user, items, _) = first_turn(server.addr);
+    let mut input = vec![user];
+    input.extend(items.iter().filter(|i| i["type"] != "reasoning").cloned());
+    input.extend(output_for(&items));
+    let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
+    assert_eq!(raw.status, 200);
+    assert_eq!(violation(&server.server.verdicts()[1], "reasoning_kept").kind, "dropped");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .args(["check", rec.to_str().expect("utf-8 path")])
+        .output()
+        .expect("turnsim check runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "a violation is exit 1:\n{text}");
+    assert!(text.contains("reasoning_kept"), "{text}");
+    assert!(text.contains("was not sent back"), "{text}");
+}

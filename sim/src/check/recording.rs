@@ -14,6 +14,33 @@ use crate::serve::recheck::check_records;
 use crate::serve::record::read_dir;
 use std::path::Path;
 
+/// A recorded rule's name as the judge spells it (a finding names its check by a
+/// static name); a rule this build does not know is the recording's own.
+fn rule_name(rule: &str) -> &'static str {
+    const KNOWN: [&str; 16] = [
+        "pairing",
+        "tool_id_unique",
+        "empty",
+        "turn_open",
+        "request_valid",
+        "marker_exact",
+        "marker_once",
+        "foreign_marker",
+        "note_exact",
+        "note_once",
+        "model_text",
+        "append_only",
+        "prefix_changed",
+        "response_kept",
+        "reasoning_kept",
+        "recording",
+    ];
+    KNOWN
+        .into_iter()
+        .find(|k| *k == rule)
+        .unwrap_or("recording")
+}
+
 /// True when `path` (a JSON file) is a serve record.
 pub fn is_record(path: &Path) -> bool {
     #[derive(serde::Deserialize)]
@@ -43,6 +70,31 @@ pub fn check(dir: &Path) -> Result<FileReport, InputError> {
             if !repeated {
                 report.findings.push(f.clone());
             }
+        }
+        // Violations the recording carries that were not judged again (the server's
+        // own comparison with what it sent, `reasoning_kept`, or a request that could
+        // not be judged again): reported as the server reported them, so `check DIR`
+        // and the live server never disagree in silence.
+        for x in &v.violations {
+            if v.findings.iter().any(|f| f.check == x.rule) {
+                continue;
+            }
+            let place = Place {
+                request: usize::try_from(v.request).ok(),
+                message: x.message,
+                block: x.block,
+                ..Place::default()
+            };
+            report.findings.push(
+                Finding::new(
+                    Severity::Violation,
+                    rule_name(&x.rule),
+                    x.kind.clone(),
+                    place,
+                    x.detail.clone(),
+                )
+                .with_excerpt(&x.excerpt),
+            );
         }
     }
     for m in &checked.mismatches {

@@ -161,7 +161,39 @@ pub struct Conversation {
     pub continues: Option<String>,
 }
 
+impl Item {
+    /// The item's own id on the wire (`msg_…`, `fc_…`, `rs_…`…), which an
+    /// `item_reference` names.
+    pub fn item_id(&self) -> Option<&str> {
+        match self {
+            Item::Message { id, .. } => id.as_deref(),
+            Item::ToolCall { item_id, .. }
+            | Item::ToolResult { item_id, .. }
+            | Item::NamedOutput { item_id, .. } => item_id.as_deref(),
+            Item::Reasoning(r) => r.id.as_deref(),
+            Item::Opaque { id, .. } => id.as_deref(),
+            Item::Reference { .. } => None,
+        }
+    }
+}
+
 impl Conversation {
+    /// Replaces each `item_reference` whose id `known` resolves by the item it stands
+    /// for, as the Responses API does for stored items; a reference nothing resolves
+    /// stays (the judge lists it as not judged). Returns how many were resolved.
+    pub fn resolve_references(&mut self, known: impl Fn(&str) -> Option<Item>) -> usize {
+        let mut resolved = 0;
+        for entry in &mut self.entries {
+            if let Item::Reference { id } = &entry.item
+                && let Some(item) = known(id)
+            {
+                entry.item = item;
+                resolved += 1;
+            }
+        }
+        resolved
+    }
+
     /// The leading run of system/developer messages' texts, in order: the
     /// instructions a chat client put in front of the turns.
     pub fn leading_instructions(&self) -> Vec<&str> {

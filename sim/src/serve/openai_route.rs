@@ -27,6 +27,28 @@ pub(super) struct OpenAiStore {
     responses: BTreeMap<String, Vec<Item>>,
     /// A served call's `call_id` → the reasoning items that preceded it in its reply.
     reasoning_of: BTreeMap<String, Vec<Reasoning>>,
+    /// Every item with an id in a completed response's context (what the client sent
+    /// and what this server answered), by id: what an `item_reference` stands for.
+    items: BTreeMap<String, Item>,
+}
+
+/// What a recording's Responses traffic stored, rebuilt request by request for
+/// `turnsim check DIR` as the live server kept it.
+#[derive(Default)]
+pub(super) struct Recorded {
+    /// A completed response's id → its full context.
+    contexts: BTreeMap<String, Vec<Item>>,
+    /// Items with an id, by id (see [`OpenAiStore::items`]).
+    items: BTreeMap<String, Item>,
+}
+
+/// Files every item of `full` that has an id under it.
+fn keep_items(items: &mut BTreeMap<String, Item>, full: &[Item]) {
+    for item in full {
+        if let Some(id) = item.item_id() {
+            items.insert(id.to_owned(), item.clone());
+        }
+    }
 }
 
 fn bad_request(message: String, param: &str, request_id: &str) -> Reply {
@@ -212,7 +234,10 @@ impl Server {
         };
         let raw: Value = serde_json::from_slice(&inc.body).unwrap_or(Value::Null);
         let thinking = raw.get("reasoning").is_some_and(Value::is_object);
-        let conv = req.to_neutral();
+        let mut conv = req.to_neutral();
+        // The Responses API resolves an item_reference to the stored item (the AI SDK's
+        // default for reasoning items): judged as that item, not as a missing one.
+        conv.resolve_references(|id| st.openai.items.get(id).cloned());
         let laid = lay(&conv, &context, &req.tools_raw, req.stream, thinking);
         let mut j = match self.judge_openai(st, inc, index, &laid, "input") {
             Ok(j) => j,
@@ -268,6 +293,7 @@ impl Server {
             let mut full = context;
             full.extend(conv.entries.iter().map(|e| e.item.clone()));
             full.extend(sent);
+            keep_items(&mut st.openai.items, &full);
             st.openai.responses.insert(reply.id.clone(), full);
         }
         st.judge.set_outcome(&j.key, &answer.outcome);
@@ -359,23 +385,29 @@ pub(super) fn openai_models() -> Vec<u8> {
 /// verdict keeps it).
 pub(super) fn recheck(
     judge: &mut verdict::Judge,
-    contexts: &mut BTreeMap<String, Vec<Item>>,
+    stored: &Recorded,
     r: &Record,
     body: &[u8],
-) -> Option<Verdict> {
+) -> Result<Verdict, String> {
     let path = r.target.split('?').next().unwrap_or_default();
-    let raw: Value = serde_json::from_slice(body).ok()?;
+    let raw: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let (conv, context, raw_tools, stream, thinking, list, prev) = match path {
         "/v1/responses" => {
-            let req = responses_request::parse(body).ok()?;
+            let req = responses_request::parse(body)
+                .map_err(|e| format!("the body is not a Responses request: {e}"))?;
             let prev = req.previous_response_id.clone();
             let context = match &prev {
-                Some(id) => contexts.get(id)?.clone(),
+                Some(id) => stored.contexts.get(id).cloned().ok_or_else(|| {
+                    format!("it continues {id}, which the recording holds no completed response for")
+                })?,
                 None => Vec::new(),
             };
             let thinking = raw.get("reasoning").is_some_and(Value::is_object);
+            let mut conv = req.to_neutral();
+            conv.resolve_references(|id| stored.items.get(id).cloned());
             (
-                req.to_neutral(),
+                conv,
                 context,
                 req.tools_raw.clone(),
                 req.stream,
@@ -385,7 +417,8 @@ pub(super) fn recheck(
             )
         }
         "/v1/chat/completions" => {
-            let req = chat_request::parse(body).ok()?;
+            let req = chat_request::parse(body)
+                .map_err(|e| format!("the body is not a Chat Completions request: {e}"))?;
             let tools = raw
                 .get("tools")
                 .and_then(Value::as_array)
@@ -401,10 +434,11 @@ pub(super) fn recheck(
                 None,
             )
         }
-        _ => return None,
+        other => return Err(format!("{other} is not an OpenAI route")),
     };
     let laid = lay(&conv, &context, &raw_tools, stream, thinking);
-    let mut parsed = parse_request(laid.body.to_string().as_bytes()).ok()?;
+    let mut parsed = parse_request(laid.body.to_string().as_bytes())
+        .map_err(|e| format!("its layout could not be judged: {e}"))?;
     // Laid out from an OpenAI body: the Messages API's own rules do not apply.
     parsed.messages_api = false;
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
@@ -428,12 +462,12 @@ pub(super) fn recheck(
     if let Some(id) = prev {
         verdict.notes.push(format!("continues {id}"));
     }
-    Some(verdict)
+    Ok(verdict)
 }
 
 /// Remembers what a recorded Responses request stands for, under the id its answer
 /// would have had, for the requests that continue it.
-pub(super) fn remember(contexts: &mut BTreeMap<String, Vec<Item>>, r: &Record, body: &[u8]) {
+pub(super) fn remember(stored: &mut Recorded, r: &Record, body: &[u8]) {
     if !r.target.starts_with("/v1/responses") || r.answer.outcome != "complete" {
         return;
     }
@@ -441,17 +475,20 @@ pub(super) fn remember(contexts: &mut BTreeMap<String, Vec<Item>>, r: &Record, b
         return;
     };
     let mut full = match &req.previous_response_id {
-        Some(id) => contexts.get(id).cloned().unwrap_or_default(),
+        Some(id) => stored.contexts.get(id).cloned().unwrap_or_default(),
         None => Vec::new(),
     };
-    full.extend(req.to_neutral().entries.into_iter().map(|e| e.item));
+    let mut conv = req.to_neutral();
+    conv.resolve_references(|id| stored.items.get(id).cloned());
+    full.extend(conv.entries.into_iter().map(|e| e.item));
     for (i, item) in r.answer.output.iter().enumerate() {
         match responses_request::parse_item(item, &format!("output[{i}]")) {
             Ok(item) => full.push(responses_request::neutral_item(&item)),
             Err(_) => return,
         }
     }
+    keep_items(&mut stored.items, &full);
     if let Some(id) = &r.answer.response_id {
-        contexts.insert(id.clone(), full);
+        stored.contexts.insert(id.clone(), full);
     }
 }

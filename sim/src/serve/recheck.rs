@@ -26,7 +26,7 @@ pub fn check_records(records: &[Record]) -> Checked {
     let mut judge = Judge::default();
     let mut verdicts = Vec::new();
     let mut mismatches = Vec::new();
-    let mut contexts = BTreeMap::new();
+    let mut stored = super::openai_route::Recorded::default();
     for r in records {
         let path = r.target.split('?').next().unwrap_or_default();
         let body = match &r.body {
@@ -35,8 +35,8 @@ pub fn check_records(records: &[Record]) -> Checked {
             v => v.to_string().into_bytes(),
         };
         if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
-            if let Some(verdict) = super::openai_route::recheck(&mut judge, &mut contexts, r, &body)
-            {
+            match super::openai_route::recheck(&mut judge, &stored, r, &body) {
+                Ok(verdict) => {
                 let judged_again = |v: &Verdict| {
                     v.violations
                         .iter()
@@ -65,8 +65,20 @@ pub fn check_records(records: &[Record]) -> Checked {
                     );
                 }
                 verdicts.push(verdict);
+                }
+                // Never a silent pass: a request that cannot be judged again keeps the
+                // verdict the server recorded, and says why it was not judged again.
+                Err(why) => {
+                    mismatches.push(format!(
+                        "request #{}: not judged again ({why}); the recorded verdict is kept",
+                        r.index
+                    ));
+                    if let Some(recorded) = &r.verdict {
+                        verdicts.push(recorded.clone());
+                    }
+                }
             }
-            super::openai_route::remember(&mut contexts, r, &body);
+            super::openai_route::remember(&mut stored, r, &body);
             continue;
         }
         if r.method != "POST" || path != "/v1/messages" {

@@ -64,6 +64,11 @@ pub struct Shrunk {
     /// Candidates rejected because they failed a different invariant, with the first
     /// such invariant (never accepted: the result fails as the input did).
     pub failed_differently: (u32, Option<Invariant>),
+    /// The input's violation message and the result's: the invariant is kept, but the
+    /// finding within it may change kind (a call's input, then a text); the notes say
+    /// so ([`story::notes`]).
+    pub finding_before: String,
+    pub finding_after: String,
 }
 
 /// Where the search stands, told to an observer after every replay.
@@ -341,6 +346,8 @@ pub fn shrink_observed(
         stopped_by_time: search.stopped_by_time,
         stopped_by_replays,
         failed_differently: search.failed_differently,
+        finding_before: first.violation.as_ref().map(|f| f.message.clone()).unwrap_or_default(),
+        finding_after: v.message.clone(),
         scenario: out,
     })
 }

@@ -72,6 +72,13 @@ pub fn notes(expected: &Expectation, shrunk: &Shrunk) -> Vec<String> {
                 .into(),
         );
     }
+    if finding_shape(&shrunk.finding_before) != finding_shape(&shrunk.finding_after) {
+        out.push(format!(
+            "the finding changed while shrinking (the same invariant, {kept}, but another \
+             kind of finding): the input's was \"{}\"; the result's is \"{}\"",
+            shrunk.finding_before, shrunk.finding_after
+        ));
+    }
     if let (n, Some(other)) = shrunk.failed_differently {
         let class = if FailureClass::of(other) == FailureClass::of(kept) {
             String::new()
@@ -85,6 +92,33 @@ pub fn notes(expected: &Expectation, shrunk: &Shrunk) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What kind of finding a violation message states, without its particulars: the
+/// words outside quotes, numbers blanked, up to the first clause that quotes or
+/// details (`request op#N: message N, block N is assistant text the model never
+/// said`). Two findings of one kind about other subjects (another step, op, excerpt)
+/// have the same shape; a text finding and a tool-call finding do not.
+fn finding_shape(message: &str) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in message.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '0'..='9' => {
+                if !out.ends_with('N') {
+                    out.push('N');
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    // The kind is said before the first detail: `: ` after the `request op#N:` head.
+    let body = out.split_once(": ").map_or(out.as_str(), |(head, rest)| {
+        if head.starts_with("request op#") { rest } else { out.as_str() }
+    });
+    body.split(": ").next().unwrap_or(body).trim().to_owned()
 }
 
 /// `[step    3 t=  30006ms] text` → (3, 30006, text).
@@ -187,7 +221,28 @@ mod tests {
             stopped_by_time: false,
             stopped_by_replays: false,
             failed_differently: (0, None),
+            finding_before: "request op#4: message 1, block 0 is a tool_use \"read_file\" (id \"toolu_2\") the model never completed: its block never finished streaming".into(),
+            finding_after: "request op#2: message 1, block 0 is a tool_use \"search\" (id \"toolu_1\") the model never completed: no tool_use block the provider completed has this name and input {}".into(),
         }
+    }
+
+    #[test]
+    fn a_finding_of_another_kind_in_the_same_invariant_is_said_and_one_of_the_same_kind_is_not() {
+        let expected = Expectation::Fail {
+            invariant: Invariant::ModelWordsExact,
+            step: 30,
+        };
+        let mut s = shrunk(Invariant::ModelWordsExact, 9);
+        assert_eq!(notes(&expected, &s), Vec::<String>::new(), "same kind, other call");
+        s.finding_after = "request op#2: message 1, block 0 is assistant text the model never said: x is neither".into();
+        assert_eq!(
+            notes(&expected, &s),
+            [format!(
+                "the finding changed while shrinking (the same invariant, model_words_exact, but \
+                 another kind of finding): the input's was \"{}\"; the result's is \"{}\"",
+                s.finding_before, s.finding_after
+            )]
+        );
     }
 
     #[test]

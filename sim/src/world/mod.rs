@@ -439,6 +439,54 @@ pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// What a request adds to the one before it (the messages after the `seen` ones it
+/// shares), abbreviated for traces: `--trace` then shows what each request carried,
+/// not only how many messages.
+pub fn show_new_messages(messages: &[turnsim_core::SharedMessage]) -> String {
+    use turnsim_core::{Block, Content, Role};
+    let short = |s: &str| format!("{:?}", crate::checkers::excerpt(s));
+    let block = |b: &Block| match b {
+        Block::Text { text } => short(text),
+        Block::Thinking { .. } => "thinking".to_owned(),
+        Block::RedactedThinking { .. } => "redacted_thinking".to_owned(),
+        Block::ToolUse { id, name, .. } => format!("tool_use {name} {id}"),
+        Block::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => format!(
+            "tool_result {tool_use_id}{} {}",
+            if *is_error == Some(true) { " error" } else { "" },
+            short(&content.text())
+        ),
+        Block::Unknown(map) => format!(
+            "{} block",
+            map.get("type").and_then(|t| t.as_str()).unwrap_or("unknown")
+        ),
+    };
+    let mut shown: Vec<String> = messages
+        .iter()
+        .take(6)
+        .map(|m| {
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            let body = match &m.content {
+                Content::Text(t) => short(t),
+                Content::Blocks(blocks) => {
+                    blocks.iter().map(block).collect::<Vec<_>>().join(", ")
+                }
+            };
+            format!("{role} [{body}]")
+        })
+        .collect();
+    if messages.len() > 6 {
+        shown.push(format!("and {} more", messages.len() - 6));
+    }
+    shown.join("; ")
+}
+
 /// One event, abbreviated for traces.
 pub fn show_event(e: &StreamEvent) -> String {
     let short = |s: &str| crate::checkers::excerpt(s);

@@ -73,15 +73,21 @@ impl World<'_> {
                 let seen = self.hash_request(&request);
                 self.record_request(op, &request);
                 self.note(|| {
+                    let new = &request.messages[seen.min(request.messages.len())..];
                     format!(
-                        "engine sends {op}: {} messages, breakpoints {:?}",
+                        "engine sends {op}: {} messages, breakpoints {:?}; new: {}",
                         request.messages.len(),
                         request
                             .cache
                             .breakpoints
                             .iter()
                             .map(|b| b.after_message)
-                            .collect::<Vec<_>>()
+                            .collect::<Vec<_>>(),
+                        if new.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            super::show_new_messages(new)
+                        }
                     )
                 });
                 self.outstanding = Some((op, false));
