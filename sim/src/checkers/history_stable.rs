@@ -15,7 +15,10 @@
 //! edit of what was there, or of any message before it, is not. The turn start is
 //! judged after the prompt was handled, so a prompt merged so is already in the history
 //! the checker sees; what it freezes is that message as it was before the prompt, since
-//! a crash before the prompt's record is durable legitimately takes the merge back.
+//! a crash before the prompt's record is durable legitimately takes the merge back. The
+//! prompt itself must leave the trailing user message earlier turns left (the history
+//! just before it) kept or appended to: a prompt that survived a restart and is then
+//! replaced by the next one is a change.
 
 use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
@@ -111,18 +114,35 @@ impl Checker for HistoryStable {
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         let verdict = match event {
             Event::TurnStarted { baseline } => {
-                let verdict = self.verify(ctx.history);
+                let mut verdict = self.verify(ctx.history);
                 let cut = (*baseline).min(ctx.history.len());
                 // Refilled in place: the allocation is kept from turn to turn.
                 self.frozen.clear();
                 self.frozen.extend_from_slice(&ctx.history[..cut]);
-                // The prompt appended to the last earlier message belongs to this turn.
                 if let (len, Some(before)) = &self.last_seen
                     && *len == cut
                     && cut > 0
-                    && appended_to(before, &self.frozen[cut - 1])
                 {
-                    self.frozen[cut - 1] = Arc::clone(before);
+                    let now = &self.frozen[cut - 1];
+                    if appended_to(before, now) {
+                        // The prompt appended to the last earlier message belongs to
+                        // this turn: what is frozen is the message as earlier turns left it.
+                        self.frozen[cut - 1] = Arc::clone(before);
+                    } else if verdict.is_ok()
+                        && before.role == Role::User
+                        && now.role == Role::User
+                        && !Arc::ptr_eq(before, now)
+                        && !same_json(before, now)
+                    {
+                        // The trailing user message earlier turns left may be appended
+                        // to, not rewritten (e.g. a prompt that survived a restart,
+                        // replaced by the next one).
+                        verdict = Err(format!(
+                            "message {} of an earlier turn changed {}",
+                            cut - 1,
+                            where_differ(&before.to_json(), &now.to_json())
+                        ));
+                    }
                 }
                 Some(verdict)
             }
@@ -198,6 +218,39 @@ mod tests {
         assert!(
             c.observe(&ctx(&cut), &Event::Step)
                 .is_some_and(|v| v.is_err())
+        );
+    }
+
+    #[test]
+    fn a_merged_prompt_that_survived_a_restart_is_held_to_by_the_next_prompt() {
+        // The prompt was durable: the restored history still holds it, and the next
+        // prompt may append to that message but not replace it.
+        let answered = Arc::new(Message::assistant_text("ok"));
+        let before = [user(&["p1"]), answered.clone(), user(&["result"])];
+        let merged = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
+        let restored = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
+        let start = Event::TurnStarted { baseline: 3 };
+        let mut c = HistoryStable::default();
+        assert_eq!(c.observe(&ctx(&before), &Event::Step), Some(Ok(())));
+        assert_eq!(c.observe(&ctx(&merged), &start), Some(Ok(())));
+        assert_eq!(c.observe(&ctx(&restored), &Event::Step), Some(Ok(())));
+        let appended = [
+            user(&["p1"]),
+            answered.clone(),
+            user(&["result", "p2", "p3"]),
+        ];
+        assert_eq!(c.observe(&ctx(&appended), &start), Some(Ok(())));
+        let mut c = HistoryStable::default();
+        c.observe(&ctx(&before), &Event::Step);
+        c.observe(&ctx(&merged), &start);
+        c.observe(&ctx(&restored), &Event::Step);
+        let replaced = [user(&["p1"]), answered, user(&["result", "p3"])];
+        let verdict = c.observe(&ctx(&replaced), &start);
+        assert!(
+            verdict.as_ref().is_some_and(|v| v
+                .as_ref()
+                .is_err_and(|e| e.starts_with("message 2 of an earlier turn changed"))),
+            "{verdict:?}"
         );
     }
 
