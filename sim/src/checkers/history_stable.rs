@@ -12,13 +12,7 @@
 //! the same request to the model and the same bytes up to the end of `p1`; engines of
 //! other designs (pydantic-ai merges adjacent requests before every call) do exactly
 //! this. Only appending to the last earlier message, a user message, is excused; an
-//! edit of what was there, or of any message before it, is not. The turn start is
-//! judged after the prompt was handled, so a prompt merged so is already in the history
-//! the checker sees; what it freezes is that message as it was before the prompt, since
-//! a crash before the prompt's record is durable legitimately takes the merge back. The
-//! prompt itself must leave the trailing user message earlier turns left (the history
-//! just before it) kept or appended to: a prompt that survived a restart and is then
-//! replaced by the next one is a change.
+//! edit of what was there, or of any message before it, is not.
 
 use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
@@ -29,9 +23,6 @@ use turnsim_core::{Block, Content, Message, Role, SharedMessage};
 #[derive(Default)]
 pub struct HistoryStable {
     frozen: Vec<SharedMessage>,
-    /// The history's length and last message at the last event before this one: at a
-    /// turn start, the history before the prompt.
-    last_seen: (usize, Option<SharedMessage>),
 }
 
 impl HistoryStable {
@@ -112,38 +103,13 @@ impl Checker for HistoryStable {
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let verdict = match event {
+        match event {
             Event::TurnStarted { baseline } => {
-                let mut verdict = self.verify(ctx.history);
+                let verdict = self.verify(ctx.history);
                 let cut = (*baseline).min(ctx.history.len());
                 // Refilled in place: the allocation is kept from turn to turn.
                 self.frozen.clear();
                 self.frozen.extend_from_slice(&ctx.history[..cut]);
-                if let (len, Some(before)) = &self.last_seen
-                    && *len == cut
-                    && cut > 0
-                {
-                    let now = &self.frozen[cut - 1];
-                    if appended_to(before, now) {
-                        // The prompt appended to the last earlier message belongs to
-                        // this turn: what is frozen is the message as earlier turns left it.
-                        self.frozen[cut - 1] = Arc::clone(before);
-                    } else if verdict.is_ok()
-                        && before.role == Role::User
-                        && now.role == Role::User
-                        && !Arc::ptr_eq(before, now)
-                        && !same_json(before, now)
-                    {
-                        // The trailing user message earlier turns left may be appended
-                        // to, not rewritten (e.g. a prompt that survived a restart,
-                        // replaced by the next one).
-                        verdict = Err(format!(
-                            "message {} of an earlier turn changed {}",
-                            cut - 1,
-                            where_differ(&before.to_json(), &now.to_json())
-                        ));
-                    }
-                }
                 Some(verdict)
             }
             Event::Step | Event::Restarted { .. } => Some(self.verify(ctx.history)),
@@ -153,9 +119,7 @@ impl Checker for HistoryStable {
                 None
             }
             _ => None,
-        };
-        self.last_seen = (ctx.history.len(), ctx.history.last().cloned());
-        verdict
+        }
     }
 }
 
@@ -197,61 +161,6 @@ mod tests {
         assert_eq!(judge(&[p1], &[merged]), Some(Ok(())));
         let blocks = user(&["p1"]);
         assert_eq!(judge(&[blocks], &[user(&["p1", "p2", "p3"])]), Some(Ok(())));
-    }
-
-    #[test]
-    fn a_merged_prompt_taken_back_by_a_crash_is_no_change() {
-        // Turnsim judges the turn start after the prompt was handled: the trailing user
-        // message already holds the prompt, and a crash before its record was durable
-        // restores the message as it was.
-        let answered = Arc::new(Message::assistant_text("ok"));
-        let before = [user(&["p1"]), answered.clone(), user(&["result"])];
-        let merged = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
-        let mut c = HistoryStable::default();
-        assert_eq!(c.observe(&ctx(&before), &Event::Step), Some(Ok(())));
-        let start = Event::TurnStarted { baseline: 3 };
-        assert_eq!(c.observe(&ctx(&merged), &start), Some(Ok(())));
-        let restored = [user(&["p1"]), answered.clone(), user(&["result"])];
-        assert_eq!(c.observe(&ctx(&restored), &Event::Step), Some(Ok(())));
-        // What was there before the prompt is still held to.
-        let cut = [user(&["p1"]), answered, user(&["other"])];
-        assert!(
-            c.observe(&ctx(&cut), &Event::Step)
-                .is_some_and(|v| v.is_err())
-        );
-    }
-
-    #[test]
-    fn a_merged_prompt_that_survived_a_restart_is_held_to_by_the_next_prompt() {
-        // The prompt was durable: the restored history still holds it, and the next
-        // prompt may append to that message but not replace it.
-        let answered = Arc::new(Message::assistant_text("ok"));
-        let before = [user(&["p1"]), answered.clone(), user(&["result"])];
-        let merged = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
-        let restored = [user(&["p1"]), answered.clone(), user(&["result", "p2"])];
-        let start = Event::TurnStarted { baseline: 3 };
-        let mut c = HistoryStable::default();
-        assert_eq!(c.observe(&ctx(&before), &Event::Step), Some(Ok(())));
-        assert_eq!(c.observe(&ctx(&merged), &start), Some(Ok(())));
-        assert_eq!(c.observe(&ctx(&restored), &Event::Step), Some(Ok(())));
-        let appended = [
-            user(&["p1"]),
-            answered.clone(),
-            user(&["result", "p2", "p3"]),
-        ];
-        assert_eq!(c.observe(&ctx(&appended), &start), Some(Ok(())));
-        let mut c = HistoryStable::default();
-        c.observe(&ctx(&before), &Event::Step);
-        c.observe(&ctx(&merged), &start);
-        c.observe(&ctx(&restored), &Event::Step);
-        let replaced = [user(&["p1"]), answered, user(&["result", "p3"])];
-        let verdict = c.observe(&ctx(&replaced), &start);
-        assert!(
-            verdict.as_ref().is_some_and(|v| v
-                .as_ref()
-                .is_err_and(|e| e.starts_with("message 2 of an earlier turn changed"))),
-            "{verdict:?}"
-        );
     }
 
     #[test]
