@@ -74,10 +74,14 @@ pub enum Bug {
     /// the reply before it goes back to the provider (a defence against a model that
     /// fakes a marker, which alters what the model said).
     ScrubsMarkerText,
+    /// A cancel ends the turn but aborts nothing: the stream and the tools in flight
+    /// run on, their effects unseen (the engine sends nothing new, so the rules of
+    /// what it sends alone never notice).
+    CancelLeavesToolsRunning,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 21] = [
+    pub const ALL: [Bug; 22] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -99,6 +103,7 @@ impl Bug {
         Bug::LenientRestore,
         Bug::CancelRecordsNothing,
         Bug::ScrubsMarkerText,
+        Bug::CancelLeavesToolsRunning,
     ];
 
     pub fn name(self) -> &'static str {
@@ -124,6 +129,7 @@ impl Bug {
             Bug::LenientRestore => "lenient_restore",
             Bug::CancelRecordsNothing => "cancel_records_nothing",
             Bug::ScrubsMarkerText => "scrubs_marker_text",
+            Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
         }
     }
 
@@ -172,6 +178,7 @@ impl Bug {
             Bug::LenientRestore => Invariant::HostileInput,
             Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
             Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
+            Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
         }
     }
 }
@@ -388,6 +395,9 @@ impl Engine for CanaryEngine {
         }
         if stale_op.is_some() {
             self.memory.stale_received();
+        }
+        if cancel && self.bug == Bug::CancelLeavesToolsRunning {
+            outputs.retain(|o| !matches!(o, Output::Abort { .. }));
         }
         if self.bug == Bug::TurnEndNotPersisted {
             judged::drop_turn_end_records(&mut outputs);

@@ -220,3 +220,8 @@ fn a_cancel_that_tells_the_model_nothing_is_found_under_the_generic_profile() {
 fn model_text_scrubbed_before_it_goes_back_is_found_by_model_words_exact() {
     canary_is_found_shrunk_and_replayed(Bug::ScrubsMarkerText);
 }
+
+#[test]
+fn a_cancel_that_aborts_nothing_is_found_by_quiet_after_cancel() {
+    canary_is_found_shrunk_and_replayed(Bug::CancelLeavesToolsRunning);
+}

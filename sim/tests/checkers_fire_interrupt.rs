@@ -66,7 +66,11 @@ impl Fixture {
         self.started();
         self.observe(
             &[directive("fix it")],
-            Event::CancelAccepted { cause, running },
+            Event::CancelAccepted {
+                cause,
+                running,
+                left_running: None,
+            },
         )
         .expect("the cancel is accepted");
     }
@@ -254,6 +258,7 @@ fn shown_survives_fires_when_streamed_text_is_gone_after_a_cancel() {
         Event::CancelAccepted {
             cause: CancelCause::User,
             running: &[],
+            left_running: None,
         },
     )
     .expect("the cancel");
@@ -293,6 +298,7 @@ fn shown_survives_owes_nothing_of_a_failed_generation_that_was_retried() {
         Event::CancelAccepted {
             cause: CancelCause::User,
             running: &[],
+            left_running: None,
         },
     )
     .expect("the cancel");
@@ -393,5 +399,25 @@ fn model_ends_turn_allows_three_resumes_of_a_truncated_reply_and_no_fourth() {
     assert_eq!(
         err,
         "model_ends_turn@7: request op#2 resumes a truncated reply after 3 resumes in a row; the cap is 3"
+    );
+}
+
+#[test]
+fn quiet_after_cancel_fires_on_a_cancel_that_leaves_the_live_operation_running() {
+    let mut f = Fixture::new();
+    f.started();
+    let err = f
+        .observe(
+            &[directive("fix it")],
+            Event::CancelAccepted {
+                cause: CancelCause::User,
+                running: &["toolu_00001".to_owned()],
+                left_running: Some(OperationId(3)),
+            },
+        )
+        .expect_err("nothing aborted");
+    assert_eq!(
+        err,
+        "quiet_after_cancel@7: a cancel (User) was accepted but op#3, whose stream or tools were running, was not aborted: it runs on after the user said stop"
     );
 }

@@ -90,6 +90,19 @@ fn a_missing_client_or_a_broken_install_is_an_environment_error() {
         err.contains("client custom: \"/nonexistent/agent\" is not installed"),
         "{err}"
     );
+    // A built-in client that is missing names the package that provides it.
+    let out_codex = temp_dir("env-codex").display().to_string();
+    let missing = std::process::Command::new(env!("CARGO_BIN_EXE_turnsim"))
+        .args(["drive", "--client", "codex", "--out", &out_codex])
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("turnsim runs");
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(8), "{err}");
+    assert!(
+        err.contains("client codex: \"codex\" is not installed or not on PATH; install Codex CLI: `npm install @openai/codex`"),
+        "{err}"
+    );
     let mut p =
         profile("custom", &["sh".into(), "-c".into(), "exit 127".into()]).expect("custom profile");
     p.interrupts = vec![Interrupt::Sigterm];

@@ -132,7 +132,7 @@ fn a_client_that_exits_before_the_signal_is_not_exercised_never_pass() {
     assert!(r.signal_sent.is_none());
     let why = r.reason.clone().unwrap_or_default();
     assert!(
-        why.starts_with("SIGTERM was scheduled after tool #"),
+        why.starts_with("SIGTERM was scheduled after tool call "),
         "{why}"
     );
     assert!(

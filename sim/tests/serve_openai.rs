@@ -480,7 +480,11 @@ fn a_reference_to_an_item_nobody_served_stays_unjudged_and_the_call_is_still_pai
     let v = &server.server.verdicts()[1];
     let kept = violation(v, "reasoning_kept");
     assert_eq!(kept.kind, "dropped");
-    assert!(v.violations.iter().all(|x| x.rule != "pairing"), "{:?}", v.lines());
+    assert!(
+        v.violations.iter().all(|x| x.rule != "pairing"),
+        "{:?}",
+        v.lines()
+    );
 }
 
 #[test]
@@ -494,10 +498,16 @@ fn a_recorded_request_that_cannot_be_judged_again_keeps_its_verdict_and_says_why
     // Unknown to the live server too: refused, and recorded as refused.
     assert_eq!(post_to(server.addr, "/v1/responses", &body).status, 400);
     let again = turnsim::testing::serve::recheck::check_dir(&rec).expect("the recording reads");
-    assert_eq!(again.verdicts.len(), 1, "the refused request had no verdict to keep");
+    assert_eq!(
+        again.verdicts.len(),
+        1,
+        "the refused request had no verdict to keep"
+    );
     assert_eq!(
         again.mismatches,
-        ["request #1: not judged again (it continues resp_never_recorded, which the recording holds no completed response for); the recorded verdict is kept"]
+        [
+            "request #1: not judged again (it continues resp_never_recorded, which the recording holds no completed response for); the recorded verdict is kept"
+        ]
     );
 }
 
@@ -513,7 +523,10 @@ fn check_on_a_recording_reports_the_dropped_reasoning_the_live_server_found() {
     input.extend(output_for(&items));
     let raw = post_to(server.addr, "/v1/responses", &responses_body(&input, true));
     assert_eq!(raw.status, 200);
-    assert_eq!(violation(&server.server.verdicts()[1], "reasoning_kept").kind, "dropped");
+    assert_eq!(
+        violation(&server.server.verdicts()[1], "reasoning_kept").kind,
+        "dropped"
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnsim"))
         .args(["check", rec.to_str().expect("utf-8 path")])
         .output()

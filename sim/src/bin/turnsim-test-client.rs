@@ -22,6 +22,11 @@
 //! `--save-at-end` writes its history only when the model ends a turn (a loop that
 //! hands over its messages when a run returns), so an interruption loses the
 //! prompt and every finished result.
+//! `--tool-child-ms MS` makes every tool command first fork a child that sleeps MS
+//! milliseconds and leave it behind (`(sleep … &)`: the subshell that started it
+//! exits at once, so the child is reparented while the tool runs); the tool itself
+//! is waited for as usual. With an MS longer than the rest of the run the child
+//! outlives the client; with a short one it is gone long before.
 //! `--interactive` reads prompts from a terminal instead of the command line, and
 //! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat` or
 //! `--api responses` speaks OpenAI's Chat Completions or Responses API instead of
@@ -85,6 +90,7 @@ struct Args {
     exit_early: bool,
     save_at_end: bool,
     interactive: bool,
+    tool_child_ms: Option<u32>,
     api: Api,
     prompt: String,
 }
@@ -105,6 +111,10 @@ fn parse_args() -> Result<Args, String> {
             "--exit-before-signal" => a.exit_early = true,
             "--save-at-end" => a.save_at_end = true,
             "--interactive" => a.interactive = true,
+            "--tool-child-ms" => {
+                let v = it.next().ok_or("--tool-child-ms needs a value")?;
+                a.tool_child_ms = Some(v.parse().map_err(|_| format!("--tool-child-ms {v:?}"))?);
+            }
             "--api" => a.api = Api::parse(&it.next().ok_or("--api needs a value")?)?,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => a.prompt = s.to_owned(),
@@ -114,7 +124,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--api messages|chat|responses] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--api messages|chat|responses] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -242,6 +252,19 @@ fn run_tool(command: &str, escape: bool) -> Ran {
     }
 }
 
+/// The command as run: with `--tool-child-ms`, a child that sleeps that long is left
+/// behind first (its output sent nowhere, so the tool's own output still ends).
+fn with_child(command: &str, args: &Args) -> String {
+    match args.tool_child_ms {
+        Some(ms) => format!(
+            "(sleep {}.{:03} >/dev/null 2>&1 </dev/null &)\n{command}",
+            ms / 1000,
+            ms % 1000
+        ),
+        None => command.to_owned(),
+    }
+}
+
 /// Starts `sh -c command` in a session of its own and does not wait for it.
 fn run_detached(command: &str) -> std::io::Result<std::process::Child> {
     let mut cmd = Command::new("sh");
@@ -348,7 +371,7 @@ fn main() -> ExitCode {
     if args.rerun
         && let Some((id, cmd)) = last_calls.last()
     {
-        let ran = run_tool(cmd, args.orphan);
+        let ran = run_tool(&with_child(cmd, &args), args.orphan);
         if h.pending
             && let Ran::Done(out, err) = ran
         {
@@ -466,7 +489,7 @@ fn turn(args: &Args, h: &mut History) -> ExitCode {
                 }
                 continue;
             }
-            match run_tool(cmd, args.orphan) {
+            match run_tool(&with_child(cmd, args), args.orphan) {
                 Ran::Done(out, err) => results.push(result(id, &out, err)),
                 Ran::Interrupted => {
                     cut = true;

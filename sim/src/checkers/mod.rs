@@ -154,6 +154,10 @@ pub enum Event<'a> {
     CancelAccepted {
         cause: CancelCause,
         running: &'a [String],
+        /// The operation whose stream or tools were live when the cancel came, when
+        /// the outputs of the cancel do not abort it: it runs on after the user said
+        /// stop.
+        left_running: Option<OperationId>,
     },
     /// The process died, before the restart; `running` as for a cancel, and
     /// `turn_end_in_flight` when the output list the crash cut short held a turn's end

@@ -1,6 +1,6 @@
-//! `quiet_after_cancel`: once the engine accepts a cancel, it dispatches no tool and
-//! sends no request until the next prompt, and the turn ends cancelled (issue 17,
-//! item 3).
+//! `quiet_after_cancel`: once the engine accepts a cancel, it aborts the stream or the
+//! tools in flight, dispatches no tool and sends no request until the next prompt, and
+//! the turn ends cancelled (issue 17, item 3; issue 25, part 5).
 //!
 //! A cancel is the user's brake. An engine that checks it only between rounds runs the
 //! tool calls whose blocks had already streamed, or asks the model once more, after
@@ -33,9 +33,20 @@ impl Checker for QuietAfterCancel {
                 self.cancelled = None;
                 None
             }
-            Event::CancelAccepted { cause, .. } => {
+            Event::CancelAccepted {
+                cause,
+                left_running,
+                ..
+            } => {
                 self.cancelled.get_or_insert(*cause);
-                None
+                // A cancel stops what runs: the stream or the tools in flight are
+                // aborted with it, not left to finish their effects unseen.
+                Some(match left_running {
+                    None => Ok(()),
+                    Some(op) => Err(format!(
+                        "a cancel ({cause:?}) was accepted but {op}, whose stream or tools were running, was not aborted: it runs on after the user said stop"
+                    )),
+                })
             }
             Event::Request { op, .. } => {
                 let cause = self.cancelled?;

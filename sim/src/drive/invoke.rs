@@ -10,16 +10,20 @@
 //! Once the client has exited, a tool still running is *not* killed at once: the
 //! harness waits until it finishes or until its duration plus a margin has passed,
 //! so the ledger shows whether and when its effect happened after the client was
-//! gone. Then the client's group, every tool the ledger named and every process
-//! carrying the run's marker are killed by id and checked gone; what had to be
-//! killed and what survived are recorded. Every time is milliseconds since the run
+//! gone. A tool is its whole process tree ([`super::tree`]): a child it left running
+//! after its script ended is the tool's orphan too, with its pid, command line and
+//! lifetime. Then the client's group, every process of every tool's tree and every
+//! process carrying the run's marker are killed by id and checked gone
+//! ([`super::cleanup`]); what had to be killed and what survived are recorded. Every time is milliseconds since the run
 //! started on the boot clock ([`procs::boot_ms`]), the clock the tools write.
 
-use super::procs::{self, Killed, Tracker};
+use super::cleanup::{self, Killed};
+use super::procs;
 use super::profiles::{Interrupt, Profile, Vars, argv, substitute};
 use super::schedule::Schedule;
 use super::terminal::{self, TermLog, Terminal};
 use super::tool::{self, Kind};
+use super::tree::{Member, Tie};
 use crate::serve::http::ServeHandle;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -42,7 +46,30 @@ pub const ORPHAN_GRACE_MS: u64 = 300;
 /// Extra wait past an orphan's expected end before the harness kills it.
 pub const EVIDENCE_MARGIN_MS: u64 = 2000;
 
-/// A tool process still running after its client exited.
+/// A process of a tool's tree alive after its client exited, and how long it lived.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Survivor {
+    pub pid: i32,
+    /// Its parent when last seen (1, or the harness as subreaper, once reparented).
+    pub ppid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub command: String,
+    #[serde(flatten)]
+    pub tie: Tie,
+    /// Its parent is the harness: it was reparented to the harness as subreaper.
+    #[serde(default)]
+    pub adopted: bool,
+    /// When it started (the kernel's start time), run-relative ms.
+    pub start_ms: i64,
+    /// When the harness first saw it gone, or killed it (run-relative ms).
+    pub end_ms: i64,
+    /// Still alive when the harness stopped waiting: `end_ms` is the harness's kill.
+    pub killed_by_harness: bool,
+}
+
+/// A tool still running after its client exited: its script, or any process of its
+/// tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Orphan {
     pub id: String,
@@ -59,6 +86,13 @@ pub struct Orphan {
     /// client's exit: found from the ledger, not from `/proc`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub finished_in_grace: bool,
+    /// The script itself had ended by the end of the grace; what ran on was other
+    /// processes of its tree (`survivors`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub script_gone: bool,
+    /// Every process of the tool's tree alive at the end of the grace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub survivors: Vec<Survivor>,
 }
 
 /// Tools whose `effect` line came after the client exited at `end_ms` (run-relative,
@@ -91,6 +125,8 @@ pub fn effects_after_exit(
             effect_ms: Some(rel(e.boot_ms)),
             killed_by_harness: false,
             finished_in_grace: true,
+            script_gone: false,
+            survivors: Vec::new(),
         });
     }
     out
@@ -146,7 +182,7 @@ pub struct Sent {
 /// What one run shares between its invocations.
 pub struct Running<'a> {
     pub ledger: &'a Path,
-    pub tracker: Tracker,
+    pub tracker: super::tree::Tracker,
     pub profile: &'a Profile,
     /// The run directory (the invocations' stdout and stderr go here).
     pub dir: &'a Path,
@@ -408,7 +444,7 @@ pub fn invoke(
     watch_survivors(&mut inv, pgid, run);
     run.note_arrivals();
     let (killed, leftovers) =
-        procs::clean_up(pgid, &run.tracker, &run.marker, Duration::from_secs(5));
+        cleanup::clean_up(pgid, &run.tracker, &run.marker, Duration::from_secs(5));
     inv.killed = killed;
     inv.leftovers = leftovers;
     (inv, sent)
@@ -417,24 +453,13 @@ pub fn invoke(
 /// After the client exited: which tools and other processes outlived it, and what
 /// the tools did before they finished or the harness stopped waiting.
 fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
-    run.tracker.poll(run.ledger);
+    run.tracker.poll_all(run.ledger);
     std::thread::sleep(Duration::from_millis(ORPHAN_GRACE_MS));
-    run.tracker.poll(run.ledger);
-    let roots: Vec<(String, procs::Proc)> = run
-        .tracker
-        .alive()
-        .into_iter()
-        .filter(|(id, p)| procs::cmdline_contains(p.pid, id))
-        .collect();
+    run.tracker.poll_all(run.ledger);
+    let alive: Vec<Member> = run.tracker.alive().into_iter().cloned().collect();
     let mut strays: Vec<procs::Proc> = procs::marked(&run.marker);
     strays.extend(procs::group_members(pgid));
-    // A process whose command names this run's ledger is a tool's wrapper (the
-    // client's `sh -c` around the script): part of the tool, reported as its orphan.
-    let ledger = run.ledger.display().to_string();
-    strays.retain(|p| {
-        !run.tracker.tools.iter().any(|(_, t)| t.pid == p.pid)
-            && !procs::cmdline_contains(p.pid, &ledger)
-    });
+    strays.retain(|p| run.tracker.tool_of(p).is_none());
     strays.sort_by_key(|p| p.pid);
     strays.dedup_by_key(|p| p.pid);
     inv.strays = strays
@@ -446,18 +471,39 @@ fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
             command: procs::cmdline(p.pid),
         })
         .collect();
-    let mut orphans: Vec<Orphan> = roots
+    // One orphan per call with a process of its tree alive, in start order.
+    let mut ids: Vec<String> = Vec::new();
+    for m in &alive {
+        if !ids.contains(&m.id) {
+            ids.push(m.id.clone());
+        }
+    }
+    let mut orphans: Vec<Orphan> = ids
         .iter()
-        .map(|(id, p)| Orphan {
-            id: id.clone(),
-            pid: p.pid,
-            pgid: p.pgid,
-            sid: p.sid,
-            command: procs::cmdline(p.pid),
-            start_ms: None,
-            effect_ms: None,
-            killed_by_harness: false,
-            finished_in_grace: false,
+        .map(|id| {
+            let script = run
+                .tracker
+                .members
+                .iter()
+                .find(|m| &m.id == id && m.tie == Tie::Script);
+            let live = |m: &&Member| &m.id == id;
+            Orphan {
+                id: id.clone(),
+                pid: script.map_or(0, |m| m.proc.pid),
+                pgid: script.map_or(0, |m| m.proc.pgid),
+                sid: script.map_or(0, |m| m.proc.sid),
+                command: script.map_or_else(String::new, |m| m.command.clone()),
+                start_ms: None,
+                effect_ms: None,
+                killed_by_harness: false,
+                finished_in_grace: false,
+                script_gone: !alive.iter().any(|m| &m.id == id && m.tie == Tie::Script),
+                survivors: alive
+                    .iter()
+                    .filter(live)
+                    .map(|m| survivor(m, run))
+                    .collect(),
+            }
         })
         .collect();
     let ended = effects_after_exit(
@@ -470,28 +516,58 @@ fn watch_survivors(inv: &mut Invocation, pgid: i32, run: &mut Running<'_>) {
         inv.orphans = ended;
         return;
     }
+    // Wait for what ran on, so its effect (or its end) shows: until each call's
+    // duration plus a margin has passed since it started, at most that long from now.
     let events = tool::read(run.ledger);
     let tool_ms = u64::from(run.tool_ms);
     let exit_boot = procs::boot_ms();
-    let until = roots
+    let until = ids
         .iter()
-        .filter_map(|(id, _)| tool::find(&events, id, Kind::Start))
+        .filter_map(|id| tool::find(&events, id, Kind::Start))
         .map(|e| e.boot_ms + tool_ms + EVIDENCE_MARGIN_MS)
         .max()
         .unwrap_or(exit_boot + tool_ms + EVIDENCE_MARGIN_MS)
         .min(exit_boot + tool_ms + EVIDENCE_MARGIN_MS);
-    while procs::boot_ms() < until && roots.iter().any(|(_, p)| procs::alive(p)) {
+    while procs::boot_ms() < until && alive.iter().any(Member::alive) {
         run.tracker.poll(run.ledger);
         std::thread::sleep(Duration::from_millis(50));
     }
+    run.tracker.poll_all(run.ledger);
+    let now = run.now();
     let events = tool::read(run.ledger);
-    for (o, (_, p)) in orphans.iter_mut().zip(&roots) {
+    for o in &mut orphans {
         o.start_ms = tool::find(&events, &o.id, Kind::Start).map(|e| run.rel(e.boot_ms));
         o.effect_ms = tool::find(&events, &o.id, Kind::Effect).map(|e| run.rel(e.boot_ms));
-        o.killed_by_harness = procs::alive(p);
+        for s in &mut o.survivors {
+            let m = run.tracker.members.iter().find(|m| m.proc.pid == s.pid);
+            match m.and_then(|m| m.gone_ms) {
+                Some(gone) => s.end_ms = run.rel(gone),
+                None => {
+                    s.end_ms = now;
+                    s.killed_by_harness = true;
+                }
+            }
+        }
+        o.killed_by_harness = o.survivors.iter().any(|s| s.killed_by_harness);
     }
     orphans.extend(ended);
     inv.orphans = orphans;
+}
+
+/// A live process of a tree as evidence (its end filled in once the wait is over).
+fn survivor(m: &Member, run: &Running<'_>) -> Survivor {
+    Survivor {
+        pid: m.proc.pid,
+        ppid: m.ppid,
+        pgid: m.proc.pgid,
+        sid: m.proc.sid,
+        command: m.command.clone(),
+        tie: m.tie,
+        adopted: m.ppid == procs::own_pid(),
+        start_ms: run.rel(procs::started_ms(&m.proc)),
+        end_ms: run.now(),
+        killed_by_harness: false,
+    }
 }
 
 pub fn ledger_lines(path: &Path) -> usize {

@@ -13,6 +13,7 @@
 //! Parallel runs (`--jobs`) share nothing: each has its own server port, HOME,
 //! working directory, ledger and process marker.
 
+pub(crate) mod cleanup;
 pub(crate) mod exit_status;
 pub(crate) mod history;
 pub(crate) mod invoke;
@@ -27,6 +28,7 @@ pub(crate) mod summary;
 pub(crate) mod terminal;
 pub(crate) mod timeline;
 pub(crate) mod tool;
+pub(crate) mod tree;
 
 use crate::exit::Exit;
 use crate::options::Ratio;
@@ -82,7 +84,9 @@ pub struct DriveArgs {
     /// (`0/1`: every run is interrupted).
     #[arg(long, default_value = "1/5", value_parser = parse_ratio)]
     pub no_signal: Ratio,
-    /// Reruns of a failing schedule, to measure how often it fails.
+    /// Reruns of a failing schedule, to measure how often it fails (each costs
+    /// a whole run: the default 3 makes a failing seed take four times as long;
+    /// `--rerun 0` while exploring).
     #[arg(long, default_value_t = 3)]
     pub rerun: u32,
     /// Run this run file again (written as run.json in every run's directory).
@@ -197,6 +201,19 @@ pub fn drive_one(
     }
     rep.save()?;
     Ok(rep)
+}
+
+/// What `--rerun` costs, for the header: every failing seed is run again that many
+/// times, so a batch with failures takes that much longer.
+pub fn reruns_line(rerun: u32) -> String {
+    if rerun == 0 {
+        "reruns: none (--rerun 0): a failing seed is run once".to_owned()
+    } else {
+        format!(
+            "reruns: each failing seed is run {rerun} more time(s) to measure its rate ({} runs in all for it; --rerun 0 to skip)",
+            rerun + 1
+        )
+    }
 }
 
 /// `N/D` with `D >= 1` and `N <= D`.
@@ -349,8 +366,10 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         // A custom command may start with a placeholder; it is checked when it runs.
         if !program.contains('{') && find_program(program).is_none() {
             eprintln!(
-                "turnsim drive: client {}: {program:?} is not installed or not on PATH",
-                first.0.profile.name
+                "turnsim drive: client {}: {program:?} is not installed or not on PATH{}",
+                first.0.profile.name,
+                profiles::install_hint(&first.0.profile.name)
+                    .map_or(String::new(), |h| format!("; {h}"))
             );
             return Exit::Environment;
         }
@@ -363,11 +382,12 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         a.options().describe()
     };
     let header = format!(
-        "turnsim drive: {} ({version}), {} run(s), {} at a time, writing to {}\n{options}\n{}",
+        "turnsim drive: {} ({version}), {} run(s), {} at a time, writing to {}\n{options}\n{}\n{}",
         first.0.profile.name,
         files.len(),
         a.jobs.max(1),
         out.display(),
+        reruns_line(a.rerun),
         report::NONDETERMINISM
     );
     if a.json {
@@ -431,6 +451,15 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_header_says_what_reruns_cost() {
+        assert_eq!(
+            super::reruns_line(3),
+            "reruns: each failing seed is run 3 more time(s) to measure its rate (4 runs in all for it; --rerun 0 to skip)"
+        );
+        assert!(super::reruns_line(0).contains("run once"));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 
 use super::exit_status::explain_exit;
 use super::history::{ledger_id, resumed_request, tool_results, tool_use_ids, user_texts};
-use super::invoke::{Invocation, Orphan};
+use super::invoke::{Invocation, Orphan, Survivor};
 use super::run::Facts;
 use super::tool::{self, Kind};
 use serde::{Deserialize, Serialize};
@@ -226,21 +226,70 @@ fn orphan_evidence(f: &Facts, label: &str, inv: &Invocation, o: &Orphan) -> Stri
     };
     let running = if o.finished_in_grace {
         "was running when the client exited".to_owned()
+    } else if o.script_gone {
+        format!(
+            "its script had ended, but its process tree was still running {} ms after the exit",
+            super::invoke::ORPHAN_GRACE_MS
+        )
     } else {
         format!(
             "was still running {} ms after that",
             super::invoke::ORPHAN_GRACE_MS
         )
     };
-    format!(
-        "{signal}the {label} invocation exited at +{} ms ({}); tool {} (pid {}, pgid {}, sid {}, `{}`) {started}, {running}, and {effect}",
+    let script = if o.script_gone {
+        format!("script pid {}", o.pid)
+    } else {
+        format!(
+            "pid {}, pgid {}, sid {}, `{}`",
+            o.pid, o.pgid, o.sid, o.command
+        )
+    };
+    let mut text = format!(
+        "{signal}the {label} invocation exited at +{} ms ({}); tool {} ({script}) {started}, {running}, and {effect}",
         inv.end_ms,
         explain_exit(inv.exit_code, inv.killed_by),
         o.id,
-        o.pid,
-        o.pgid,
-        o.sid,
-        o.command,
+    );
+    // The tree is listed when it holds more than the script, or the script is gone.
+    let shown: Vec<&Survivor> = o
+        .survivors
+        .iter()
+        .filter(|s| o.script_gone || s.pid != o.pid)
+        .collect();
+    if !shown.is_empty() {
+        let listed: Vec<String> = shown.iter().map(|s| survivor_evidence(s)).collect();
+        text.push_str(&format!(
+            "; alive {} ms after the exit: {}",
+            super::invoke::ORPHAN_GRACE_MS,
+            listed.join("; ")
+        ));
+    }
+    text
+}
+
+/// One process of an orphaned tool's tree: who it is, how it belongs to the tool,
+/// and its lifetime.
+fn survivor_evidence(s: &Survivor) -> String {
+    let end = if s.killed_by_harness {
+        format!("until the harness killed it at +{} ms", s.end_ms)
+    } else {
+        format!("until it exited by +{} ms", s.end_ms)
+    };
+    let parent = if s.adopted {
+        format!("parent now the harness (pid {}, its subreaper)", s.ppid)
+    } else {
+        format!("parent now pid {}", s.ppid)
+    };
+    format!(
+        "pid {} (`{}`, {}, {parent}, pgid {}, sid {}) started at +{} ms and ran {end}, {} ms in all",
+        s.pid,
+        s.command,
+        s.tie.describe(),
+        s.pgid,
+        s.sid,
+        s.start_ms,
+        s.end_ms - s.start_ms
     )
 }
 
@@ -264,7 +313,8 @@ fn killed_first(f: &Facts, o: Observation) -> Observation {
     }
 }
 
-/// No tool still running after its client exited (informational after a SIGKILL).
+/// No process of a tool's tree (its script, a wrapper, anything they started)
+/// still running after its client exited (informational after a SIGKILL).
 pub fn orphaned_tool(f: &Facts) -> Observation {
     let name = "orphaned_tool";
     let first: Vec<String> = f
@@ -466,6 +516,8 @@ mod tests {
             effect_ms: Some(6100),
             killed_by_harness: false,
             finished_in_grace: false,
+            script_gone: false,
+            survivors: Vec::new(),
         };
         Facts {
             schedule: Schedule::from_seed(0, &p, 6000, &Default::default()),
@@ -509,6 +561,37 @@ mod tests {
         let o = orphaned_tool(&facts(Interrupt::Sigint, true));
         assert_eq!(o.status, Status::Info);
         assert_eq!(o.details[0], AFTER_TIMEOUT);
+    }
+
+    #[test]
+    fn a_child_that_outlived_its_script_and_the_client_fails_with_its_pid_command_and_lifetime() {
+        use crate::drive::invoke::Survivor;
+        use crate::drive::tree::Tie;
+        let mut f = facts(Interrupt::Sigterm, false);
+        let o = &mut f.first.orphans[0];
+        o.effect_ms = None;
+        o.killed_by_harness = true;
+        o.script_gone = true;
+        o.survivors = vec![Survivor {
+            pid: 41,
+            ppid: 1,
+            pgid: 39,
+            sid: 39,
+            command: "sleep 6.000".into(),
+            tie: Tie::Child { parent: 40 },
+            adopted: false,
+            start_ms: 105,
+            end_ms: 8100,
+            killed_by_harness: true,
+        }];
+        let o = orphaned_tool(&f);
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(
+            o.details,
+            [
+                "SIGTERM sent at +1400 ms; the first invocation exited at +1500 ms (exit 143 = 128 + 15: the conventional code after SIGTERM); tool toolu_1 (script pid 40) started at +100 ms, its script had ended, but its process tree was still running 300 ms after the exit, and had not written its effect when the harness killed it; alive 300 ms after the exit: pid 41 (`sleep 6.000`, started by pid 40 of the tool, parent now pid 1, pgid 39, sid 39) started at +105 ms and ran until the harness killed it at +8100 ms, 7995 ms in all"
+            ]
+        );
     }
 
     #[test]

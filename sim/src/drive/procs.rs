@@ -4,22 +4,29 @@
 //! of a run carries the run's marker in its environment (`TURNSIM_DRIVE_RUN=ID`,
 //! inherited from the client), which is how a descendant that left the client's
 //! process group or session (`setsid`) is still found and cleaned up. A client runs
-//! in a process group of its own, so its group id is its pid; a tool process is
-//! known from the ledger's `pid ID PID` line and only tracked once `/proc/PID/cmdline`
-//! names this run's ledger path, and it is then identified by pid *and* start time
-//! (field 22 of `/proc/PID/stat`), so a recycled pid is never mistaken for it. The
+//! in a process group of its own, so its group id is its pid; a process is
+//! identified by pid *and* start time (field 22 of `/proc/PID/stat`), so a recycled
+//! pid is never mistaken for it (how a tool's whole process tree is followed is
+//! [`super::tree`]'s). The
 //! harness's own process group is never signalled. Linux only (`/proc`).
+//!
+//! The harness makes itself a child subreaper ([`become_subreaper`]): a process of a
+//! run whose parent dies is reparented to the harness instead of to pid 1, so it
+//! stays below the harness whatever group or session it moved to, and the harness
+//! reaps it ([`reap`]) once it is dead, only when it is a process the run tracked or
+//! marked and is by pid *and* start time the harness's own zombie (never a client,
+//! which its `Child` waits for).
 //!
 //! Why `unsafe` here, and only here in `drive`: signalling a process or a group by id
 //! (`kill`, `killpg`), reading the harness's own group (`getpgrp`), the boot
-//! clock (`clock_gettime(CLOCK_BOOTTIME)`) and a client's signal dispositions before
-//! its `exec` (`signal` in a `pre_exec` hook) have no safe form in std, which can only kill a `Child` it still owns, and only with SIGKILL.
+//! clock (`clock_gettime(CLOCK_BOOTTIME)`), the clock tick (`sysconf`), becoming a
+//! subreaper (`prctl`), reaping an orphan (`waitpid`) and a client's signal
+//! dispositions before its `exec` (`signal` in a `pre_exec` hook) have no safe form
+//! in std, which can only kill or wait for a `Child` it still owns.
 //! Each call takes plain integers and no pointer; the checks before each call (a
 //! positive pid, a group that is not ours, the same start time) are what keep it
 //! from hitting another process.
 #![allow(unsafe_code)]
-
-use std::path::Path;
 
 /// A process seen alive, by identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,27 +142,6 @@ pub fn group_members(pgid: i32) -> Vec<Proc> {
         .collect()
 }
 
-/// Live descendants of `pid` (children, grandchildren…).
-pub fn descendants(pid: i32) -> Vec<Proc> {
-    let all: Vec<(i32, i32)> = all_pids()
-        .into_iter()
-        .filter_map(|p| stat(p).map(|(ppid, ..)| (p, ppid)))
-        .collect();
-    let mut out = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(parent) = frontier.pop() {
-        for (child, ppid) in &all {
-            if *ppid == parent && !out.iter().any(|p: &Proc| p.pid == *child) {
-                if let Some(p) = lookup(*child) {
-                    out.push(p);
-                }
-                frontier.push(*child);
-            }
-        }
-    }
-    out
-}
-
 fn own_pgid() -> i32 {
     // SAFETY: getpgrp has no preconditions.
     unsafe { libc::getpgrp() }
@@ -227,123 +213,76 @@ pub fn default_signals_pty(cmd: pty_process::blocking::Command) -> pty_process::
     unsafe { cmd.pre_exec(reset_signals) }
 }
 
-/// Tool processes named by the ledger, tracked while a run lasts.
-#[derive(Debug, Default)]
-pub struct Tracker {
-    /// (tool-use id, process) of every tool shell seen alive, and its descendants.
-    pub tools: Vec<(String, Proc)>,
+/// One live process of the process table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub proc: Proc,
+    pub ppid: i32,
 }
 
-impl Tracker {
-    /// Reads the ledger's pid lines and records the processes still alive that are
-    /// this run's (their command line names `ledger`), with their descendants.
-    pub fn poll(&mut self, ledger: &Path) {
-        let needle = ledger.display().to_string();
-        for (id, pid) in crate::serve::tools::read_ledger_pids(ledger) {
-            let Ok(pid) = i32::try_from(pid) else {
-                continue;
-            };
-            let known = self.tools.iter().any(|(_, p)| p.pid == pid);
-            if !known
-                && cmdline_contains(pid, &needle)
-                && let Some(p) = lookup(pid)
-            {
-                self.tools.push((id.clone(), p));
-            }
-            if let Some(root) = self.tools.iter().find(|(_, p)| p.pid == pid).map(|t| t.1)
-                && alive(&root)
-            {
-                for d in descendants(pid) {
-                    if !self.tools.iter().any(|(_, p)| p.pid == d.pid) {
-                        self.tools.push((id.clone(), d));
-                    }
-                }
-            }
-        }
-    }
-
-    /// The tracked processes still alive.
-    pub fn alive(&self) -> Vec<(String, Proc)> {
-        self.tools
-            .iter()
-            .filter(|(_, p)| alive(p))
-            .cloned()
-            .collect()
-    }
-
-    /// SIGKILLs every tracked process and its group.
-    pub fn kill_all(&self) {
-        for (_, p) in &self.tools {
-            signal_group(p.pgid, libc::SIGKILL);
-            signal(p, libc::SIGKILL);
-        }
-    }
+/// Every live process (zombies left out), read once from `/proc`.
+pub fn table() -> Vec<Row> {
+    all_pids()
+        .into_iter()
+        .filter_map(|pid| {
+            let (ppid, pgid, start, state, sid) = stat(pid)?;
+            (state != 'Z').then_some(Row {
+                proc: Proc {
+                    pid,
+                    pgid,
+                    sid,
+                    start,
+                },
+                ppid,
+            })
+        })
+        .collect()
 }
 
-/// A process the clean-up had to end, as it was before the kill.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Killed {
-    pub pid: i32,
-    pub pgid: i32,
-    pub sid: i32,
-    pub command: String,
-    /// The tool call it belongs to, when the ledger named it (or its ancestor).
-    pub tool: Option<String>,
+/// The harness's own pid.
+pub fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(0)
 }
 
-/// Kills a client's process group, every tracked tool and every process carrying
-/// the run's `marker`, then waits (up to `patience`) until none is alive. Returns
-/// what it found alive and killed, and what survived.
-pub fn clean_up(
-    client_pgid: i32,
-    tracker: &Tracker,
-    marker: &str,
-    patience: std::time::Duration,
-) -> (Vec<Killed>, Vec<String>) {
-    let deadline = std::time::Instant::now() + patience;
-    let mut killed: Vec<Killed> = Vec::new();
-    loop {
-        let mut found: Vec<Proc> = group_members(client_pgid);
-        found.extend(tracker.alive().iter().map(|(_, p)| *p));
-        found.extend(marked(marker));
-        for p in &found {
-            if !killed.iter().any(|k| k.pid == p.pid) {
-                killed.push(Killed {
-                    pid: p.pid,
-                    pgid: p.pgid,
-                    sid: p.sid,
-                    command: cmdline(p.pid),
-                    tool: tracker
-                        .tools
-                        .iter()
-                        .find(|(_, t)| t.pid == p.pid)
-                        .map(|(id, _)| id.clone()),
-                });
-            }
-            signal(p, libc::SIGKILL);
+/// The harness's own session id.
+pub fn own_sid() -> i32 {
+    stat(own_pid()).map_or(0, |s| s.4)
+}
+
+/// The harness's own process group id.
+pub fn own_group() -> i32 {
+    own_pgid()
+}
+
+/// When `p` started, in milliseconds of the boot clock ([`boot_ms`]'s axis): field
+/// 22 of `/proc/PID/stat` counts clock ticks since boot.
+pub fn started_ms(p: &Proc) -> u64 {
+    // SAFETY: sysconf takes a constant and reads no memory of ours.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let ticks = u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100);
+    p.start.saturating_mul(1000) / ticks
+}
+
+/// Makes the harness the child subreaper of everything it starts: an orphan of a run
+/// is reparented to the harness, not to pid 1. True when the kernel accepted it.
+pub fn become_subreaper() -> bool {
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integers only and changes only
+    // which process adopts this process's orphaned descendants.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
+}
+
+/// Reaps `p` when it is, by pid and start time, a zombie whose parent is the harness
+/// (an orphan of the run reparented to it, then dead). A process the harness did not
+/// adopt, a live one or another with the same pid is left alone.
+pub fn reap(p: &Proc) {
+    let Some((ppid, _, start, state, _)) = stat(p.pid) else {
+        return;
+    };
+    if p.pid > 1 && ppid == own_pid() && start == p.start && state == 'Z' {
+        // SAFETY: waitpid on one positive pid, a zombie child of ours checked above;
+        // a null status pointer is allowed; WNOHANG never blocks.
+        unsafe {
+            libc::waitpid(p.pid, std::ptr::null_mut(), libc::WNOHANG);
         }
-        signal_group(client_pgid, libc::SIGKILL);
-        tracker.kill_all();
-        let mut left: Vec<String> = group_members(client_pgid)
-            .iter()
-            .map(|p| format!("pid {} (client group {client_pgid})", p.pid))
-            .collect();
-        left.extend(
-            tracker
-                .alive()
-                .iter()
-                .map(|(id, p)| format!("pid {} (tool {id})", p.pid)),
-        );
-        left.extend(
-            marked(marker)
-                .iter()
-                .map(|p| format!("pid {} (marked {marker})", p.pid)),
-        );
-        left.sort();
-        left.dedup();
-        if left.is_empty() || std::time::Instant::now() >= deadline {
-            return (killed, left);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

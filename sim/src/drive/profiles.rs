@@ -388,6 +388,30 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
     }
 }
 
+/// What to install when a built-in profile's program is missing (the package, from
+/// its registry); `None` for `custom`.
+pub fn install_hint(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "claude-code" | "claude-code-tui" => {
+            "install Claude Code: `npm install @anthropic-ai/claude-code` and put its node_modules/.bin on PATH"
+        }
+        "codex" | "codex-tui" => {
+            "install Codex CLI: `npm install @openai/codex` and put its node_modules/.bin on PATH"
+        }
+        "opencode" => {
+            "install opencode: `npm install opencode-ai` and put its node_modules/.bin on PATH"
+        }
+        "python-sdk" => "needs python3 with the `anthropic` package (`pip install anthropic`)",
+        "pydantic-ai" => "needs python3 with `pydantic-ai` (`pip install pydantic-ai`)",
+        "openai-agents" => "needs python3 with `openai-agents` (`pip install openai-agents`)",
+        "openai-chat" => "needs python3 with `openai` (`pip install openai`)",
+        "test-client" | "test-client-tui" => {
+            "build it: `cargo build --release -p turnsim --features test-client` (or set TURNSIM_TEST_CLIENT)"
+        }
+        _ => return None,
+    })
+}
+
 /// The values placeholders stand for.
 #[derive(Clone, Debug)]
 pub struct Vars {
@@ -433,6 +457,9 @@ mod tests {
             assert!(p.is_ok(), "{name}: {p:?}");
         }
         assert!(profile("custom", &[]).is_err());
+        for name in BUILT_IN {
+            assert_eq!(install_hint(name).is_none(), name == "custom", "{name}");
+        }
         assert!(profile("nope", &[]).is_err());
         let v = Vars {
             base_url: "http://127.0.0.1:9".into(),

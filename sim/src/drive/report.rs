@@ -73,7 +73,14 @@ pub struct RunReport {
     pub signal_sent: Option<Sent>,
     pub first: Invocation,
     pub resumed: Invocation,
+    /// Every request the server received (HEAD probes and 404s included).
     pub requests: usize,
+    /// Of those, the model requests `turnsim check` judges (POST `/v1/messages`,
+    /// `/v1/responses`, `/v1/chat/completions`); the rest, by method and path.
+    #[serde(default)]
+    pub requests_judged: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests_other: Vec<(String, usize)>,
     pub observations: Vec<Observation>,
     pub replay: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +113,29 @@ fn environment_problem(f: &Facts) -> Option<String> {
     None
 }
 
+/// The requests `turnsim check` does not judge (a client's `HEAD /` reachability
+/// probe, a token count, anything answered 404), counted by method and path.
+fn other_requests(f: &Facts) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for r in &f.records {
+        let path = r.target.split('?').next().unwrap_or_default();
+        let judged = r.method == "POST"
+            && matches!(
+                path,
+                "/v1/messages" | "/v1/responses" | "/v1/chat/completions"
+            );
+        if judged {
+            continue;
+        }
+        let what = format!("{} {path}", r.method);
+        match out.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => out.push((what, 1)),
+        }
+    }
+    out
+}
+
 /// Why a scheduled signal was not sent.
 fn not_sent_reason(f: &Facts) -> Option<String> {
     let kind = f.schedule.interrupt?;
@@ -119,13 +149,14 @@ fn not_sent_reason(f: &Facts) -> Option<String> {
     let s = &f.schedule;
     let when = if starts > s.interrupt_at_tool as usize {
         format!(
-            "{} ms after tool #{} started",
-            s.interrupt_delay_ms, s.interrupt_at_tool
+            "{} ms after tool call {} started",
+            s.interrupt_delay_ms,
+            s.interrupt_at_tool + 1
         )
     } else {
         format!(
-            "after tool #{} started ({starts} tool call(s) started)",
-            s.interrupt_at_tool
+            "after tool call {} started ({starts} tool call(s) started)",
+            s.interrupt_at_tool + 1
         )
     };
     Some(format!(
@@ -146,6 +177,7 @@ impl RunReport {
     ) -> RunReport {
         let env = environment_problem(facts);
         let not_sent = not_sent_reason(facts);
+        let others = other_requests(facts);
         let worst = observations
             .iter()
             .map(|o| o.status)
@@ -178,6 +210,8 @@ impl RunReport {
             first: facts.first.clone(),
             resumed: facts.resumed.clone(),
             requests: facts.records.len(),
+            requests_judged: facts.records.len() - others.iter().map(|(_, n)| n).sum::<usize>(),
+            requests_other: others,
             observations,
             replay: format!("turnsim drive --replay {}", dir.join("run.json").display()),
             reruns: None,
@@ -248,7 +282,20 @@ impl RunReport {
                 ));
             }
         }
-        out.push_str(&format!("  requests: {}\n", self.requests));
+        out.push_str(&format!("  requests: {}", self.requests));
+        if !self.requests_other.is_empty() {
+            let others: Vec<String> = self
+                .requests_other
+                .iter()
+                .map(|(what, n)| format!("{n} {what}"))
+                .collect();
+            out.push_str(&format!(
+                " ({} model requests, which `turnsim check` judges; not judged: {})",
+                self.requests_judged,
+                others.join(", ")
+            ));
+        }
+        out.push('\n');
         for o in &self.observations {
             let status = match o.status {
                 Status::Pass => "ok",

@@ -40,6 +40,58 @@ def clean_up():
             pass
     for k in killed:
         print("clean-up killed pid " + k)
+# Every process of a tool's tree, by (pid, start time): the script the ledger names
+# (`pid ID PID`), what it (or anything of the tree) started, and what shares the
+# group of a script or one of its tree, looked at every 20 ms while the client runs, so a
+# child stays its tool's after its parent died and it was reparented.
+tree = {}
+def proc_stat(pid):
+    try:
+        f = open("/proc/%s/stat" % pid).read()
+    except OSError:
+        return None
+    w = f[f.rfind(")") + 2:].split()
+    return None if w[0] == "Z" else (int(w[1]), int(w[2]), int(w[19]))
+def cmdline(pid):
+    try:
+        return open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+def sample(client_pid):
+    scripts = {}
+    for line in open(ledger).read().splitlines() if os.path.exists(ledger) else []:
+        w = line.split()
+        if len(w) == 3 and w[0] == "pid" and w[2].isdigit():
+            scripts[int(w[2])] = w[1]
+    live = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        st = proc_stat(pid)
+        if st:
+            live[int(pid)] = st
+    groups = {}
+    for (pid, start), (tool, _) in tree.items():
+        st = live.get(pid)
+        if st and st[2] == start and st[1] != client_pid:
+            groups[st[1]] = tool
+    added = True
+    while added:
+        added = False
+        for pid, (ppid, pgid, start) in live.items():
+            if (pid, start) in tree:
+                continue
+            parent = live.get(ppid)
+            tool = scripts.get(pid)
+            if tool is None and parent and (ppid, parent[2]) in tree:
+                tool = tree[(ppid, parent[2])][0]
+            if tool is None and pgid != client_pid:
+                tool = groups.get(pgid)
+            if tool is not None:
+                tree[(pid, start)] = (tool, cmdline(pid))
+                if pgid != client_pid:
+                    groups[pgid] = tool
+                added = True
+def tree_alive():
+    return [(k, v) for k, v in tree.items() if (proc_stat(k[0]) or (0, 0, -1))[2] == k[1]]
 lock = threading.Lock()
 state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log": []}
 
@@ -272,6 +324,7 @@ def run(argv, prompt, sig, resume=False):
                 (os.killpg if sig["name"] in ("SIGINT", "SIGHUP") else os.kill)(p.pid, num)
                 sent = boot_ms() - T0
                 print("+%6d ms %s sent" % (sent, sig["name"]))
+        sample(p.pid)
         time.sleep(0.02)
     end = boot_ms() - T0
     print("+%6d ms client exited with %s" % (end, p.returncode))
@@ -301,7 +354,16 @@ def read_ledger():
 
 sent, end = run(CFG["command"], CFG["prompt1"], CFG["signal"])
 n_first = len(state["log"])
-time.sleep((CFG["tool_ms"] + 2000) / 1000)
+# A process of a tool's tree still alive 300 ms after the client exited ran on
+# without it; watched until it ends or the tool's time (and 2 s) has passed.
+time.sleep(0.3)
+survivors = {k: [v[0], v[1], None] for k, v in tree_alive()}
+deadline = time.time() + (CFG["tool_ms"] + 2000) / 1000
+while time.time() < deadline:
+    for k, s in survivors.items():
+        if s[2] is None and (proc_stat(k[0]) or (0, 0, -1))[2] != k[1]:
+            s[2] = boot_ms() - T0
+    time.sleep(0.05)
 clean_up()
 for k, i, t, who in read_ledger():
     print("+%6d ms %s %s %s%s" % (t, k, i, who, "  (after the client exited)" if t > end else ""))
@@ -331,6 +393,9 @@ checks = CFG["checks"]
 if "orphaned_tool" in checks:
     found += [("orphaned_tool", "tool %s wrote its effect at +%d ms, %d ms after the client exited" % (i, t, t - end))
               for k, i, t, _ in read_ledger() if k == "effect" and t > end]
+    found += [("orphaned_tool", "pid %d (`%s`) of tool %s was alive 300 ms after the client exited at +%d ms, %s" % (
+                  k[0], s[1], s[0], end, "until +%d ms" % s[2] if s[2] is not None else "until this script killed it"))
+              for k, s in sorted(survivors.items())]
 if "no_effect_after_cancel" in checks and sent is not None:
     found += [("no_effect_after_cancel", "request to %s at +%d ms, after the signal" % (r["path"], r["t"])) for r in state["log"][:n_first] if r["t"] > sent]
     found += [("no_effect_after_cancel", "tool %s started at +%d ms, after the signal" % (i, t)) for k, i, t, _ in read_ledger() if k == "start" and sent < t <= end]

@@ -12,11 +12,12 @@
 //! `drive` with `unsafe`.
 
 use super::invoke::{Invocation, Running, Sent, invoke, ledger_lines};
-use super::procs::{self, Tracker};
+use super::procs;
 use super::profiles::{Profile, ProviderFault, Vars};
 pub use super::schedule::{DriveOptions, Schedule};
 use super::terminal::Terminal;
 use super::tool::{self, Event};
+use super::tree::Tracker;
 use crate::scenario::{ScriptedCall, ScriptedResponse, ScriptedStop};
 use crate::serve::ServeConfig;
 use crate::serve::record::Record;
@@ -232,6 +233,11 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         work: work.display().to_string(),
         resume: false,
     };
+    // Orphans of the run's processes are reparented to the harness, not to pid 1:
+    // they stay below it (and are reaped by it) whatever group or session they left
+    // for. Refused only by a kernel without it (before 3.4), which changes nothing
+    // else: the trees and the marker still find them.
+    procs::become_subreaper();
     let t0 = procs::boot_ms();
     let mut running = Running {
         ledger: &ledger,

@@ -21,7 +21,9 @@ pub struct Schedule {
     /// Tool rounds the scripted model asks for in the first phase.
     pub rounds: u32,
     pub interrupt: Option<Interrupt>,
-    /// The signal follows the `start` line of this tool call (0-based, ledger order).
+    /// The signal follows the `start` line of this tool call (0-based, ledger order;
+    /// reports count from 1, as the ledger's ids do: index 0 is "tool call 1", whose
+    /// id ends in `00001` when no call before it was cut).
     pub interrupt_at_tool: u32,
     /// ... after this many milliseconds (a tenth of the tool's duration, 0 to 9 times).
     pub interrupt_delay_ms: u64,
@@ -70,10 +72,10 @@ impl Schedule {
         };
         let signal = match self.interrupt {
             Some(i) => format!(
-                "{} {} ms after tool #{} starts",
+                "{} {} ms after tool call {} (of the first invocation, counted from 1) starts",
                 i.name(),
                 self.interrupt_delay_ms,
-                self.interrupt_at_tool
+                self.interrupt_at_tool + 1
             ),
             None => "no signal".into(),
         };
@@ -113,5 +115,28 @@ impl DriveOptions {
             "options: no fault {}, no signal {}",
             self.no_fault, self.no_signal
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_counts_tool_calls_from_one_as_the_ledger_ids_do() {
+        let s = Schedule {
+            seed: 1,
+            fault: None,
+            fault_at: 0,
+            rounds: 2,
+            interrupt: Some(Interrupt::Sigterm),
+            interrupt_at_tool: 0,
+            interrupt_delay_ms: 600,
+            tool_ms: 6000,
+        };
+        assert_eq!(
+            s.describe(),
+            "seed 1: 2 tool rounds of 6000 ms, no provider fault, SIGTERM 600 ms after tool call 1 (of the first invocation, counted from 1) starts, then resume with one more prompt"
+        );
     }
 }

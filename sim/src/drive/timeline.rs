@@ -7,7 +7,10 @@
 //! timestamps (the same boot clock, [`super::tool`]) for each tool's start, effect and
 //! finish, and the harness's first sight of each request (to its polling interval).
 //! A tool whose effect or finish came after its client exited is drawn red from the
-//! exit on, with an alarm at its effect: an orphan is visible at a glance. The picture
+//! exit on, with an alarm at its effect: an orphan is visible at a glance. So is every
+//! other process of a tool's tree (a child its script left running) alive after the
+//! exit: a red span in the tool's lane, from the exit to when it exited or was killed,
+//! with its pid, command line and start, and an alarm. The picture
 //! is a function of the run's facts and observations, so equal facts draw equal bytes.
 
 use super::exit_status::explain_exit;
@@ -214,6 +217,58 @@ fn tool_lane(p: &mut Picture, f: &Facts, lane: usize, id: &str) {
     }
 }
 
+/// The processes of each orphaned tool's tree that outlived `inv`'s client, in the
+/// tool's lane (the script itself is drawn from the ledger by [`tool_lane`]).
+fn survivors(p: &mut Picture, inv: &Invocation, name: &str, ids: &[String]) {
+    for o in &inv.orphans {
+        let Some(k) = ids.iter().position(|id| *id == o.id) else {
+            continue;
+        };
+        let lane = FIRST_TOOL + k;
+        for s in o
+            .survivors
+            .iter()
+            .filter(|s| o.script_gone || s.pid != o.pid)
+        {
+            let how = if s.killed_by_harness {
+                "killed by the harness"
+            } else {
+                "exited"
+            };
+            let what = format!(
+                "pid {} `{}` of tool {} ({}; parent now pid {}{}, pgid {}, sid {}), started at +{} ms, alive after the {name} client exited at +{} ms, {how} at +{} ms",
+                s.pid,
+                s.command,
+                o.id,
+                s.tie.describe(),
+                s.ppid,
+                if s.adopted { " (the harness)" } else { "" },
+                s.pgid,
+                s.sid,
+                s.start_ms,
+                inv.end_ms,
+                s.end_ms
+            );
+            p.spans.push(Span {
+                lane,
+                from: inv.end_ms.max(s.start_ms),
+                to: s.end_ms.max(inv.end_ms),
+                label: format!("pid {} ran on", s.pid),
+                detail: what.clone(),
+                bad: true,
+            });
+            p.mark(lane, s.end_ms, Kind::Bad, how, what.clone());
+            p.alarms.push(Alarm {
+                t: inv.end_ms,
+                order: u64::MAX,
+                name: "orphan".into(),
+                message: what,
+                compare: None,
+            });
+        }
+    }
+}
+
 /// The picture of a driven run.
 pub fn picture(f: &Facts, observations: &[Observation], client: &str) -> Picture {
     let ids = tool_ids(&f.events);
@@ -298,6 +353,8 @@ pub fn picture(f: &Facts, observations: &[Observation], client: &str) -> Picture
     for (k, id) in ids.iter().enumerate() {
         tool_lane(&mut p, f, FIRST_TOOL + k, id);
     }
+    survivors(&mut p, &f.first, "first", &ids);
+    survivors(&mut p, &f.resumed, "resumed", &ids);
     p
 }
 

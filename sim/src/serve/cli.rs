@@ -50,7 +50,8 @@ pub struct ServeArgs {
     #[cfg_attr(feature = "cli", arg(long))]
     pub no_faults: bool,
     /// Where the ledger and the scratch files of generated tool calls go (default: a
-    /// fresh directory under the system's temp dir).
+    /// fresh directory under the system's temp dir); a relative path is made
+    /// absolute, as the tool commands run in the client's own directory.
     #[cfg_attr(feature = "cli", arg(long))]
     pub workdir: Option<PathBuf>,
     /// Longest sleep in a generated shell command, in milliseconds.
@@ -73,6 +74,9 @@ pub fn config_from_args(a: &ServeArgs) -> Result<ServeConfig, String> {
     let dir = a.workdir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("turnsim-serve-{}", std::process::id()))
     });
+    // The ledger and scratch paths go into tool commands a client runs in its own
+    // working directory: a relative one would point nowhere from there.
+    let dir = std::path::absolute(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut config = ServeConfig::new(script, &dir);
     config.workspace.max_sleep_ms = a.max_sleep_ms;
     config.record = a.record.clone();
@@ -102,5 +106,32 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
             eprintln!("turnsim serve: 127.0.0.1:{}: {e}", a.port);
             crate::exit::Exit::File.code()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_workdir_becomes_absolute_so_tool_commands_work_from_any_directory() {
+        let rel = PathBuf::from(format!(
+            "target/turnsim-serve-cli-test-{}",
+            std::process::id()
+        ));
+        let a = ServeArgs {
+            seed: None,
+            scenario: None,
+            port: 0,
+            record: None,
+            no_faults: false,
+            workdir: Some(rel.clone()),
+            max_sleep_ms: 1000,
+        };
+        let config = config_from_args(&a).expect("a config");
+        let ledger = &config.workspace.ledger;
+        assert!(ledger.is_absolute(), "{}", ledger.display());
+        assert!(ledger.starts_with(std::env::current_dir().expect("cwd").join(&rel)));
+        let _ = std::fs::remove_dir_all(&rel);
     }
 }

@@ -399,7 +399,9 @@ pub(super) fn recheck(
             let prev = req.previous_response_id.clone();
             let context = match &prev {
                 Some(id) => stored.contexts.get(id).cloned().ok_or_else(|| {
-                    format!("it continues {id}, which the recording holds no completed response for")
+                    format!(
+                        "it continues {id}, which the recording holds no completed response for"
+                    )
                 })?,
                 None => Vec::new(),
             };

@@ -9,7 +9,6 @@ use super::conversation::{CONVERSATION_HEADER, conversation_key};
 use super::record::{Record, read_dir};
 use super::verdict::{Judge, RequestFacts, Verdict, parse_request};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The verdicts of a recording, recomputed from its bodies, with a note for each
@@ -37,34 +36,34 @@ pub fn check_records(records: &[Record]) -> Checked {
         if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
             match super::openai_route::recheck(&mut judge, &stored, r, &body) {
                 Ok(verdict) => {
-                let judged_again = |v: &Verdict| {
-                    v.violations
-                        .iter()
-                        .filter(|x| x.rule != "reasoning_kept")
-                        .cloned()
-                        .collect::<Vec<_>>()
-                };
-                if let Some(recorded) = &r.verdict
-                    && judged_again(recorded) != verdict.violations
-                {
-                    mismatches.push(format!(
-                        "request #{}: the recording says {} violation(s), judged again {}",
-                        r.index,
-                        recorded.violations.len(),
-                        verdict.violations.len()
-                    ));
-                }
-                let mut verdict = verdict;
-                if let Some(recorded) = &r.verdict {
-                    verdict.violations.extend(
-                        recorded
-                            .violations
+                    let judged_again = |v: &Verdict| {
+                        v.violations
                             .iter()
-                            .filter(|x| x.rule == "reasoning_kept")
-                            .cloned(),
-                    );
-                }
-                verdicts.push(verdict);
+                            .filter(|x| x.rule != "reasoning_kept")
+                            .cloned()
+                            .collect::<Vec<_>>()
+                    };
+                    if let Some(recorded) = &r.verdict
+                        && judged_again(recorded) != verdict.violations
+                    {
+                        mismatches.push(format!(
+                            "request #{}: the recording says {} violation(s), judged again {}",
+                            r.index,
+                            recorded.violations.len(),
+                            verdict.violations.len()
+                        ));
+                    }
+                    let mut verdict = verdict;
+                    if let Some(recorded) = &r.verdict {
+                        verdict.violations.extend(
+                            recorded
+                                .violations
+                                .iter()
+                                .filter(|x| x.rule == "reasoning_kept")
+                                .cloned(),
+                        );
+                    }
+                    verdicts.push(verdict);
                 }
                 // Never a silent pass: a request that cannot be judged again keeps the
                 // verdict the server recorded, and says why it was not judged again.

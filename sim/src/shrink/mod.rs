@@ -346,7 +346,11 @@ pub fn shrink_observed(
         stopped_by_time: search.stopped_by_time,
         stopped_by_replays,
         failed_differently: search.failed_differently,
-        finding_before: first.violation.as_ref().map(|f| f.message.clone()).unwrap_or_default(),
+        finding_before: first
+            .violation
+            .as_ref()
+            .map(|f| f.message.clone())
+            .unwrap_or_default(),
         finding_after: v.message.clone(),
         scenario: out,
     })

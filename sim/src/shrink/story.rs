@@ -116,7 +116,11 @@ fn finding_shape(message: &str) -> String {
     }
     // The kind is said before the first detail: `: ` after the `request op#N:` head.
     let body = out.split_once(": ").map_or(out.as_str(), |(head, rest)| {
-        if head.starts_with("request op#") { rest } else { out.as_str() }
+        if head.starts_with("request op#") {
+            rest
+        } else {
+            out.as_str()
+        }
     });
     body.split(": ").next().unwrap_or(body).trim().to_owned()
 }
@@ -233,8 +237,14 @@ mod tests {
             step: 30,
         };
         let mut s = shrunk(Invariant::ModelWordsExact, 9);
-        assert_eq!(notes(&expected, &s), Vec::<String>::new(), "same kind, other call");
-        s.finding_after = "request op#2: message 1, block 0 is assistant text the model never said: x is neither".into();
+        assert_eq!(
+            notes(&expected, &s),
+            Vec::<String>::new(),
+            "same kind, other call"
+        );
+        s.finding_after =
+            "request op#2: message 1, block 0 is assistant text the model never said: x is neither"
+                .into();
         assert_eq!(
             notes(&expected, &s),
             [format!(

@@ -456,12 +456,18 @@ pub fn show_new_messages(messages: &[turnsim_core::SharedMessage]) -> String {
             is_error,
         } => format!(
             "tool_result {tool_use_id}{} {}",
-            if *is_error == Some(true) { " error" } else { "" },
+            if *is_error == Some(true) {
+                " error"
+            } else {
+                ""
+            },
             short(&content.text())
         ),
         Block::Unknown(map) => format!(
             "{} block",
-            map.get("type").and_then(|t| t.as_str()).unwrap_or("unknown")
+            map.get("type")
+                .and_then(|t| t.as_str())
+                .unwrap_or("unknown")
         ),
     };
     let mut shown: Vec<String> = messages
@@ -474,9 +480,7 @@ pub fn show_new_messages(messages: &[turnsim_core::SharedMessage]) -> String {
             };
             let body = match &m.content {
                 Content::Text(t) => short(t),
-                Content::Blocks(blocks) => {
-                    blocks.iter().map(block).collect::<Vec<_>>().join(", ")
-                }
+                Content::Blocks(blocks) => blocks.iter().map(block).collect::<Vec<_>>().join(", "),
             };
             format!("{role} [{body}]")
         })

@@ -26,11 +26,18 @@ impl World<'_> {
     /// checkers hear of it before any of its outputs is carried out.
     pub(super) fn cancel_live(&mut self, cause: CancelCause) -> Step {
         let running = self.ledger.running();
+        let live = self.outstanding.map(|(op, _)| op);
         match self.call(Input::Cancel { cause })? {
             Ok(outputs) => {
+                let left_running = live.filter(|op| {
+                    !outputs
+                        .iter()
+                        .any(|o| matches!(o, Output::Abort { op: a } if a == op))
+                });
                 self.ctx_check(Event::CancelAccepted {
                     cause,
                     running: &running,
+                    left_running,
                 })?;
                 self.execute(outputs)?;
             }

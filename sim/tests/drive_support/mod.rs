@@ -103,3 +103,19 @@ pub fn replay(report: &RunReport) -> (i32, String) {
     let (code, stdout, _) = turnsim(&["--rerun", "0", "--out", &out, "--replay", &run]);
     (code, stdout)
 }
+
+/// Runs `rounds` tool calls with no provider fault and no signal, no reruns.
+pub fn drive_quiet(p: &Profile, rounds: u32, name: &str) -> RunReport {
+    let schedule = Schedule {
+        seed: 0,
+        fault: None,
+        fault_at: 0,
+        rounds,
+        interrupt: None,
+        interrupt_at_tool: 0,
+        interrupt_delay_ms: 0,
+        tool_ms: TOOL_MS,
+    };
+    let file = RunFile::new(p.clone(), schedule, TIMEOUT_SECS);
+    turnsim::drive::drive_one(&file, &temp_dir(name), "test", 0).expect("the run completes")
+}
