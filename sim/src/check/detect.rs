@@ -31,6 +31,27 @@ pub enum Detected {
 /// A Responses API request body, as [`unsupported`] words it (judged by `check`).
 pub const RESPONSES_REQUEST: &str = "an OpenAI Responses API request (`input` items)";
 
+/// A gemini-cli session file, as `check` names it until the Gemini API is judged.
+pub const GEMINI_SESSION: &str = "a gemini-cli session file (`sessionId`, `projectHash`, `messages` of type user/gemini; the Gemini API is not in the judge yet)";
+
+/// A vcrpy cassette (Python's VCR: requests with `uri:`, not go-vcr's `url:`).
+pub const VCRPY_CASSETTE: &str = "a vcrpy cassette (`interactions` whose requests name a `uri:`, as pydantic-ai's and langchain's test suites record them)";
+
+/// Whether a top-level object is a gemini-cli session (its file or its JSONL head).
+fn gemini_session(o: &serde_json::Map<String, serde_json::Value>) -> bool {
+    (o.contains_key("projectHash") && o.contains_key("sessionId"))
+        || o.get("type").and_then(serde_json::Value::as_str) == Some("gemini")
+}
+
+/// Whether a YAML cassette is vcrpy's: a request key `uri:` and no go-vcr `url:`.
+fn vcrpy(body: &str) -> bool {
+    let key = |k: &str| {
+        body.lines()
+            .any(|l| l.trim_start().starts_with(k) && l.starts_with(' '))
+    };
+    key("uri: ") && !key("url: ")
+}
+
 /// The rollout's description, as [`unsupported`] words it.
 const CODEX_ROLLOUT: &str = "a Codex CLI rollout (`session_meta` / `response_item` lines)";
 
@@ -104,15 +125,30 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
     if body.starts_with('{') {
         return Ok(match body.split_once('\n') {
             Some((first, _)) => match serde_json::from_str::<serde_json::Value>(first) {
+                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
+                    Detected::Unsupported(GEMINI_SESSION)
+                }
                 Ok(serde_json::Value::Object(o)) if o.contains_key("messages") => {
                     Detected::JsonDocument
                 }
                 Ok(serde_json::Value::Object(o)) => first_object(&o),
                 // Not a whole object on the first line: a pretty-printed document
-                // (or a broken first line, which the document parser will name).
+                // (or a broken first line, which the document parser will name),
+                // unless the whole of it is a gemini-cli session.
+                _ if complete && body.contains("\"projectHash\"") => {
+                    match serde_json::from_str::<serde_json::Value>(body) {
+                        Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
+                            Detected::Unsupported(GEMINI_SESSION)
+                        }
+                        _ => Detected::JsonDocument,
+                    }
+                }
                 _ => Detected::JsonDocument,
             },
             None if complete => match serde_json::from_str::<serde_json::Value>(body) {
+                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
+                    Detected::Unsupported(GEMINI_SESSION)
+                }
                 Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => first_object(&o),
                 _ => Detected::JsonDocument,
             },
@@ -127,6 +163,9 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
         .iter()
         .any(|p| body.starts_with(p))
     {
+        if vcrpy(body) {
+            return Ok(Detected::Unsupported(VCRPY_CASSETTE));
+        }
         return Ok(Detected::Vcr);
     }
     if ["event:", "data:", ":"].iter().any(|p| body.starts_with(p)) {
@@ -179,6 +218,31 @@ mod tests {
                 "an OpenAI Responses API request (`input` items)"
             ))
         );
+    }
+
+    #[test]
+    fn formats_not_read_yet_are_named_not_mistaken_for_a_broken_file() {
+        let gemini_pretty = "{\n  \"sessionId\": \"92f6\",\n  \"projectHash\": \"a33c\",\n  \"startTime\": \"t\",\n  \"messages\": [{\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}]\n}\n";
+        let gemini_line = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\",\"messages\":[]}";
+        let gemini_jsonl = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\"}\n{\"id\":\"m1\",\"type\":\"gemini\",\"content\":\"ok\"}\n";
+        for text in [gemini_pretty, gemini_line, gemini_jsonl] {
+            assert_eq!(
+                detect(text.as_bytes(), true),
+                Ok(Detected::Unsupported(GEMINI_SESSION)),
+                "{text}"
+            );
+        }
+        let vcrpy = "interactions:\n- request:\n    body: '{}'\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n    status:\n      code: 200\nversion: 1\n";
+        assert_eq!(
+            detect(vcrpy.as_bytes(), true),
+            Ok(Detected::Unsupported(VCRPY_CASSETTE))
+        );
+        // go-vcr names its request `url:`: still read as go-vcr.
+        let govcr = "---\nversion: 2\ninteractions:\n    - id: 0\n      request:\n        body: '{}'\n        url: https://api.anthropic.com/v1/messages\n        method: POST\n";
+        assert_eq!(detect(govcr.as_bytes(), true), Ok(Detected::Vcr));
+        // A Claude Code log that only mentions gemini-cli's keys in a message is a log.
+        let claude = "{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"what is projectHash?\"}}\n{\"type\":\"assistant\"}\n";
+        assert_eq!(detect(claude.as_bytes(), true), Ok(Detected::ClaudeJsonl));
     }
 
     #[test]

@@ -227,6 +227,8 @@ struct State {
     requests: usize,
     skipped: usize,
     responses: usize,
+    /// Skipped interactions that were OpenAI Responses API calls (`/v1/responses`).
+    responses_api: usize,
 }
 
 impl State {
@@ -258,6 +260,9 @@ impl State {
             || req.body.contains("\"messages\"");
         if !is_messages || req.url.contains("/count_tokens") {
             self.skipped += 1;
+            if req.url.contains("/v1/responses") {
+                self.responses_api += 1;
+            }
             return Ok(());
         }
         let body: Value = serde_json::from_str(&req.body)
@@ -312,6 +317,12 @@ impl State {
     }
 
     fn finish(self, report: &mut FileReport) -> Result<(), InputError> {
+        if self.requests == 0 && self.responses_api > 0 {
+            return Err(super::detect::unsupported_error(&format!(
+                "a go-vcr cassette of the OpenAI Responses API ({} of its {} interaction(s) call /v1/responses)",
+                self.responses_api, self.interactions
+            )));
+        }
         if self.requests == 0 {
             return Err(InputError::whole(format!(
                 "a go-vcr cassette with no Messages API or chat-completions request among its {} interaction(s): nothing to judge",
