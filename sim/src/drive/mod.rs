@@ -14,6 +14,7 @@
 //! working directory, ledger and process marker.
 
 pub(crate) mod cleanup;
+pub(crate) mod evidence;
 pub(crate) mod exit_status;
 pub(crate) mod history;
 pub(crate) mod invoke;
