@@ -49,8 +49,9 @@ pub struct ModelWordsExact {
     open: BTreeMap<OperationId, Vec<(usize, Said)>>,
     /// Whether the provider streamed anything in this run.
     streamed_any: bool,
-    /// Texts and calls an accepted outside history brought in.
-    foreign_texts: Vec<String>,
+    /// Texts and calls an accepted outside history brought in. Each hostile input
+    /// hands the whole history it left, so these are kept without repeats.
+    foreign_texts: BTreeSet<String>,
     foreign_calls: Vec<(String, Value)>,
 }
 
@@ -243,7 +244,7 @@ impl ModelWordsExact {
                         if self.mark.is_empty()
                             || !text.contains(self.mark)
                             || ctx.host_texts.iter().any(|h| h == text)
-                            || self.foreign_texts.iter().any(|f| f == text)
+                            || self.foreign_texts.contains(text.as_str())
                             || self.text_said(text)
                         {
                             continue;
@@ -316,9 +317,18 @@ impl Checker for ModelWordsExact {
                 for m in held.iter().filter(|m| m.role == Role::Assistant) {
                     for b in m.blocks() {
                         match b {
-                            Block::Text { text, .. } => self.foreign_texts.push(text.clone()),
-                            Block::ToolUse { name, input, .. } => {
-                                self.foreign_calls.push((name.clone(), input.clone()))
+                            Block::Text { text, .. }
+                                if !self.foreign_texts.contains(text.as_str()) =>
+                            {
+                                self.foreign_texts.insert(text.clone());
+                            }
+                            Block::ToolUse { name, input, .. }
+                                if !self
+                                    .foreign_calls
+                                    .iter()
+                                    .any(|(n, i)| n == name && i == input) =>
+                            {
+                                self.foreign_calls.push((name.clone(), input.clone()));
                             }
                             _ => {}
                         }
