@@ -67,8 +67,11 @@ async def main():
             shown.append(chunk)
 
     task = asyncio.ensure_future(run())
+    deadline = asyncio.get_running_loop().time() + 30
     while not any(getattr(c, "tool_call_chunks", None) for c in shown):
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.005)
+        if asyncio.get_running_loop().time() > deadline:
+            raise SystemExit("no tool call was streamed within 30 s: nothing to judge")
     task.cancel()  # the user presses stop
     try:
         await task

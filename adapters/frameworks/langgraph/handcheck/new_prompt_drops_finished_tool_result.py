@@ -71,19 +71,25 @@ async def run_shell(cmd: str) -> str:
 def unanswered(messages):
     """What the INVALID_CHAT_HISTORY page tells an application to answer."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    last = [m for m in messages if isinstance(m, AIMessage)][-1]
-    return [ToolMessage("interrupted", tool_call_id=c["id"], status="error") for c in last.tool_calls if c["id"] not in answered]
+    ais = [m for m in messages if isinstance(m, AIMessage)]
+    calls = ais[-1].tool_calls if ais else []
+    return [ToolMessage("interrupted", tool_call_id=c["id"], status="error") for c in calls if c["id"] not in answered]
 
 
 async def main():
     agent = create_react_agent(Scripted(), [search, run_shell], checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     task = asyncio.ensure_future(agent.ainvoke({"messages": [HumanMessage("prompt 1: fix the parser")]}, config))
-    for _ in range(1000):  # until the fast tool's result is saved
-        await asyncio.sleep(0)
+    # Until the fast tool's result is saved. LangGraph hands sync work to executor
+    # threads, so this waits on the outcome with a deadline, not a count of loop turns.
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        await asyncio.sleep(0.005)
         state = await agent.aget_state(config)
         if any(isinstance(m, ToolMessage) for m in state.values.get("messages", [])):
             break
+        if asyncio.get_running_loop().time() > deadline:
+            raise SystemExit("the fast tool's result was not saved within 30 s: nothing to judge")
     task.cancel()  # the user presses stop while run_shell runs
     try:
         await task

@@ -112,8 +112,13 @@ async def case(die_at_step):
     config = {"configurable": {"thread_id": "t"}}
     agent = create_react_agent(model, [run_shell], checkpointer=saver)
     task = asyncio.ensure_future(agent.ainvoke({"messages": [HumanMessage("prompt 1: fix the parser")]}, config))
-    for _ in range(200):
-        await asyncio.sleep(0)
+    # Until the run reaches the step it dies at. LangGraph hands sync work to executor
+    # threads, so this waits on the outcome with a deadline, not a count of loop turns.
+    deadline = asyncio.get_running_loop().time() + 30
+    while not saver.dead:
+        await asyncio.sleep(0.005)
+        if asyncio.get_running_loop().time() > deadline:
+            raise SystemExit(f"the run did not reach step {die_at_step} within 30 s: nothing to judge")
     task.cancel()  # the process is gone; the saver keeps what it stored
     saver.released.set()
     try:
