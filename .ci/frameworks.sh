@@ -83,8 +83,9 @@ for dir in adapters/frameworks/*/; do
     # The hand checks stay true: each exits 0 only while the framework still behaves so.
     if [ -d "$dir/handcheck" ]; then
         for script in "$dir"/handcheck/*; do
-            $interp "$script" >/dev/null || {
-                echo "frameworks: $script no longer shows its finding; update docs/frameworks.md and $dir/expected.json" >&2
+            # A hand check that hangs is a failure with its name, not a stuck CI.
+            timeout 300 $interp "$script" >/dev/null || {
+                echo "frameworks: $script no longer shows its finding (or ran 300 s); update docs/frameworks.md and $dir/expected.json" >&2
                 exit 1
             }
         done

@@ -18,8 +18,14 @@ fn fixture() -> Fixture {
 fn history_stable_fires_when_an_earlier_turns_message_changes() {
     let mut f = fixture();
     let h1 = vec![directive("fix it"), shared(Message::assistant_text("done"))];
-    f.observe(&h1, Event::TurnStarted { baseline: 2 })
-        .expect("first turn");
+    f.observe(
+        &h1,
+        Event::TurnStarted {
+            baseline: 2,
+            before: &h1[..2],
+        },
+    )
+    .expect("first turn");
     let h2 = vec![directive("fix it"), shared(Message::assistant_text("DONE"))];
     let err = f
         .observe(&h2, Event::Step)
@@ -34,8 +40,14 @@ fn history_stable_fires_when_an_earlier_turns_message_changes() {
 fn history_stable_accepts_a_rewind_and_then_holds_the_new_prefix() {
     let mut f = fixture();
     let h1 = vec![directive("fix it"), shared(Message::assistant_text("done"))];
-    f.observe(&h1, Event::TurnStarted { baseline: 2 })
-        .expect("first turn");
+    f.observe(
+        &h1,
+        Event::TurnStarted {
+            baseline: 2,
+            before: &h1[..2],
+        },
+    )
+    .expect("first turn");
     let h2 = vec![directive("fix it")];
     f.observe(&h2, Event::Reset(ResetKind::Rewind))
         .expect("a rewind is allowed");
@@ -149,8 +161,14 @@ fn recovery_idempotent_fires_when_a_second_restore_differs() {
 fn cache_breakpoints_fires_on_a_misplaced_breakpoint() {
     let mut f = fixture();
     let m = vec![directive("fix it")];
-    f.observe(&m, Event::TurnStarted { baseline: 0 })
-        .expect("turn");
+    f.observe(
+        &m,
+        Event::TurnStarted {
+            baseline: 0,
+            before: &m[..0],
+        },
+    )
+    .expect("turn");
     let err = f
         .send_in(&m, 1, &request_with("s", m.clone(), vec![None]))
         .expect_err("the last message is not marked");
@@ -179,8 +197,14 @@ fn liveness_fires_when_the_turn_is_still_open() {
 fn a_clean_turn_passes_every_checker() {
     let mut f = fixture();
     let m = vec![directive("fix it")];
-    f.observe(&m, Event::TurnStarted { baseline: 0 })
-        .expect("turn");
+    f.observe(
+        &m,
+        Event::TurnStarted {
+            baseline: 0,
+            before: &m[..0],
+        },
+    )
+    .expect("turn");
     f.send_in(&m, 1, &request("s", m.clone()))
         .expect("a valid first request");
 }

@@ -45,8 +45,14 @@ fn results(phrase: &str) -> SharedMessage {
 impl Fixture {
     /// A turn opens on an empty history.
     fn started(&mut self) {
-        self.observe(&[], Event::TurnStarted { baseline: 0 })
-            .expect("the turn starts");
+        self.observe(
+            &[],
+            Event::TurnStarted {
+                baseline: 0,
+                before: &[],
+            },
+        )
+        .expect("the turn starts");
     }
 
     /// The engine crashes with nothing running, holding `history`.

@@ -153,8 +153,14 @@ fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
     f.send(1, &request("you are an agent", m.clone()))
         .expect("first request");
     f.observe(&m, Event::TurnEnded).expect("turn ends");
-    f.observe(&m, Event::TurnStarted { baseline: 1 })
-        .expect("turn starts");
+    f.observe(
+        &m,
+        Event::TurnStarted {
+            baseline: 1,
+            before: &m[..1],
+        },
+    )
+    .expect("turn starts");
     let err = f
         .send(2, &request("you are an agent; it is 10:02", m.clone()))
         .expect_err("volatile system prompt");
@@ -170,8 +176,14 @@ fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
     // Between turns, as the host reconfigures; `append_only` judges within a turn.
     let next_turn = |f: &mut Fixture| {
         f.observe(&m, Event::TurnEnded).expect("turn ends");
-        f.observe(&m, Event::TurnStarted { baseline: 1 })
-            .expect("turn starts");
+        f.observe(
+            &m,
+            Event::TurnStarted {
+                baseline: 1,
+                before: &m[..1],
+            },
+        )
+        .expect("turn starts");
     };
     next_turn(&mut f);
     f.observe(&m, Event::Reconfigured).expect("no check");
@@ -234,6 +246,29 @@ fn durable_live_fires_between_turns_when_the_log_still_holds_a_turn_open() {
     recovered.push(shared(Message::user_text("[interrupted]")));
     durable(&mut f, &live, recovered, true, false)
         .expect("mid-turn a restore may recover the open turn");
+}
+
+#[test]
+fn durable_live_reads_consecutive_user_messages_as_the_api_joins_them() {
+    let text = |t: &str| Block::Text { text: t.into() };
+    let mut live = one_answer();
+    live.push(shared(Message::user_text("p2")));
+    live.push(shared(Message::user_blocks(vec![text("p3")])));
+    // The log keeps the two prompts as one message, as the API reads them.
+    let mut joined = one_answer();
+    joined.push(shared(Message::user_blocks(vec![text("p2"), text("p3")])));
+    let mut f = Fixture::new();
+    durable(&mut f, &live, joined, true, true).expect("the same conversation");
+    // A joined message that lost a prompt is still a difference.
+    let mut lost = one_answer();
+    lost.push(shared(Message::user_blocks(vec![text("p2")])));
+    let err = durable(&mut f, &live, lost, true, true).expect_err("p3 is not in the log");
+    assert!(
+        err.starts_with(
+            "durable_live@7: message 2 differs between the restored and the live engine at byte"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -301,7 +336,13 @@ fn receipted(
 ) -> Result<(), String> {
     let m = [directive("fix it")];
     f.observe(&m, Event::TurnEnded)?;
-    f.observe(&m, Event::TurnStarted { baseline: 1 })?;
+    f.observe(
+        &m,
+        Event::TurnStarted {
+            baseline: 1,
+            before: &m[..1],
+        },
+    )?;
     f.observe(
         &[],
         Event::Receipt {

@@ -54,7 +54,7 @@ impl Checker for CacheBreakpoints {
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
-            Event::TurnStarted { baseline } => {
+            Event::TurnStarted { baseline, .. } => {
                 self.baseline = *baseline;
                 None
             }

@@ -7,8 +7,11 @@
 //! at the step that wrote it. Mid-turn a restore recovers the open turn (a marker,
 //! answers for calls in flight), so the live history must be a prefix of the restored
 //! one; between turns there is nothing to recover, so the two must be equal, the
-//! restored engine idle, and its restore must ask for no work.
+//! restored engine idle, and its restore must ask for no work. Both are compared as the
+//! API reads them (`api_view`): a log that keeps two consecutive user messages joined
+//! where the live engine holds them apart restores the same conversation.
 
+use super::api_view::{appended_to, as_one, joined, same_run};
 use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
 use crate::judge::finding::where_differ;
@@ -39,18 +42,11 @@ impl Checker for DurableLive {
             Ok(r) => r,
         };
         let live = ctx.history;
-        if history.len() < live.len() {
-            return Some(Err(format!(
-                "the durable log restores {} messages, the live engine holds {}",
-                history.len(),
-                live.len()
-            )));
-        }
-        if let Some(i) = (0..live.len()).find(|&i| !same_json(&history[i], &live[i])) {
-            return Some(Err(format!(
-                "message {i} differs between the restored and the live engine {} (was: restored, now: live)",
-                where_differ(&history[i].to_json(), &live[i].to_json())
-            )));
+        let stored_alike = history.len() >= live.len()
+            && (0..live.len()).all(|i| same_json(&history[i], &live[i]));
+        let (restored_runs, live_runs) = (joined(history), joined(live));
+        if !stored_alike && let Err(e) = same_as_read(history, live, *live_idle) {
+            return Some(Err(e));
         }
         if *live_idle {
             if !idle {
@@ -58,7 +54,7 @@ impl Checker for DurableLive {
                     "the live engine is between turns, the restored one has a turn open".into(),
                 ));
             }
-            if history.len() != live.len() {
+            if restored_runs.len() != live_runs.len() {
                 return Some(Err(format!(
                     "between turns the durable log restores {} messages, the live engine holds {}",
                     history.len(),
@@ -79,4 +75,39 @@ impl Checker for DurableLive {
         }
         Some(Ok(()))
     }
+}
+
+/// The restored history against the live one, as the API reads them: the live one is
+/// the restored one, or (mid-turn, where a restore recovers the open turn) a prefix of
+/// it whose last user message the recovery may have grown.
+fn same_as_read(
+    history: &[turnsim_core::SharedMessage],
+    live: &[turnsim_core::SharedMessage],
+    live_idle: bool,
+) -> Check {
+    let (r, l) = (joined(history), joined(live));
+    if r.len() < l.len() {
+        return Err(format!(
+            "the durable log restores {} messages, the live engine holds {}",
+            history.len(),
+            live.len()
+        ));
+    }
+    let last = l.len().wrapping_sub(1);
+    for (i, (a, b)) in r.iter().zip(&l).enumerate() {
+        let (a, b) = (&history[a.clone()], &live[b.clone()]);
+        if same_run(a, b) {
+            continue;
+        }
+        let (a, b) = (as_one(a), as_one(b));
+        if same_json(&a, &b) || (!live_idle && i == last && appended_to(&b, &a)) {
+            continue;
+        }
+        return Err(format!(
+            "message {} differs between the restored and the live engine {} (was: restored, now: live)",
+            l[i].start,
+            where_differ(&a.to_json(), &b.to_json())
+        ));
+    }
+    Ok(())
 }

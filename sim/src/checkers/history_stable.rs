@@ -5,20 +5,25 @@
 //! that edits them (a "fix-up" of an old turn, a recovery that rewrites instead of
 //! appending) changes the past under the user and the cache.
 //!
-//! One change is no change: when an earlier turn ended on a user message the model
-//! never answered (the turn failed, crashed, or was rewound to it), the next prompt may
-//! be appended to that message instead of following it. The Messages API joins
-//! consecutive user turns into one, so `[user: p1] [user: p2]` and `[user: p1 p2]` are
-//! the same request to the model and the same bytes up to the end of `p1`; engines of
-//! other designs (pydantic-ai merges adjacent requests before every call) do exactly
-//! this. Only appending to the last earlier message, a user message, is excused; an
-//! edit of what was there, or of any message before it, is not.
+//! Judged as the API reads a request: consecutive user messages are one message (the
+//! Messages API joins them), and a user message's string content is one text block.
+//! So `[user: p1] [user: p2]` and `[user: p1 p2]` are the same history, and an engine
+//! may keep either (pydantic-ai merges adjacent requests when a run starts). The last
+//! message earlier turns left may grow when it is a user message the model never
+//! answered (the turn failed, crashed, or was rewound to it): the next prompt joins it.
+//! An edit of what was there, or of any message before it, is a change.
+//!
+//! What is frozen at a turn start is the history just before the prompt, not after it:
+//! the prompt step is judged like any other (it may only append, or join the last user
+//! message), and a crash before the prompt's record is durable legitimately takes a
+//! joined prompt back, which must not read as an edit of the message it joined.
 
+use super::api_view::{appended_to, as_one, joined, same_run};
 use super::same_json::same_json;
 use super::{Check, Checker, Ctx, Event, Invariant};
 use crate::judge::finding::where_differ;
 use std::sync::Arc;
-use turnsim_core::{Block, Content, Message, Role, SharedMessage};
+use turnsim_core::SharedMessage;
 
 #[derive(Default)]
 pub struct HistoryStable {
@@ -26,60 +31,51 @@ pub struct HistoryStable {
 }
 
 impl HistoryStable {
-    /// Compares by pointer first; a message equal by bytes but a different allocation
-    /// (after a restart every message is new) is adopted, so the next step compares by
-    /// pointer again.
+    /// Compares by pointer first: the verdict at almost every step. Otherwise compares
+    /// message by message as the API reads them; a message equal by bytes but a
+    /// different allocation (after a restart every message is new) is adopted, so the
+    /// next step compares by pointer again.
     fn verify(&mut self, history: &[SharedMessage]) -> Check {
-        if history.len() < self.frozen.len() {
+        let n = self.frozen.len();
+        if history.len() >= n && same_allocations(&self.frozen, &history[..n]) {
+            return Ok(());
+        }
+        let (was, now) = (joined(&self.frozen), joined(history));
+        if now.len() < was.len() {
             return Err(format!(
                 "the history shrank to {} messages below the {} of earlier turns",
                 history.len(),
-                self.frozen.len()
+                n
             ));
         }
-        if same_allocations(&self.frozen, &history[..self.frozen.len()]) {
-            return Ok(());
+        let last = was.len().wrapping_sub(1);
+        for (i, (w, h)) in was.iter().zip(&now).enumerate() {
+            let (w, h) = (&self.frozen[w.clone()], &history[h.clone()]);
+            if same_run(w, h) {
+                continue;
+            }
+            let (a, b) = (as_one(w), as_one(h));
+            if same_json(&a, &b) || (i == last && appended_to(&a, &b)) {
+                continue;
+            }
+            return Err(format!(
+                "message {} of an earlier turn changed {}",
+                now[i].start,
+                where_differ(&a.to_json(), &b.to_json())
+            ));
         }
-        let last = self.frozen.len().wrapping_sub(1);
-        for (i, (a, b)) in self.frozen.iter_mut().zip(history).enumerate() {
-            if Arc::ptr_eq(a, b) {
-                continue;
+        // Adopted up to the first message that differs as stored (a joined or grown
+        // one), which is compared again at the next step.
+        for (a, b) in self.frozen.iter_mut().zip(history) {
+            if !Arc::ptr_eq(a, b) {
+                if !same_json(a, b) {
+                    break;
+                }
+                *a = Arc::clone(b);
             }
-            if i == last && appended_to(a, b) {
-                // Kept as it was: the next step compares against the original again.
-                continue;
-            }
-            if !same_json(a, b) {
-                return Err(format!(
-                    "message {i} of an earlier turn changed {}",
-                    where_differ(&a.to_json(), &b.to_json())
-                ));
-            }
-            *a = Arc::clone(b);
         }
         Ok(())
     }
-}
-
-/// Whether `now` is the user message `was` with content appended: `was`'s blocks
-/// (its string content counting as one text block, as the API reads it) are the first
-/// blocks of `now`, byte for byte, and `now` has more.
-fn appended_to(was: &SharedMessage, now: &SharedMessage) -> bool {
-    if was.role != Role::User || now.role != Role::User {
-        return false;
-    }
-    let Content::Blocks(after) = &now.content else {
-        return false;
-    };
-    let before: Vec<Block> = match &was.content {
-        Content::Text(t) => vec![Block::Text { text: t.clone() }],
-        Content::Blocks(b) => b.clone(),
-    };
-    after.len() > before.len()
-        && same_json(
-            &Arc::new(Message::user_blocks(before.clone())),
-            &Arc::new(Message::user_blocks(after[..before.len()].to_vec())),
-        )
 }
 
 /// Whether `a[i]` and `b[i]` are the very same allocation for every `i`: the verdict
@@ -104,13 +100,13 @@ impl Checker for HistoryStable {
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
-            Event::TurnStarted { baseline } => {
-                let verdict = self.verify(ctx.history);
-                let cut = (*baseline).min(ctx.history.len());
+            Event::TurnStarted { before, .. } => {
+                // What earlier turns froze, then the prompt step against all they left.
+                let older = self.verify(ctx.history);
                 // Refilled in place: the allocation is kept from turn to turn.
                 self.frozen.clear();
-                self.frozen.extend_from_slice(&ctx.history[..cut]);
-                Some(verdict)
+                self.frozen.extend_from_slice(before);
+                Some(older.and_then(|()| self.verify(ctx.history)))
             }
             Event::Step | Event::Restarted { .. } => Some(self.verify(ctx.history)),
             Event::Reset(_) => {
@@ -126,6 +122,7 @@ impl Checker for HistoryStable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use turnsim_core::{Block, Message};
 
     fn ctx(history: &[SharedMessage]) -> Ctx<'_> {
         Ctx {
@@ -148,7 +145,13 @@ mod tests {
         let mut c = HistoryStable::default();
         let baseline = earlier.len();
         assert_eq!(
-            c.observe(&ctx(earlier), &Event::TurnStarted { baseline }),
+            c.observe(
+                &ctx(earlier),
+                &Event::TurnStarted {
+                    baseline,
+                    before: earlier
+                }
+            ),
             Some(Ok(()))
         );
         c.observe(&ctx(now), &Event::Step)
@@ -186,5 +189,109 @@ mod tests {
             &[user(&["p1"]), Arc::new(Message::assistant_text("a b"))],
         );
         assert!(verdict.is_some_and(|v| v.is_err()));
+    }
+
+    /// The verdicts of a prompt step from `before` to `after`, then of `later` steps.
+    fn prompt_then(
+        before: &[SharedMessage],
+        after: &[SharedMessage],
+        later: &[&[SharedMessage]],
+    ) -> Vec<Option<Check>> {
+        let mut c = HistoryStable::default();
+        let mut out = vec![c.observe(
+            &ctx(after),
+            &Event::TurnStarted {
+                baseline: before.len(),
+                before,
+            },
+        )];
+        out.extend(later.iter().map(|h| c.observe(&ctx(h), &Event::Step)));
+        out
+    }
+
+    #[test]
+    fn a_prompt_joined_to_the_last_message_then_taken_back_by_a_crash_is_no_change() {
+        let answered = Arc::new(Message::assistant_text("calls"));
+        let results = user(&["result"]);
+        let before = [user(&["p1"]), answered.clone(), results.clone()];
+        let joined = [user(&["p1"]), answered.clone(), user(&["result", "p3"])];
+        // The crash came before the prompt's record was durable.
+        let restored = [user(&["p1"]), answered, user(&["result"])];
+        assert_eq!(
+            prompt_then(&before, &joined, &[&restored]),
+            vec![Some(Ok(())), Some(Ok(()))]
+        );
+    }
+
+    #[test]
+    fn consecutive_user_messages_kept_joined_or_apart_are_the_same_history() {
+        let a1 = Arc::new(Message::assistant_text("a1"));
+        let a2 = Arc::new(Message::assistant_text("a2"));
+        let before = [
+            user(&["p1"]),
+            a1.clone(),
+            Arc::new(Message::user_text("p2")),
+            user(&["p4"]),
+            a2.clone(),
+            user(&["result"]),
+        ];
+        // As pydantic-ai keeps it once the next run starts: the two requests joined,
+        // the closing results appended, the prompt its own message.
+        let after = [
+            user(&["p1"]),
+            a1,
+            user(&["p2", "p4"]),
+            a2,
+            user(&["result", "interrupted"]),
+            user(&["p5"]),
+        ];
+        assert_eq!(
+            prompt_then(&before, &after, &[&after]),
+            vec![Some(Ok(())), Some(Ok(()))]
+        );
+    }
+
+    #[test]
+    fn a_prompt_that_replaces_the_message_earlier_turns_left_is_a_change() {
+        let verdicts = prompt_then(&[user(&["p1"])], &[user(&["p2"])], &[]);
+        assert_eq!(
+            verdicts,
+            vec![Some(Err("message 0 of an earlier turn changed at byte 50: was …ype\":\"text\",\"text\":\"p1\"}]}, now …ype\":\"text\",\"text\":\"p2\"}]}".into()))]
+        );
+        let a = Arc::new(Message::assistant_text("a"));
+        let rewritten = prompt_then(
+            &[user(&["p1"]), a],
+            &[
+                user(&["p1"]),
+                Arc::new(Message::assistant_text("b")),
+                user(&["p2"]),
+            ],
+            &[],
+        );
+        assert!(
+            rewritten[0].as_ref().is_some_and(|v| v
+                .as_ref()
+                .is_err_and(|e| e.starts_with("message 1 of an earlier turn changed"))),
+            "{rewritten:?}"
+        );
+    }
+
+    #[test]
+    fn a_shrunk_history_is_a_change_even_when_its_user_messages_are_joined() {
+        let verdicts = prompt_then(
+            &[
+                user(&["p1"]),
+                Arc::new(Message::assistant_text("a")),
+                user(&["r"]),
+            ],
+            &[user(&["p1", "r"])],
+            &[],
+        );
+        assert_eq!(
+            verdicts,
+            vec![Some(Err(
+                "the history shrank to 1 messages below the 3 of earlier turns".into()
+            ))]
+        );
     }
 }

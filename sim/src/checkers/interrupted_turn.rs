@@ -110,7 +110,7 @@ impl TurnWatch {
     /// Follows one event; returns the turn whose record is due at it, if any.
     pub fn follow(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Due> {
         match event {
-            Event::TurnStarted { baseline } => {
+            Event::TurnStarted { baseline, .. } => {
                 *self = TurnWatch {
                     baseline: Some(*baseline),
                     ..TurnWatch::default()

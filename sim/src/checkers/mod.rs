@@ -6,6 +6,7 @@
 //! (requests, dispatches, outputs, the history it reports), so they judge a user's
 //! engine exactly as they judge the reference engine.
 
+mod api_view;
 mod append_only;
 mod at_most_once;
 mod cache_breakpoints;
@@ -104,6 +105,9 @@ pub enum Event<'a> {
     /// A prompt was accepted; messages before `baseline` belong to earlier turns.
     TurnStarted {
         baseline: usize,
+        /// The history just before the prompt (`baseline` messages), as earlier turns
+        /// left it: the engine may have joined the prompt to its last message.
+        before: &'a [SharedMessage],
     },
     Request {
         op: OperationId,

@@ -133,7 +133,9 @@ impl World<'_> {
         let text = format!("prompt {n}: fix {topic}");
         self.prompts.push(text.clone());
         self.prompts_sent += 1;
-        let baseline = self.engine.history().len();
+        // Kept to judge the prompt step against (a clone of the pointers, once a turn).
+        let before = self.engine.history().to_vec();
+        let baseline = before.len();
         let now = format!("2026-01-01T00:00:00Z+{}ms", self.sched.now());
         self.note(|| format!("user prompt {text:?}"));
         let input = Input::Prompt {
@@ -153,7 +155,10 @@ impl World<'_> {
         };
         self.turn_open = true;
         self.turn_requests = 0;
-        self.ctx_check(Event::TurnStarted { baseline })?;
+        self.ctx_check(Event::TurnStarted {
+            baseline,
+            before: &before,
+        })?;
         let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
         if self.execute(outputs)? && persisted {
             self.ctx_check(Event::Observed(Observation::Prompt { words: text }))?;
