@@ -39,6 +39,7 @@ pub mod openai;
 pub mod pairing;
 pub mod prefix_change;
 pub mod rules;
+pub mod rules_openai;
 pub mod session;
 pub mod taint;
 pub mod tool_ids;
