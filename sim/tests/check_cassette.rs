@@ -455,14 +455,21 @@ fn openai_traffic_in_a_cassette_is_checked_but_its_responses_are_not_judged() {
         kinds(&r),
         vec![
             ("response", "unsupported".to_string(), Some(0), None),
+            // Judged by Chat Completions' own rules, at the wire index of the
+            // assistant message that made the call.
             (
                 "pairing",
-                "missing_tool_result".to_string(),
+                "call_without_tool_message".to_string(),
                 Some(1),
-                Some(1)
+                Some(2)
             ),
             ("response", "unsupported".to_string(), Some(1), None),
         ]
+    );
+    let pairing = &r.findings.kept[1];
+    assert_eq!(
+        pairing.detail,
+        "messages[2]: the assistant message's tool_calls c1 have no tool message before the next message (rule calls_answered)"
     );
 }
 
