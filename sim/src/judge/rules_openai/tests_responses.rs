@@ -338,3 +338,59 @@ fn references_resolve_to_what_they_stand_for_and_unknown_ones_are_not_guessed() 
     let unknown = json!([user("go"), {"type": "item_reference", "id": "fc_unknown"}, output("c7")]);
     assert_eq!(judge(&unknown, &[], &stored), vec![]);
 }
+
+/// The request bodies real clients sent (sim/tests/data/openai), by file name.
+fn captured(name: &str) -> Value {
+    let path = format!("{}/tests/data/openai/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn the_captured_client_requests_break_no_rule() {
+    for name in [
+        "agents-0240-followup-to-golden-tool.request.json",
+        "agents-0240-responses-followup.request.json",
+        "codex-0171-exec-first.request.json",
+        "codex-0171-followup-after-tool.request.json",
+        "codex-0171-followup-parallel-calls.request.json",
+        "codex-0171-resume-after-sigterm.request.json",
+        "codex-0171-resume-last-first.request.json",
+        "codex-0171-resume-with-goal-objective.request.json",
+        "codex-0171-retry-after-cut-after-fc-done.request.json",
+        "codex-0171-tui-title-request.request.json",
+    ] {
+        let body = captured(name);
+        assert_eq!(judge(&body["input"], &[], &|_| None), vec![], "{name}");
+    }
+    // The previous_response_id follow-up answers the call its stored response made.
+    let body = captured("agents-0240-responses-previous_response_id.request.json");
+    let call_id = body["input"][0]["call_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let context = [Item::ToolCall {
+        call_id,
+        name: "f".into(),
+        arguments: "{}".into(),
+        item_id: None,
+    }];
+    assert_eq!(judge(&body["input"], &context, &|_| None), vec![]);
+    assert_eq!(
+        judge(&body["input"], &[], &|_| None)
+            .iter()
+            .map(|b| b.kind)
+            .collect::<Vec<_>>(),
+        ["output_without_call"]
+    );
+    for name in [
+        "agents-0240-chat-followup.request.json",
+        "openai-sdk-3570-chat-followup.request.json",
+    ] {
+        assert_eq!(
+            super::chat::judge(&captured(name)["messages"]),
+            vec![],
+            "{name}"
+        );
+    }
+}
