@@ -512,3 +512,35 @@ fn openrouter_breakpoints_on_a_chat_message_or_a_tool_call_are_not_content() {
     );
     assert_eq!((r.stat("requests"), r.stat("conversations")), (3, 1));
 }
+
+#[test]
+fn a_chat_request_the_api_refuses_is_named_once_by_chat_completions_own_rule() {
+    let body = |messages: Value| serde_json::json!({"model": "gpt", "messages": messages});
+    let history = serde_json::json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a"},
+        {"role": "tool", "tool_call_id": "c1", "content": "a again"}
+    ]);
+    let mut longer = history.clone();
+    longer
+        .as_array_mut()
+        .expect("messages")
+        .push(serde_json::json!({"role": "user", "content": "and?"}));
+    let r = check_text(synthetic(&[body(history), body(longer)]));
+    let pairing: Vec<_> = kinds(&r)
+        .into_iter()
+        .filter(|(check, ..)| *check != "response")
+        .collect();
+    // The duplicate carried on by the second request is not reported again.
+    assert_eq!(
+        pairing,
+        vec![(
+            "pairing",
+            "duplicate_tool_message".to_string(),
+            Some(0),
+            Some(3)
+        )]
+    );
+}
