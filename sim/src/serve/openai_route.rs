@@ -3,7 +3,9 @@
 //!
 //! Guarantee: a request is parsed by [`crate::openai`] (a malformed body is OpenAI's
 //! 400 naming the field), laid onto the judge's model by [`crate::judge::openai`] and
-//! judged by the one judge, then answered from the conversation's own generator
+//! judged by the one judge, with what OpenAI's API itself rejects judged by its own
+//! rules over the body as sent ([`super::openai_rules`]; a body the reader refuses
+//! still gets that verdict), then answered from the conversation's own generator
 //! exactly as a Messages request would be, so a seed or script plays the same plan in
 //! every format. Each completed Responses reply is stored with its full context, so a
 //! request that continues it by `previous_response_id` is judged against everything
