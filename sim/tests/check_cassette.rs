@@ -455,14 +455,21 @@ fn openai_traffic_in_a_cassette_is_checked_but_its_responses_are_not_judged() {
         kinds(&r),
         vec![
             ("response", "unsupported".to_string(), Some(0), None),
+            // Judged by Chat Completions' own rules, at the wire index of the
+            // assistant message that made the call.
             (
                 "pairing",
-                "missing_tool_result".to_string(),
+                "call_without_tool_message".to_string(),
                 Some(1),
-                Some(1)
+                Some(2)
             ),
             ("response", "unsupported".to_string(), Some(1), None),
         ]
+    );
+    let pairing = &r.findings.kept[1];
+    assert_eq!(
+        pairing.detail,
+        "messages[2]: the assistant message's tool_calls c1 have no tool message before the next message (rule calls_answered)"
     );
 }
 
@@ -504,4 +511,36 @@ fn openrouter_breakpoints_on_a_chat_message_or_a_tool_call_are_not_content() {
         ]
     );
     assert_eq!((r.stat("requests"), r.stat("conversations")), (3, 1));
+}
+
+#[test]
+fn a_chat_request_the_api_refuses_is_named_once_by_chat_completions_own_rule() {
+    let body = |messages: Value| serde_json::json!({"model": "gpt", "messages": messages});
+    let history = serde_json::json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "a"},
+        {"role": "tool", "tool_call_id": "c1", "content": "a again"}
+    ]);
+    let mut longer = history.clone();
+    longer
+        .as_array_mut()
+        .expect("messages")
+        .push(serde_json::json!({"role": "user", "content": "and?"}));
+    let r = check_text(synthetic(&[body(history), body(longer)]));
+    let pairing: Vec<_> = kinds(&r)
+        .into_iter()
+        .filter(|(check, ..)| *check != "response")
+        .collect();
+    // The duplicate carried on by the second request is not reported again.
+    assert_eq!(
+        pairing,
+        vec![(
+            "pairing",
+            "duplicate_tool_message".to_string(),
+            Some(0),
+            Some(3)
+        )]
+    );
 }

@@ -29,6 +29,8 @@ use super::source::{InputError, Located, path_error};
 use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
 use crate::judge::normal::{normal_message, normal_tools};
+use crate::judge::rules_openai::chat;
+use crate::judge::rules_openai::table::Api;
 use crate::judge::session::{Answered, Judge};
 use crate::judge::view::{Prefix, Request};
 use serde::Deserialize;
@@ -396,6 +398,13 @@ fn request_of(
         // request-level rules do not apply to them.
         shown: Default::default(),
         cache_marked: None,
+        // What Chat Completions rejects, judged by its own rules on the body as sent.
+        api_findings: Some(
+            chat::judge(body.get("messages").unwrap_or(&Value::Null))
+                .iter()
+                .map(|b| b.finding(Api::Chat, id))
+                .collect(),
+        ),
     };
     Ok((request, true))
 }

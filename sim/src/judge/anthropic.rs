@@ -233,6 +233,7 @@ impl ParsedRequest {
                     &self.messages,
                 )
             }),
+            api_findings: None,
         }
     }
 }

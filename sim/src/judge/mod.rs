@@ -7,6 +7,9 @@
 //! - What the Anthropic Messages API rejects is one table ([`rules::table::RULES`]),
 //!   checked by the judge's own validator ([`rules`]), never by the reference
 //!   engine's history validation.
+//!   What OpenAI's Responses and Chat Completions APIs reject are two more tables
+//!   ([`rules_openai::table`]) with their own validators ([`rules_openai`]), which
+//!   judge OpenAI requests in place of the Messages API's rules.
 //! - One rule, one place: pairing ([`pairing`]), empty content ([`empty`]), tool-id
 //!   uniqueness ([`tool_ids`]), markers ([`markers`]), notes ([`notes`]), model text
 //!   in user messages ([`taint`]), append-only history and kept replies
@@ -39,6 +42,7 @@ pub mod openai;
 pub mod pairing;
 pub mod prefix_change;
 pub mod rules;
+pub mod rules_openai;
 pub mod session;
 pub mod taint;
 pub mod tool_ids;

@@ -74,6 +74,16 @@ impl Judged {
     }
 }
 
+/// The rule families that judge what the Messages API accepts; a request with its
+/// own API's findings ([`Request::api_findings`]) is judged by those instead.
+pub const MESSAGES_API_FAMILIES: [&str; 5] = [
+    "pairing",
+    "tool_id_unique",
+    "empty",
+    "request_valid",
+    "turn_open",
+];
+
 /// Judges requests in order.
 #[derive(Default)]
 pub struct Judge {
@@ -110,6 +120,18 @@ impl Judge {
         }
         let next_label = format!("c{}", self.convs.len() + 1);
         let mut history = judge_request(&req.messages, req.shown, &place);
+        if let Some(own) = &req.api_findings {
+            // Another API's request: its own validator says what that API rejects;
+            // the Messages API's rules over the laid-out messages are not its rules.
+            history
+                .kept
+                .retain(|f| !MESSAGES_API_FAMILIES.contains(&f.check));
+            for f in own {
+                let mut f = f.clone();
+                f.place.line = place.line;
+                history.kept.push(f);
+            }
+        }
         if let Some(detail) = req.cache_marked.and_then(too_many) {
             history.push(Finding::new(
                 Severity::Violation,

@@ -92,4 +92,9 @@ pub struct Request {
     /// The number of blocks the body marks with `cache_control`, when the body was
     /// read (the typed messages drop the marks).
     pub cache_marked: Option<usize>,
+    /// The findings of the request's own API's validator when it was not sent to the
+    /// Messages API (OpenAI's [`super::rules_openai`]): they stand in for the
+    /// Messages API's acceptance rules, which judge its messages laid onto another
+    /// API's model and would name breaches that API does not have.
+    pub api_findings: Option<Vec<super::finding::Finding>>,
 }

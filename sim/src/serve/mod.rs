@@ -31,6 +31,7 @@ mod cli;
 mod delivery;
 mod openai_deliver;
 mod openai_route;
+mod openai_rules;
 mod reply;
 mod shape;
 
@@ -318,6 +319,7 @@ impl Server {
             retry_count,
             parsed: &parsed,
             headers: &kept_headers(&inc.headers),
+            api_findings: None,
         });
         if self.config.reject_invalid
             && let Some(v) = verdict.violations.iter().find(|v| v.api_rejects())

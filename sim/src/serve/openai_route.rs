@@ -3,7 +3,9 @@
 //!
 //! Guarantee: a request is parsed by [`crate::openai`] (a malformed body is OpenAI's
 //! 400 naming the field), laid onto the judge's model by [`crate::judge::openai`] and
-//! judged by the one judge, then answered from the conversation's own generator
+//! judged by the one judge, with what OpenAI's API itself rejects judged by its own
+//! rules over the body as sent ([`super::openai_rules`]; a body the reader refuses
+//! still gets that verdict), then answered from the conversation's own generator
 //! exactly as a Messages request would be, so a seed or script plays the same plan in
 //! every format. Each completed Responses reply is stored with its full context, so a
 //! request that continues it by `previous_response_id` is judged against everything
@@ -13,7 +15,9 @@
 
 use super::openai_deliver::{Format, deliver_openai, error_reply, reply_from};
 use super::*;
+use crate::judge::finding::Finding;
 use crate::judge::openai::{Laid, Origin, lay};
+use crate::judge::session::MESSAGES_API_FAMILIES;
 use crate::openai::api_error::{ApiFailure, error_response, from_wire};
 use crate::openai::neutral::{Conversation, Item, Reasoning};
 use crate::openai::responses_stream::Echo;
@@ -115,11 +119,14 @@ fn reasoning_findings(
     out
 }
 
-/// Maps the judge's places (laid messages) back to wire indices, and drops the one
-/// rule that is Anthropic's alone (an empty text is valid in OpenAI's formats).
+/// Maps the judge's places (laid messages) back to wire indices. What the API rejects
+/// comes from the OpenAI validators ([`super::openai_rules`]), whose findings already
+/// name wire indices and are left as they are.
 fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
-    verdict.violations.retain(|v| v.rule != "empty");
     for v in &mut verdict.violations {
+        if MESSAGES_API_FAMILIES.contains(&v.rule.as_str()) {
+            continue;
+        }
         match laid.origin(v.message, v.block) {
             Some(Origin::Sent(i)) => v.message = Some(i),
             Some(Origin::Context) => {
@@ -158,6 +165,7 @@ impl Server {
         index: u64,
         laid: &Laid,
         list: &str,
+        own: Vec<Finding>,
     ) -> Result<Judged, String> {
         let mut parsed = parse_request(laid.body.to_string().as_bytes())?;
         // Laid out from an OpenAI body: the Messages API's own rules do not apply.
@@ -172,6 +180,7 @@ impl Server {
                 .and_then(|v| v.trim().parse().ok()),
             parsed: &parsed,
             headers: &kept_headers(&inc.headers),
+            api_findings: Some(own),
         });
         Ok(Judged {
             parsed,
@@ -214,7 +223,16 @@ impl Server {
             Ok(r) => r,
             Err(e) => {
                 let reply = error_reply(&from_wire(&e), request_id);
-                return (reply, plain_answer(400, "malformed request"), None);
+                let stored = |id: &str| st.openai.responses.get(id).cloned();
+                let verdict = openai_rules::unread_verdict(
+                    index,
+                    "/v1/responses",
+                    &inc.body,
+                    &e.to_string(),
+                    &stored,
+                    &st.openai.items,
+                );
+                return (reply, plain_answer(400, "malformed request"), verdict);
             }
         };
         let context = match &req.previous_response_id {
@@ -239,7 +257,8 @@ impl Server {
         // default for reasoning items): judged as that item, not as a missing one.
         conv.resolve_references(|id| st.openai.items.get(id).cloned());
         let laid = lay(&conv, &context, &req.tools_raw, req.stream, thinking);
-        let mut j = match self.judge_openai(st, inc, index, &laid, "input") {
+        let own = openai_rules::responses_findings(&raw, &context, &st.openai.items, index);
+        let mut j = match self.judge_openai(st, inc, index, &laid, "input", own) {
             Ok(j) => j,
             Err(e) => {
                 let reply = bad_request(e, "input", request_id);
@@ -311,7 +330,15 @@ impl Server {
             Ok(r) => r,
             Err(e) => {
                 let reply = error_reply(&from_wire(&e), request_id);
-                return (reply, plain_answer(400, "malformed request"), None);
+                let verdict = openai_rules::unread_verdict(
+                    index,
+                    "/v1/chat/completions",
+                    &inc.body,
+                    &e.to_string(),
+                    &|_| None,
+                    &BTreeMap::new(),
+                );
+                return (reply, plain_answer(400, "malformed request"), verdict);
             }
         };
         let raw: Value = serde_json::from_slice(&inc.body).unwrap_or(Value::Null);
@@ -322,7 +349,8 @@ impl Server {
             .unwrap_or_default();
         let conv = req.to_neutral();
         let laid = lay(&conv, &[], &raw_tools, req.stream, false);
-        let j = match self.judge_openai(st, inc, index, &laid, "messages") {
+        let own = openai_rules::chat_findings(&raw, index);
+        let j = match self.judge_openai(st, inc, index, &laid, "messages", own) {
             Ok(j) => j,
             Err(e) => {
                 let reply = bad_request(e, "messages", request_id);
@@ -364,6 +392,7 @@ impl Server {
         let at = v
             .message
             .map(|m| format!("{list}[{m}]: "))
+            .filter(|at| !v.detail.starts_with(at.as_str()))
             .unwrap_or_default();
         let reply = bad_request(format!("{at}{}", v.detail), list, request_id);
         st.judge.set_outcome(&j.key, "rejected");
@@ -394,8 +423,22 @@ pub(super) fn recheck(
         serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
     let (conv, context, raw_tools, stream, thinking, list, prev) = match path {
         "/v1/responses" => {
-            let req = responses_request::parse(body)
-                .map_err(|e| format!("the body is not a Responses request: {e}"))?;
+            let req = match responses_request::parse(body) {
+                Ok(req) => req,
+                Err(e) => {
+                    let contexts = |id: &str| stored.contexts.get(id).cloned();
+                    let why = e.to_string();
+                    return openai_rules::unread_verdict(
+                        r.index,
+                        path,
+                        body,
+                        &why,
+                        &contexts,
+                        &stored.items,
+                    )
+                    .ok_or_else(|| format!("the body is not a Responses request: {e}"));
+                }
+            };
             let prev = req.previous_response_id.clone();
             let context = match &prev {
                 Some(id) => stored.contexts.get(id).cloned().ok_or_else(|| {
@@ -419,8 +462,22 @@ pub(super) fn recheck(
             )
         }
         "/v1/chat/completions" => {
-            let req = chat_request::parse(body)
-                .map_err(|e| format!("the body is not a Chat Completions request: {e}"))?;
+            let req = match chat_request::parse(body) {
+                Ok(req) => req,
+                Err(e) => {
+                    let why = e.to_string();
+                    let none = |_: &str| None;
+                    return openai_rules::unread_verdict(
+                        r.index,
+                        path,
+                        body,
+                        &why,
+                        &none,
+                        &BTreeMap::new(),
+                    )
+                    .ok_or_else(|| format!("the body is not a Chat Completions request: {e}"));
+                }
+            };
             let tools = raw
                 .get("tools")
                 .and_then(Value::as_array)
@@ -439,6 +496,10 @@ pub(super) fn recheck(
         other => return Err(format!("{other} is not an OpenAI route")),
     };
     let laid = lay(&conv, &context, &raw_tools, stream, thinking);
+    let own = match list {
+        "input" => openai_rules::responses_findings(&raw, &context, &stored.items, r.index),
+        _ => openai_rules::chat_findings(&raw, r.index),
+    };
     let mut parsed = parse_request(laid.body.to_string().as_bytes())
         .map_err(|e| format!("its layout could not be judged: {e}"))?;
     // Laid out from an OpenAI body: the Messages API's own rules do not apply.
@@ -458,6 +519,7 @@ pub(super) fn recheck(
             .and_then(|v| v.parse().ok()),
         parsed: &parsed,
         headers: &r.headers,
+        api_findings: Some(own),
     });
     judge.set_outcome(&key, &r.answer.outcome);
     let mut verdict = to_wire(verdict, &laid, list);

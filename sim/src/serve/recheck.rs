@@ -102,6 +102,7 @@ pub fn check_records(records: &[Record]) -> Checked {
             retry_count,
             parsed: &parsed,
             headers: &r.headers,
+            api_findings: None,
         });
         judge.set_answer(&key, &r.answer.outcome, r.answer.reply.clone());
         if let Some(recorded) = &r.verdict

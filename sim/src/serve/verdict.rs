@@ -38,6 +38,18 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// A violation finding as the server records it.
+    pub fn of(f: &Finding) -> Violation {
+        Violation {
+            rule: f.check.to_owned(),
+            kind: f.kind.clone(),
+            message: f.place.message,
+            block: f.place.block,
+            detail: f.detail.clone(),
+            excerpt: f.excerpt.clone(),
+        }
+    }
+
     /// True when the real API refuses a request with this violation.
     pub fn api_rejects(&self) -> bool {
         matches!(
@@ -118,6 +130,9 @@ pub struct RequestFacts<'a> {
     /// The headers as recorded (names lower-cased): `anthropic-beta` is part of the
     /// request's prefix.
     pub headers: &'a BTreeMap<String, String>,
+    /// The findings of the request's own API's validator when it is not a Messages
+    /// API request (OpenAI's), which stand in for the Messages API's rules.
+    pub api_findings: Option<Vec<Finding>>,
 }
 
 /// The status in an answer's outcome as the server words it (`rejected`,
@@ -164,20 +179,14 @@ impl Judge {
     /// Judges one request and makes it the conversation's pending request.
     pub fn judge(&mut self, facts: &RequestFacts<'_>) -> Verdict {
         let index = usize::try_from(facts.index).unwrap_or(usize::MAX);
-        let request = facts.parsed.view(index, facts.headers);
+        let mut request = facts.parsed.view(index, facts.headers);
+        request.api_findings = facts.api_findings.clone();
         let judged = self.inner.judge_keyed(&request, facts.key.clone());
         let mut violations = Vec::new();
         let mut notes = Vec::new();
         for f in &judged.findings {
             match f.severity {
-                Severity::Violation => violations.push(Violation {
-                    rule: f.check.to_owned(),
-                    kind: f.kind.clone(),
-                    message: f.place.message,
-                    block: f.place.block,
-                    detail: f.detail.clone(),
-                    excerpt: f.excerpt.clone(),
-                }),
+                Severity::Violation => violations.push(Violation::of(f)),
                 Severity::Info => notes.push(f.detail.clone()),
             }
         }
@@ -255,6 +264,7 @@ mod tests {
             retry_count: None,
             parsed: &p,
             headers: &BTreeMap::new(),
+            api_findings: None,
         })
     }
 
