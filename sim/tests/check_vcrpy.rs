@@ -1,13 +1,20 @@
 //! `turnsim check` on cassettes recorded here by vcrpy from the official Python SDKs
 //! (anthropic, openai) talking to `turnsim serve` (`sim/tests/data/cassettes/`,
 //! `record.sh`): each file's verdict, read by hand from its requests, is asserted
-//! exactly, and it is the verdict the live server gave the same traffic (its log is
-//! quoted in the folder's README). The same Responses traffic laid out as go-vcr
-//! writes it is judged the same.
+//! exactly, and each cassette's requests replayed through an in-process `turnsim
+//! serve` (playing the same script) get the same violations live, so `check` and
+//! `serve` agree on every recorded SDK session. The same Responses traffic laid out
+//! as go-vcr writes it is judged the same.
 
+mod serve_support;
+
+use serve_support::{send, start};
+use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use turnsim::check::{FileReport, Severity, check_file, check_reader};
+use turnsim::testing::serve::script::parse_serve_script;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -257,4 +264,73 @@ fn no_cut_or_flipped_byte_of_a_cassette_makes_check_panic() {
         }
     }
     assert!(runs >= 11 * 24 * 2, "{runs}");
+}
+
+/// A violation as both judges name it: rule, kind and the wire message it points at,
+/// with the first request that had it (a later request of the conversation that
+/// carries the same history repeats it). Excerpts are left out: for chat-completions
+/// `check` quotes the wire message, the server the message it lays out of it (a run
+/// of tool messages is one).
+type Named = BTreeMap<(String, String, Option<usize>), u64>;
+
+#[test]
+fn each_cassette_replayed_through_serve_gets_the_verdicts_check_gives_it() {
+    let script = std::fs::read_to_string(data("script.json")).expect("reads");
+    for entry in std::fs::read_dir(data("")).expect("lists") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).expect("a name");
+        let (server, _dir) = start(
+            parse_serve_script(&script, "script.json").expect("the script loads"),
+            name,
+        );
+        let cassette: serde_norway::Value =
+            serde_norway::from_str(&std::fs::read_to_string(&path).expect("reads")).expect("YAML");
+        for item in cassette["interactions"].as_sequence().expect("a list") {
+            let uri = item["request"]["uri"].as_str().expect("uri");
+            let target = &uri[uri.find("/v1/").expect("an API path")..];
+            let body = item["request"]["body"].as_str().expect("a text body");
+            let mut headers = vec![("content-type", "application/json")];
+            if target.starts_with("/v1/messages") {
+                headers.push(("anthropic-version", "2023-06-01"));
+            }
+            let raw = send(
+                server.addr,
+                "POST",
+                target,
+                &headers,
+                body.as_bytes(),
+                Duration::from_secs(20),
+            );
+            let recorded = item["response"]["status"]["code"]
+                .as_u64()
+                .expect("a status");
+            assert_eq!(u64::from(raw.status), recorded, "{name}: {target}");
+        }
+        let mut live = Named::new();
+        for v in server.server.verdicts() {
+            for x in &v.violations {
+                live.entry((x.rule.clone(), x.kind.clone(), x.message))
+                    .or_insert(v.request);
+            }
+        }
+        let mut checked = Named::new();
+        for f in check(name)
+            .findings
+            .kept
+            .iter()
+            .filter(|f| f.severity == Severity::Violation)
+        {
+            let request = f
+                .place
+                .request
+                .expect("a cassette finding names its request") as u64;
+            checked
+                .entry((f.check.to_owned(), f.kind.clone(), f.place.message))
+                .or_insert(request);
+        }
+        assert_eq!(checked, live, "{name}");
+    }
 }
