@@ -51,6 +51,18 @@ fn vcrpy(body: &str) -> bool {
     key("uri: ") && !key("url: ")
 }
 
+/// Whether a JSON document is a cassette of vcrpy's JSON serializer: its first keys
+/// are `version` and `interactions`, and its requests name a `uri`.
+fn vcrpy_json(body: &str) -> bool {
+    let inside = body[1..].trim_start();
+    let opens = inside.starts_with("\"interactions\"")
+        || (inside.starts_with("\"version\"")
+            && inside
+                .split_once(',')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with("\"interactions\"")));
+    opens && body.contains("\"uri\":")
+}
+
 /// The rollout's description, as [`unsupported`] words it.
 const CODEX_ROLLOUT: &str = "a Codex CLI rollout (`session_meta` / `response_item` lines)";
 
@@ -120,6 +132,9 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
     }
     if body.starts_with('[') {
         return Ok(Detected::JsonDocument);
+    }
+    if body.starts_with('{') && vcrpy_json(body) {
+        return Ok(Detected::Vcrpy);
     }
     if body.starts_with('{') {
         return Ok(match body.split_once('\n') {
@@ -233,6 +248,9 @@ mod tests {
         }
         let vcrpy = "interactions:\n- request:\n    body: '{}'\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n    status:\n      code: 200\nversion: 1\n";
         assert_eq!(detect(vcrpy.as_bytes(), true), Ok(Detected::Vcrpy));
+        // vcrpy's JSON serializer writes the same cassette as JSON.
+        let vcrpy_json = "{\n    \"version\": 1,\n    \"interactions\": [\n        {\n            \"request\": {\n                \"method\": \"POST\",\n                \"uri\": \"https://api.openai.com/v1/responses\",\n";
+        assert_eq!(detect(vcrpy_json.as_bytes(), false), Ok(Detected::Vcrpy));
         // go-vcr names its request `url:`: still read as go-vcr.
         let govcr = "---\nversion: 2\ninteractions:\n    - id: 0\n      request:\n        body: '{}'\n        url: https://api.anthropic.com/v1/messages\n        method: POST\n";
         assert_eq!(detect(govcr.as_bytes(), true), Ok(Detected::Vcr));

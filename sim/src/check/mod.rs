@@ -363,13 +363,29 @@ pub fn check_reader_with(
             Ok(report)
         }
         Detected::JsonDocument => document::check(&name, opened.reader, format, limits),
-        Detected::Vcr | Detected::Vcrpy => {
-            let format = match opened.detected {
-                Detected::Vcrpy => Format::Vcrpy,
-                _ => Format::Vcr,
-            };
-            let mut report = FileReport::new(&name, format.name());
+        Detected::Vcr => {
+            let mut report = FileReport::new(&name, Format::Vcr.name());
             vcr::check(opened.reader, limits, &mut report)?;
+            Ok(report)
+        }
+        Detected::Vcrpy => {
+            let mut report = FileReport::new(&name, Format::Vcrpy.name());
+            let mut reader = opened.reader;
+            let json = std::io::BufRead::fill_buf(&mut reader)
+                .map(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'))
+                .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+            if json {
+                // vcrpy's JSON serializer: one document, read whole within the limit.
+                let opened = Opened {
+                    detected: Detected::Vcrpy,
+                    reader,
+                };
+                let text =
+                    opened.text_within(limits.max_element, "a JSON cassette (read whole)")?;
+                vcr::check_json(&text, limits, &mut report)?;
+            } else {
+                vcr::check(reader, limits, &mut report)?;
+            }
             Ok(report)
         }
         Detected::Recording => {

@@ -265,6 +265,43 @@ fn api_of(ex: &Exchange, body: &str) -> Api {
     }
 }
 
+/// Checks a cassette of vcrpy's JSON serializer, held whole (the caller bounds it).
+pub fn check_json(
+    text: &str,
+    limits: super::source::Limits,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
+    let cassette: Cassette = {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| InputError {
+            line: Some(e.inner().line().max(1)),
+            column: (e.inner().column() > 0).then(|| e.inner().column()),
+            message: format!(
+                "not a vcrpy JSON cassette: {}{}",
+                super::source::path_prefix(&e),
+                without_position(e.inner())
+            ),
+        })?
+    };
+    // Each interaction's request opens on its own line in vcrpy's indented output.
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("\"request\":"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    let mut state = State::default();
+    for (pos, interaction) in cassette.interactions.iter().enumerate() {
+        state.interaction(
+            interaction,
+            lines.get(pos).copied(),
+            limits.max_element,
+            report,
+        )?;
+    }
+    state.finish(report)
+}
+
 /// What a cassette's check carries from one interaction to the next: the judge
 /// (the previous request of each conversation), what the Responses API stored, and
 /// the counts.

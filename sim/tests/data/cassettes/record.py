@@ -215,6 +215,8 @@ RUNS = {
     "vcrpy-responses-item-reference": (responses_loop, False, "item_reference"),
     "vcrpy-anthropic-gzip": (gzipped(anthropic_loop), False, None),
     "vcrpy-responses-gzip-dropped-reasoning": (gzipped(responses_loop), False, "drop_reasoning"),
+    # vcrpy's other serializer: the same cassette as JSON.
+    "vcrpy-json-responses-stream": (responses_loop, True, None),
 }
 
 
@@ -225,8 +227,11 @@ def main():
     loop, stream, bug = RUNS[name]
     # Only the SDKs' headers that say who sent what are kept; the key is not a secret
     # here but is dropped all the same, as a cassette should.
-    recorder = vcr.VCR(record_mode="all", filter_headers=["authorization", "x-api-key"])
-    with recorder.use_cassette(f"{name}.yaml"):
+    serializer = "json" if "-json-" in name else "yaml"
+    recorder = vcr.VCR(
+        record_mode="all", filter_headers=["authorization", "x-api-key"], serializer=serializer
+    )
+    with recorder.use_cassette(f"{name}.{serializer}"):
         loop(base, stream, bug)
 
 

@@ -26,7 +26,7 @@ for name in "${names[@]}"; do
   pid=$!
   for _ in $(seq 300); do grep -q listening "$log" && break; sleep 0.1; done
   base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
-  (cd "$here" && rm -f "$name.yaml" && "$venv/bin/python" record.py "$base" "$name")
+  (cd "$here" && rm -f "$name.yaml" "$name.json" && "$venv/bin/python" record.py "$base" "$name")
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   echo "$name: $(grep -c '^#' "$log") request(s)"
