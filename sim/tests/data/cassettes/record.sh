@@ -24,6 +24,8 @@ for name in "${names[@]}"; do
   log=$work/serve-$name.log
   "$bin" serve --scenario "$here/script.json" --record "$work/serve-$name" --port 0 >"$log" 2>&1 &
   pid=$!
+  # The server goes with this script, even when a recording fails.
+  trap 'kill "$pid" 2>/dev/null || true' EXIT
   for _ in $(seq 300); do grep -q listening "$log" && break; sleep 0.1; done
   base=$(grep -o 'http://127.0.0.1:[0-9]*' "$log" | head -1)
   (cd "$here" && rm -f "$name.yaml" "$name.json" && "$venv/bin/python" record.py "$base" "$name")
