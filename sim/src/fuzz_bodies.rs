@@ -45,6 +45,7 @@ pub fn transcript_parse(data: &[u8]) {
         Some(Format::Anthropic),
         Some(Format::ClaudeJsonl),
         Some(Format::Vcr),
+        Some(Format::Vcrpy),
         Some(Format::OpenAi),
         Some(Format::Recording),
     ];

@@ -167,7 +167,9 @@ fn format_can_be_forced_and_a_wrong_one_is_unreadable() {
     let (code, _, stderr) = turnsim(&["--format", "anthropic", s(&log)]);
     assert_eq!(code, 6, "{stderr}");
     assert!(
-        stderr.contains("1af7fc5e.jsonl:1: unreadable: missing field `messages`"),
+        stderr.contains(
+            "1af7fc5e.jsonl:1:411: unreadable: line 1, column 411: missing field `messages`"
+        ),
         "{stderr}"
     );
     let (code, _, stderr) = turnsim(&["--format", "yaml", s(&log)]);

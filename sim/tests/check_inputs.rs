@@ -83,24 +83,12 @@ fn formats_known_but_not_judged_yet_say_what_they_are() {
             "other.yaml",
             "---\nversion: 2\ninteractions:\n- id: 0\n  request:\n    url: https://example.com/v1/files\n    body: ''\n",
         ),
-        "a go-vcr cassette with no Messages API or chat-completions request among its 1 interaction(s)",
+        "a cassette with no Messages API, chat-completions or Responses API request among its 1 interaction(s)",
     );
     // Formats people have that this version does not read are named as themselves,
     // never taken for a broken file of another format.
-    assert_unreadable(
-        &file(
-            "responses.yaml",
-            "---\nversion: 2\ninteractions:\n- id: 0\n  request:\n    url: https://api.openai.com/v1/responses\n    body: '{\"model\":\"gpt-5\",\"input\":[]}'\n",
-        ),
-        "a go-vcr cassette of the OpenAI Responses API (1 of its 1 interaction(s) call /v1/responses): this format is not supported yet",
-    );
-    assert_unreadable(
-        &file(
-            "cassette.yaml",
-            "interactions:\n- request:\n    body: '{\"messages\":[]}'\n    method: POST\n    uri: https://api.anthropic.com/v1/messages\n  response:\n    status:\n      code: 200\nversion: 1\n",
-        ),
-        "a vcrpy cassette (`interactions` whose requests name a `uri:`",
-    );
+    // go-vcr cassettes of the Responses API and vcrpy cassettes are judged now (see
+    // check_vcrpy.rs).
     assert_unreadable(
         &file(
             "session-2026-12-02T10-00-abcd.json",

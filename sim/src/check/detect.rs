@@ -20,6 +20,8 @@ pub enum Detected {
     JsonDocument,
     /// A YAML go-vcr cassette.
     Vcr,
+    /// A YAML vcrpy cassette (requests name a `uri:`).
+    Vcrpy,
     /// A raw server-sent-event stream.
     Recording,
     /// A format recognised but not judged yet: what it is.
@@ -34,9 +36,6 @@ pub const RESPONSES_REQUEST: &str = "an OpenAI Responses API request (`input` it
 /// A gemini-cli session file, as `check` names it until the Gemini API is judged.
 pub const GEMINI_SESSION: &str = "a gemini-cli session file (`sessionId`, `projectHash`, `messages` of type user/gemini; the Gemini API is not in the judge yet)";
 
-/// A vcrpy cassette (Python's VCR: requests with `uri:`, not go-vcr's `url:`).
-pub const VCRPY_CASSETTE: &str = "a vcrpy cassette (`interactions` whose requests name a `uri:`, as pydantic-ai's and langchain's test suites record them)";
-
 /// Whether a top-level object is a gemini-cli session (its file or its JSONL head).
 fn gemini_session(o: &serde_json::Map<String, serde_json::Value>) -> bool {
     (o.contains_key("projectHash") && o.contains_key("sessionId"))
@@ -50,6 +49,18 @@ fn vcrpy(body: &str) -> bool {
             .any(|l| l.trim_start().starts_with(k) && l.starts_with(' '))
     };
     key("uri: ") && !key("url: ")
+}
+
+/// Whether a JSON document is a cassette of vcrpy's JSON serializer: its first keys
+/// are `version` and `interactions`, and its requests name a `uri`.
+fn vcrpy_json(body: &str) -> bool {
+    let inside = body[1..].trim_start();
+    let opens = inside.starts_with("\"interactions\"")
+        || (inside.starts_with("\"version\"")
+            && inside
+                .split_once(',')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with("\"interactions\"")));
+    opens && body.contains("\"uri\":")
 }
 
 /// The rollout's description, as [`unsupported`] words it.
@@ -88,7 +99,7 @@ fn unsupported(o: &serde_json::Map<String, serde_json::Value>) -> Option<&'stati
 /// What `check` says of a format it recognises but does not judge.
 pub fn unsupported_error(what: &str) -> InputError {
     InputError::whole(format!(
-        "{what}: this format is not supported yet (turnsim check reads Claude Code session logs, Anthropic Messages and OpenAI chat-completions bodies or message arrays, go-vcr cassettes, SSE recordings and `turnsim serve --record` folders)"
+        "{what}: this format is not supported yet (turnsim check reads Claude Code session logs, Codex rollouts, Anthropic Messages, OpenAI chat-completions and Responses bodies, go-vcr and vcrpy cassettes, SSE recordings and `turnsim serve --record` folders)"
     ))
 }
 
@@ -121,6 +132,9 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
     }
     if body.starts_with('[') {
         return Ok(Detected::JsonDocument);
+    }
+    if body.starts_with('{') && vcrpy_json(body) {
+        return Ok(Detected::Vcrpy);
     }
     if body.starts_with('{') {
         return Ok(match body.split_once('\n') {
@@ -164,7 +178,7 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
         .any(|p| body.starts_with(p))
     {
         if vcrpy(body) {
-            return Ok(Detected::Unsupported(VCRPY_CASSETTE));
+            return Ok(Detected::Vcrpy);
         }
         return Ok(Detected::Vcr);
     }
@@ -221,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn formats_not_read_yet_are_named_not_mistaken_for_a_broken_file() {
+    fn formats_are_named_not_mistaken_for_a_broken_file_of_another() {
         let gemini_pretty = "{\n  \"sessionId\": \"92f6\",\n  \"projectHash\": \"a33c\",\n  \"startTime\": \"t\",\n  \"messages\": [{\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}]\n}\n";
         let gemini_line = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\",\"messages\":[]}";
         let gemini_jsonl = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\"}\n{\"id\":\"m1\",\"type\":\"gemini\",\"content\":\"ok\"}\n";
@@ -233,10 +247,10 @@ mod tests {
             );
         }
         let vcrpy = "interactions:\n- request:\n    body: '{}'\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n    status:\n      code: 200\nversion: 1\n";
-        assert_eq!(
-            detect(vcrpy.as_bytes(), true),
-            Ok(Detected::Unsupported(VCRPY_CASSETTE))
-        );
+        assert_eq!(detect(vcrpy.as_bytes(), true), Ok(Detected::Vcrpy));
+        // vcrpy's JSON serializer writes the same cassette as JSON.
+        let vcrpy_json = "{\n    \"version\": 1,\n    \"interactions\": [\n        {\n            \"request\": {\n                \"method\": \"POST\",\n                \"uri\": \"https://api.openai.com/v1/responses\",\n";
+        assert_eq!(detect(vcrpy_json.as_bytes(), false), Ok(Detected::Vcrpy));
         // go-vcr names its request `url:`: still read as go-vcr.
         let govcr = "---\nversion: 2\ninteractions:\n    - id: 0\n      request:\n        body: '{}'\n        url: https://api.anthropic.com/v1/messages\n        method: POST\n";
         assert_eq!(detect(govcr.as_bytes(), true), Ok(Detected::Vcr));

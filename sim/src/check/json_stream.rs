@@ -161,7 +161,12 @@ pub fn for_each_message<R: BufRead>(
                 (None, true) => "messages: ".to_string(),
                 (None, false) => String::new(),
             };
-            Err(InputError::at(e.line().max(1), format!("{path}{e}")))
+            // Where the parser stopped is said once, as the line and column.
+            Err(InputError {
+                line: Some(e.line().max(1)),
+                column: (e.line() > 0).then(|| e.column()),
+                message: format!("{path}{}", super::source::without_position(&e)),
+            })
         }
     }
 }

@@ -24,7 +24,8 @@
 //! - Deterministic output: see `report`.
 //!
 //! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
-//! `anthropic`, `openai`, `vcr`, `sse`, `recording`) yields messages
+//! `anthropic`, `openai`, `vcr` with `vcr_exchange` and `vcr_responses`, `sse`,
+//! `recording`) yields messages
 //! (`source`) or requests for the judge, `dir` walks folders, `response` and
 //! `prefix` are `check`'s own comparisons, `report` renders the findings, and
 //! `export` writes a simulated request for `check` to read.
@@ -49,6 +50,8 @@ pub(crate) mod response;
 pub(crate) mod source;
 pub(crate) mod sse;
 pub(crate) mod vcr;
+pub(crate) mod vcr_exchange;
+pub(crate) mod vcr_responses;
 pub(crate) mod vcr_split;
 
 // The façade of transcript judging: what `check_file` and `check_reader` return.
@@ -74,8 +77,10 @@ pub enum Format {
     /// A Claude Code session log, one entry per line.
     #[cfg_attr(feature = "cli", value(name = "claude-jsonl"))]
     ClaudeJsonl,
-    /// A go-vcr YAML cassette of Messages API calls with SSE responses.
+    /// A go-vcr YAML cassette of Messages, chat-completions or Responses API calls.
     Vcr,
+    /// A vcrpy YAML cassette (Python's VCR) of the same calls.
+    Vcrpy,
     /// OpenAI chat-completions messages (an array or a request body).
     #[cfg_attr(feature = "cli", value(name = "openai"))]
     OpenAi,
@@ -94,6 +99,7 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::ClaudeJsonl => "claude-jsonl",
             Format::Vcr => "vcr",
+            Format::Vcrpy => "vcrpy",
             Format::OpenAi => "openai",
             Format::Recording => "recording",
             Format::ServeRecord => "serve-record",
@@ -227,6 +233,7 @@ fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, Inpu
         Some(Format::ClaudeJsonl) => Detected::ClaudeJsonl,
         Some(Format::Anthropic | Format::OpenAi) => Detected::JsonDocument,
         Some(Format::Vcr) => Detected::Vcr,
+        Some(Format::Vcrpy) => Detected::Vcrpy,
         Some(Format::Recording) => Detected::Recording,
         Some(Format::Codex) => Detected::CodexRollout,
         Some(Format::ServeRecord) => {
@@ -361,6 +368,26 @@ pub fn check_reader_with(
             vcr::check(opened.reader, limits, &mut report)?;
             Ok(report)
         }
+        Detected::Vcrpy => {
+            let mut report = FileReport::new(&name, Format::Vcrpy.name());
+            let mut reader = opened.reader;
+            let json = std::io::BufRead::fill_buf(&mut reader)
+                .map(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'))
+                .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+            if json {
+                // vcrpy's JSON serializer: one document, read whole within the limit.
+                let opened = Opened {
+                    detected: Detected::Vcrpy,
+                    reader,
+                };
+                let text =
+                    opened.text_within(limits.max_element, "a JSON cassette (read whole)")?;
+                vcr::check_json(&text, limits, &mut report)?;
+            } else {
+                vcr::check(reader, limits, &mut report)?;
+            }
+            Ok(report)
+        }
         Detected::Recording => {
             let text = opened.text_within(limits.max_element, "the recording")?;
             let mut report = FileReport::new(&name, Format::Recording.name());
@@ -412,9 +439,11 @@ fn messages_of(
                 format,
             ))
         }
-        Detected::Vcr | Detected::Recording | Detected::CodexRollout => Err(InputError::whole(
-            "--prefix compares message transcripts; a cassette, a recording or a Codex rollout is not one",
-        )),
+        Detected::Vcr | Detected::Vcrpy | Detected::Recording | Detected::CodexRollout => {
+            Err(InputError::whole(
+                "--prefix compares message transcripts; a cassette, a recording or a Codex rollout is not one",
+            ))
+        }
         Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
     }
 }

@@ -1,31 +1,41 @@
-//! go-vcr cassettes (YAML) of Messages API traffic: every request, every conversation
-//! across its requests, every recorded response.
+//! Cassettes (YAML) of recorded API traffic, as go-vcr and vcrpy write them: every
+//! request, every conversation across its requests, every recorded response.
 //!
 //! Guarantees:
+//! - Both recorders' layouts are read into one exchange ([`super::vcr_exchange`]), so
+//!   a vcrpy cassette (Python's SDK test suites) and a go-vcr one (Go's) of the same
+//!   traffic are judged alike; a body vcrpy stored as `!!binary` (compressed or not
+//!   UTF-8) is decoded first.
 //! - Each request is held to the history rules on its own, because the provider
 //!   judged each one on its own; in a request that was sent, a tool call left
 //!   unanswered at the end is a violation, not a turn in progress.
-//! - Request messages are parsed by the same loaders as a JSON document (Anthropic,
-//!   or OpenAI mapped onto it), once `cache_control` is removed everywhere the API
-//!   accepts it: breakpoints move forward on purpose and are not content. That holds
-//!   wherever a provider lets a breakpoint sit: OpenRouter takes one on a chat
-//!   message itself and on a `tool_calls[]` entry, so those are set aside too.
+//! - Messages and chat-completions bodies are parsed by the same loaders as a JSON
+//!   document (Anthropic, or OpenAI mapped onto it), once `cache_control` is removed
+//!   everywhere the API accepts it: breakpoints move forward on purpose and are not
+//!   content. That holds wherever a provider lets a breakpoint sit: OpenRouter takes
+//!   one on a chat message itself and on a `tool_calls[]` entry, so those are set
+//!   aside too. Responses API calls are judged as the server judges them
+//!   ([`super::vcr_responses`]).
 //! - Every request goes through the judge ([`crate::judge::session`]), the same one
 //!   `turnsim serve` judges live traffic with: grouped into conversations, held to
 //!   append-only and prefix rules across them, and a request the provider refused
 //!   (an error status) is not what the next request is compared with. Each recorded
-//!   response is judged by the engine (see [`super::response`]).
-//! - Interactions that are not Messages (or chat-completions) calls are counted and
-//!   skipped; a Messages call whose body is not JSON is unreadable input (exit 2).
+//!   Messages response is judged by the engine (see [`super::response`]).
+//! - Interactions that are not API calls (a `GET /v1/models`, `count_tokens`) are
+//!   counted and skipped; an API call whose body cannot be read or is not JSON is
+//!   unreadable input (exit 6).
 //! - Bounded memory: the cassette is read one interaction at a time
 //!   ([`super::vcr_split`]); between interactions only the judge's state is kept (the
-//!   last accepted request of each conversation), never the cassette.
+//!   last accepted request of each conversation, and for the Responses API what each
+//!   stored response stands for, as the server keeps it), never the cassette.
 
 use super::anthropic::{RawMessages, looks_openai};
 use super::findings::{FileReport, Finding, Place, Severity};
 use super::openai;
 use super::response::judge_response;
-use super::source::{InputError, Located, path_error};
+use super::source::{InputError, Located, without_position};
+use super::vcr_exchange::{Exchange, Interaction, keep_binary_tags};
+use super::vcr_responses::Stored;
 use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
 use crate::judge::normal::{normal_message, normal_tools};
@@ -42,55 +52,6 @@ use std::collections::BTreeMap;
 struct Cassette {
     #[serde(default)]
     interactions: Vec<Interaction>,
-}
-
-#[derive(Deserialize)]
-struct Interaction {
-    #[serde(default)]
-    id: Option<u64>,
-    request: HttpRequest,
-    #[serde(default)]
-    response: Option<HttpResponse>,
-}
-
-#[derive(Deserialize)]
-struct HttpRequest {
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    url: String,
-    /// Header name to its values, as go-vcr writes them; read leniently (a cassette
-    /// may hold them in another shape), since only `anthropic-beta` is used.
-    #[serde(default)]
-    headers: Option<Value>,
-}
-
-/// The request's headers, names lower-cased, several values joined by commas.
-fn headers_of(req: &HttpRequest) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Some(Value::Object(map)) = &req.headers {
-        for (name, v) in map {
-            let value = match v {
-                Value::Array(vs) => vs
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                Value::String(s) => s.clone(),
-                _ => continue,
-            };
-            out.insert(name.to_ascii_lowercase(), value);
-        }
-    }
-    out
-}
-
-#[derive(Deserialize)]
-struct HttpResponse {
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    code: Option<u16>,
 }
 
 /// Removes `cache_control` wherever the Messages API accepts it.
@@ -145,28 +106,72 @@ fn interaction_lines(text: &str) -> Vec<usize> {
         .collect()
 }
 
+/// The YAML reader's positions ("line L column C") in `message`, said as the file's
+/// ("line L', column C"): an interaction parsed alone counts its lines from
+/// `first_line`.
+fn file_positions(message: &str, first_line: usize) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 5..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let tail = &after[digits..];
+        match (
+            after[..digits].parse::<usize>(),
+            tail.strip_prefix(" column "),
+        ) {
+            (Ok(l), Some(column)) => {
+                out.push_str(&format!(
+                    "line {}, column ",
+                    first_line + l.saturating_sub(1)
+                ));
+                rest = column;
+            }
+            _ => {
+                out.push_str("line ");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A YAML error as an input error: `interactions[i]` for the `i`th interaction parsed
-/// alone (`first_line` is where its text starts), the whole file otherwise.
+/// alone (`first_line` is where its text starts), the whole file otherwise. Where
+/// the reader stopped is the error's line and column; positions it names inside its
+/// message are the file's too.
 fn yaml_error(
     e: &serde_path_to_error::Error<serde_norway::Error>,
     item: Option<(usize, usize)>,
 ) -> InputError {
-    let line = e.inner().location().map(|l| l.line());
-    let (line, path) = match item {
-        Some((pos, first_line)) => {
-            let path = path_error(e);
-            let path = match path.strip_prefix("[0]") {
-                Some(rest) => format!("interactions[{pos}]{rest}"),
-                None => path,
-            };
-            (line.map(|l| first_line + l.saturating_sub(1)), path)
+    let location = e.inner().location();
+    let first_line = item.map_or(1, |(_, l)| l);
+    let mut message = e.inner().to_string();
+    if let Some(l) = &location {
+        let own = format!(" at line {} column {}", l.line(), l.column());
+        if let Some(i) = message.find(&own) {
+            message.replace_range(i..i + own.len(), "");
         }
-        None => (line, path_error(e)),
+    }
+    let message = file_positions(&message, first_line);
+    let path = e.path().to_string();
+    let path = match (item, path.strip_prefix("[0]")) {
+        (Some((pos, _)), Some(rest)) => format!("interactions[{pos}]{rest}"),
+        _ => path,
+    };
+    let path = if path == "." || path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
     };
     InputError {
-        line,
-        column: None,
-        message: format!("not a go-vcr cassette: {path}"),
+        line: location
+            .as_ref()
+            .map(|l| first_line + l.line().saturating_sub(1)),
+        column: location.as_ref().map(|l| l.column()),
+        message: format!("not a cassette (go-vcr or vcrpy): {path}{message}"),
     }
 }
 
@@ -184,15 +189,16 @@ pub fn check(
             Piece::Interaction { line, text } => {
                 let pos = state.interactions;
                 let items: Vec<Interaction> = {
+                    let text = keep_binary_tags(&text);
                     let de = serde_norway::Deserializer::from_str(&text);
                     serde_path_to_error::deserialize(de)
                         .map_err(|e| yaml_error(&e, Some((pos, line))))?
                 };
                 for interaction in &items {
-                    state.interaction(interaction, Some(line), report)?;
+                    state.interaction(interaction, Some(line), limits.max_element, report)?;
                 }
             }
-            Piece::Whole(text) => return check_text(&text, report),
+            Piece::Whole(text) => return check_text(&text, limits, report),
         }
     }
     #[derive(Deserialize)]
@@ -207,30 +213,108 @@ pub fn check(
 }
 
 /// Checks a cassette held whole: a layout [`super::vcr_split`] does not cut.
-pub fn check_text(text: &str, report: &mut FileReport) -> Result<(), InputError> {
+pub fn check_text(
+    text: &str,
+    limits: super::source::Limits,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
     let cassette: Cassette = {
-        let de = serde_norway::Deserializer::from_str(text);
+        let tagged = keep_binary_tags(text);
+        let de = serde_norway::Deserializer::from_str(&tagged);
         serde_path_to_error::deserialize(de).map_err(|e| yaml_error(&e, None))?
     };
     let lines = interaction_lines(text);
     let mut state = State::default();
     for (pos, interaction) in cassette.interactions.iter().enumerate() {
-        state.interaction(interaction, lines.get(pos).copied(), report)?;
+        state.interaction(
+            interaction,
+            lines.get(pos).copied(),
+            limits.max_element,
+            report,
+        )?;
+    }
+    state.finish(report)
+}
+
+/// Which API a recorded call speaks, from its method, address and body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    /// Anthropic Messages or OpenAI chat-completions: a `messages` array.
+    Messages,
+    /// OpenAI Responses: `input` items.
+    Responses,
+    /// Not a call the judge reads (a `GET`, `count_tokens`, another service).
+    Other,
+}
+
+fn api_of(ex: &Exchange, body: &str) -> Api {
+    let path = ex.url.split(['?', '#']).next().unwrap_or_default();
+    let post = ex
+        .method
+        .as_deref()
+        .is_none_or(|m| m.eq_ignore_ascii_case("POST"));
+    if !post || path.contains("/count_tokens") {
+        Api::Other
+    } else if path.ends_with("/responses") {
+        Api::Responses
+    } else if path.contains("/v1/messages")
+        || path.contains("/chat/completions")
+        || body.contains("\"messages\"")
+    {
+        Api::Messages
+    } else {
+        Api::Other
+    }
+}
+
+/// Checks a cassette of vcrpy's JSON serializer, held whole (the caller bounds it).
+pub fn check_json(
+    text: &str,
+    limits: super::source::Limits,
+    report: &mut FileReport,
+) -> Result<(), InputError> {
+    let cassette: Cassette = {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| InputError {
+            line: Some(e.inner().line().max(1)),
+            column: (e.inner().column() > 0).then(|| e.inner().column()),
+            message: format!(
+                "not a vcrpy JSON cassette: {}{}",
+                super::source::path_prefix(&e),
+                without_position(e.inner())
+            ),
+        })?
+    };
+    // Each interaction's request opens on its own line in vcrpy's indented output.
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("\"request\":"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    let mut state = State::default();
+    for (pos, interaction) in cassette.interactions.iter().enumerate() {
+        state.interaction(
+            interaction,
+            lines.get(pos).copied(),
+            limits.max_element,
+            report,
+        )?;
     }
     state.finish(report)
 }
 
 /// What a cassette's check carries from one interaction to the next: the judge
-/// (the previous request of each conversation) and the counts.
+/// (the previous request of each conversation), what the Responses API stored, and
+/// the counts.
 #[derive(Default)]
 struct State {
     judge: Judge,
+    stored: Stored,
     interactions: usize,
     requests: usize,
     skipped: usize,
     responses: usize,
-    /// Skipped interactions that were OpenAI Responses API calls (`/v1/responses`).
-    responses_api: usize,
 }
 
 impl State {
@@ -238,6 +322,7 @@ impl State {
         &mut self,
         interaction: &Interaction,
         line: Option<usize>,
+        max_element: usize,
         report: &mut FileReport,
     ) -> Result<(), InputError> {
         let pos = self.interactions;
@@ -256,25 +341,37 @@ impl State {
             column: None,
             message: format!("interaction {id}: {why}"),
         };
-        let req = &interaction.request;
-        let is_messages = req.url.contains("/v1/messages")
-            || req.url.contains("/chat/completions")
-            || req.body.contains("\"messages\"");
-        if !is_messages || req.url.contains("/count_tokens") {
+        let ex = interaction.exchange(max_element);
+        let text = ex.body.as_deref().unwrap_or_default();
+        let api = api_of(&ex, text);
+        if api == Api::Other {
             self.skipped += 1;
-            if req.url.contains("/v1/responses") {
-                self.responses_api += 1;
-            }
             return Ok(());
         }
-        let body: Value = serde_json::from_str(&req.body)
-            .map_err(|e| unreadable(format!("request body is not JSON: {e}")))?;
+        let text = ex
+            .body
+            .as_deref()
+            .map_err(|why| unreadable(format!("request body: {why}")))?;
+        self.requests += 1;
+        if api == Api::Responses {
+            return self.stored.judge(&mut self.judge, &ex, text, &at, report);
+        }
+        let body: Value = serde_json::from_str(text).map_err(|e| {
+            unreadable(format!(
+                "request body is not JSON: {}, column {} of the body: {}",
+                match e.line() {
+                    0 => "at its end".to_string(),
+                    l => format!("line {l}"),
+                },
+                e.column(),
+                without_position(&e)
+            ))
+        })?;
         if !body.get("messages").is_some_and(Value::is_array) {
             return Err(unreadable("request body has no `messages` array".into()));
         }
-        self.requests += 1;
         let (mut request, openai) =
-            request_of(&body, id, &headers_of(req)).map_err(|e| unreadable(e.message))?;
+            request_of(&body, id, &ex.headers).map_err(|e| unreadable(e.message))?;
         drop(body);
         request.line = line;
         for m in &mut request.messages {
@@ -285,9 +382,11 @@ impl State {
             f.place.line = f.place.line.filter(|&l| l > 0);
             report.findings.push(f);
         }
-        let response = interaction.response.as_ref();
-        let reply = match response {
-            Some(r) if r.code.is_none_or(|c| c == 200) && !r.body.trim().is_empty() => {
+        let response = ex.response.as_ref();
+        let reply = match response.map(|r| (r.status, &r.body)) {
+            Some((status, Ok(body)))
+                if status.is_none_or(|c| c == 200) && !body.trim().is_empty() =>
+            {
                 self.responses += 1;
                 if openai {
                     // Chat-completions chunks are not the engine's event model.
@@ -302,15 +401,26 @@ impl State {
                     ));
                     None
                 } else {
-                    judge_response(&r.body, Some(id), line, &mut report.findings)
+                    judge_response(body, Some(id), line, &mut report.findings)
                 }
+            }
+            Some((status, Err(why))) if status.is_none_or(|c| c == 200) => {
+                self.responses += 1;
+                report.findings.push(Finding::new(
+                    Severity::Info,
+                    "response",
+                    "unsupported",
+                    at.clone(),
+                    format!("response to request {id}: {why}; not judged"),
+                ));
+                None
             }
             _ => None,
         };
         self.judge.answered(
             &judged.key,
             Answered {
-                status: response.and_then(|r| r.code),
+                status: response.and_then(|r| r.status),
                 outcome: None,
                 reply,
             },
@@ -319,20 +429,14 @@ impl State {
     }
 
     fn finish(self, report: &mut FileReport) -> Result<(), InputError> {
-        if self.requests == 0 && self.responses_api > 0 {
-            return Err(super::detect::unsupported_error(&format!(
-                "a go-vcr cassette of the OpenAI Responses API ({} of its {} interaction(s) call /v1/responses)",
-                self.responses_api, self.interactions
-            )));
-        }
         if self.requests == 0 {
             return Err(InputError::whole(format!(
-                "a go-vcr cassette with no Messages API or chat-completions request among its {} interaction(s): nothing to judge",
+                "a cassette with no Messages API, chat-completions or Responses API request among its {} interaction(s): nothing to judge",
                 self.interactions
             )));
         }
         report.stats.insert("requests", self.requests);
-        report.stats.insert("responses", self.responses);
+        *report.stats.entry("responses").or_insert(0) += self.responses;
         report
             .stats
             .insert("conversations", self.judge.conversations());
@@ -407,4 +511,48 @@ fn request_of(
         ),
     };
     Ok((request, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<FileReport, InputError> {
+        let mut report = FileReport::new("t.yaml", "vcr");
+        check(
+            text.as_bytes(),
+            super::super::source::Limits::default(),
+            &mut report,
+        )
+        .map(|()| report)
+    }
+
+    #[test]
+    fn parser_positions_are_the_files_lines_and_columns() {
+        assert_eq!(
+            file_positions("x at line 3 column 7, while at line 1 column 2", 10),
+            "x at line 12, column 7, while at line 10, column 2"
+        );
+        assert_eq!(file_positions("online 5 items", 10), "online 5 items");
+        // An unterminated quoted body in the first interaction (which starts on line 4).
+        let broken = "---\nversion: 2\ninteractions:\n- id: 0\n  request:\n    body: '{}'\n    url: https://api.anthropic.com/v1/messages\n  response:\n    body: 'event: x\n";
+        let e = read(broken).expect_err("not YAML");
+        assert_eq!(e.line, Some(10));
+        assert_eq!(e.column, Some(1));
+        assert_eq!(
+            e.message,
+            "not a cassette (go-vcr or vcrpy): interactions[0].response.body: found unexpected end of stream, while scanning a quoted scalar at line 9, column 11"
+        );
+    }
+
+    #[test]
+    fn a_request_body_that_is_not_json_says_where_in_the_body() {
+        let text = "---\nversion: 2\ninteractions:\n- id: 0\n  request:\n    body: '{\"messages\": x}'\n    url: https://api.anthropic.com/v1/messages\n";
+        let e = read(text).expect_err("not JSON");
+        assert_eq!(e.line, Some(4));
+        assert_eq!(
+            e.message,
+            "interaction 0: request body is not JSON: line 1, column 14 of the body: expected value"
+        );
+    }
 }

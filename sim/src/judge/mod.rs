@@ -13,7 +13,8 @@
 //! - One rule, one place: pairing ([`pairing`]), empty content ([`empty`]), tool-id
 //!   uniqueness ([`tool_ids`]), markers ([`markers`]), notes ([`notes`]), model text
 //!   in user messages ([`taint`]), append-only history and kept replies
-//!   ([`append_only`]), prefix changes with their cause ([`prefix_change`]). Two
+//!   ([`append_only`]), prefix changes with their cause ([`prefix_change`]), Responses reasoning
+//!   items sent back with their calls ([`reasoning_kept`]). Two
 //!   callers cannot disagree because there is nothing to disagree with.
 //! - Rules read a protocol-neutral view ([`view`]): messages with roles and blocks,
 //!   tool calls and results by id, and the prefix (system, tools, model, beta flags)
@@ -41,6 +42,7 @@ pub mod once;
 pub mod openai;
 pub mod pairing;
 pub mod prefix_change;
+pub mod reasoning_kept;
 pub mod rules;
 pub mod rules_openai;
 pub mod session;

@@ -58,7 +58,7 @@ use record::{Answer, Record, body_value, kept_headers, write_record};
 use script::Step;
 use serde_json::Value;
 use sse::{MessageMeta, WireBlock, WireEvent, encode, error_body, message_json, to_wire_indexed};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use tools::Workspace;

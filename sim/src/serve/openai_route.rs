@@ -17,9 +17,10 @@ use super::openai_deliver::{Format, deliver_openai, error_reply, reply_from};
 use super::*;
 use crate::judge::finding::Finding;
 use crate::judge::openai::{Laid, Origin, lay};
+use crate::judge::reasoning_kept::{ReasoningOf, reasoning_lost, remember_reasoning};
 use crate::judge::session::MESSAGES_API_FAMILIES;
 use crate::openai::api_error::{ApiFailure, error_response, from_wire};
-use crate::openai::neutral::{Conversation, Item, Reasoning};
+use crate::openai::neutral::{Conversation, Item};
 use crate::openai::responses_stream::Echo;
 use crate::openai::{chat_request, responses_request};
 use verdict::Violation;
@@ -30,7 +31,7 @@ pub(super) struct OpenAiStore {
     /// A completed response's id → its full context (request items then reply items).
     responses: BTreeMap<String, Vec<Item>>,
     /// A served call's `call_id` → the reasoning items that preceded it in its reply.
-    reasoning_of: BTreeMap<String, Vec<Reasoning>>,
+    reasoning_of: ReasoningOf,
     /// Every item with an id in a completed response's context (what the client sent
     /// and what this server answered), by id: what an `item_reference` stands for.
     items: BTreeMap<String, Item>,
@@ -65,58 +66,23 @@ fn bad_request(message: String, param: &str, request_id: &str) -> Reply {
 }
 
 /// The reasoning items of earlier replies missing or changed where their calls came
-/// back.
+/// back: the one rule ([`crate::judge::reasoning_kept`]) as the server's violations.
 fn reasoning_findings(
     store: &OpenAiStore,
     context: &[Item],
     conv: &Conversation,
 ) -> Vec<Violation> {
-    let all: Vec<(Option<usize>, &Item)> = context
-        .iter()
-        .map(|i| (None, i))
-        .chain(conv.entries.iter().map(|e| (Some(e.source), &e.item)))
-        .collect();
-    let sent: Vec<&Reasoning> = all
-        .iter()
-        .filter_map(|(_, i)| match i {
-            Item::Reasoning(r) => Some(r),
-            _ => None,
+    reasoning_lost(&store.reasoning_of, context, conv)
+        .into_iter()
+        .map(|lost| Violation {
+            rule: "reasoning_kept".into(),
+            kind: lost.kind.into(),
+            message: lost.source,
+            block: None,
+            detail: lost.detail,
+            excerpt: lost.excerpt,
         })
-        .collect();
-    let mut out = Vec::new();
-    let mut judged = BTreeSet::new();
-    for (source, item) in &all {
-        let Item::ToolCall { call_id, .. } = item else {
-            continue;
-        };
-        for r in store.reasoning_of.get(call_id).into_iter().flatten() {
-            if !judged.insert(r.id.clone()) {
-                continue;
-            }
-            // The store holds this server's replies, whose reasoning items all have ids.
-            let id = r.id.as_deref().unwrap_or_default();
-            let (kind, detail) = match sent.iter().find(|s| s.id == r.id) {
-                Some(s) if *s == r => continue,
-                Some(_) => (
-                    "changed",
-                    format!("reasoning item {id} came back changed with call {call_id}"),
-                ),
-                None => (
-                    "dropped",
-                    format!("reasoning item {id} that preceded call {call_id} was not sent back"),
-                ),
-            };
-            out.push(Violation {
-                rule: "reasoning_kept".into(),
-                kind: kind.into(),
-                message: *source,
-                block: None,
-                detail,
-                excerpt: crate::judge::openai::reasoning_signature(r),
-            });
-        }
-    }
-    out
+        .collect()
 }
 
 /// Maps the judge's places (laid messages) back to wire indices. What the API rejects
@@ -297,18 +263,7 @@ impl Server {
                 .map(|i| crate::openai::responses_stream::item_json(i, &echo))
                 .collect();
             let sent = reply.to_neutral(echo.include_encrypted_reasoning);
-            let mut reasoning = Vec::new();
-            for item in &sent {
-                match item {
-                    Item::Reasoning(r) => reasoning.push(r.clone()),
-                    Item::ToolCall { call_id, .. } => {
-                        st.openai
-                            .reasoning_of
-                            .insert(call_id.clone(), reasoning.clone());
-                    }
-                    _ => {}
-                }
-            }
+            remember_reasoning(&mut st.openai.reasoning_of, &sent);
             let mut full = context;
             full.extend(conv.entries.iter().map(|e| e.item.clone()));
             full.extend(sent);
