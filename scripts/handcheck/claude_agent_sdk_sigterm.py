@@ -1,6 +1,8 @@
 # Hand check (no turnsim): a stdlib fake Messages API that always asks for one more
 # `sleep 3` Bash call (5 rounds), the Agent SDK program, SIGTERM to the program 2 s in;
 # prints every request's arrival and whether Claude Code is alive, for 40 s.
+# Usage (the SDK's interpreter): python3 scripts/handcheck/claude_agent_sdk_sigterm.py \
+#   scripts/claude_agent_sdk_loop.py
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 T0 = time.time(); log = []
