@@ -14,6 +14,7 @@
 //! for its scripts). An argument that is exactly `{resume}` becomes `--resume` in the
 //! resume command of a custom profile and disappears in the first one.
 
+mod agents;
 mod openai;
 
 use serde::{Deserialize, Serialize};
@@ -105,10 +106,15 @@ pub struct Profile {
     /// A command that prints the client's version, for the report.
     #[serde(default)]
     pub version: Vec<String>,
+    /// Files written under HOME before every invocation, `(relative path, content)`
+    /// with placeholders substituted: configuration a client reads only from a file
+    /// (a provider's base URL, which holds the run's port). Empty for most clients.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub home_files: Vec<(String, String)>,
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 12] = [
+pub const BUILT_IN: [&str; 17] = [
     "claude-code",
     "claude-code-tui",
     "codex-tui",
@@ -121,6 +127,11 @@ pub const BUILT_IN: [&str; 12] = [
     "codex",
     "openai-agents",
     "openai-chat",
+    "claude-agent-sdk",
+    "pi",
+    "pi-tui",
+    "qwen-code",
+    "qwen-code-tui",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -203,7 +214,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                 ..p
             })
         }
-        _ => headless(name, command),
+        other => agents::profile(other).map_or_else(|| headless(other, command), Ok),
     }
 }
 
@@ -250,6 +261,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
             ],
             interrupts: ALL_SIGNALS.to_vec(),
             version: strings(&["claude", "--version"]),
+            home_files: Vec::new(),
         }),
         "opencode" => Ok(Profile {
             name: name.into(),
@@ -284,6 +296,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
             ],
             interrupts: ALL_SIGNALS.to_vec(),
             version: strings(&["opencode", "--version"]),
+            home_files: Vec::new(),
         }),
         "python-sdk" => {
             let script = "{repo}/scripts/sdk_tool_loop.py";
@@ -320,6 +333,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
                     "-c",
                     "import anthropic; print(anthropic.__version__)",
                 ]),
+                home_files: Vec::new(),
             })
         }
         "pydantic-ai" => {
@@ -346,6 +360,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
                     "-c",
                     "import pydantic_ai; print(pydantic_ai.__version__)",
                 ]),
+                home_files: Vec::new(),
             })
         }
         "test-client" | "custom" => {
@@ -378,6 +393,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
                 ],
                 interrupts: ALL_SIGNALS.to_vec(),
                 version: Vec::new(),
+                home_files: Vec::new(),
             })
         }
         "codex" | "openai-agents" | "openai-chat" => Ok(openai::profile(name)),
@@ -391,6 +407,9 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
 /// What to install when a built-in profile's program is missing (the package, from
 /// its registry); `None` for `custom`.
 pub fn install_hint(name: &str) -> Option<&'static str> {
+    if let Some(hint) = agents::install_hint(name) {
+        return Some(hint);
+    }
     Some(match name {
         "claude-code" | "claude-code-tui" => {
             "install Claude Code: `npm install @anthropic-ai/claude-code` and put its node_modules/.bin on PATH"

@@ -303,8 +303,13 @@ def fill(s, prompt):
             .replace("{work}", os.path.join(root, "work")).replace("{repo}", CFG["repo"]))
 
 def run(argv, prompt, sig, resume=False):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_", "OPENAI_", "CODEX_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_", "OPENAI_", "CODEX_", "QWEN_", "PI_CODING_AGENT", "CLINE_"))}
     home = os.path.join(root, "home")
+    # Configuration the client reads only from a file (its base URL holds this server's port).
+    for rel, content in CFG.get("home_files", []):
+        path = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").write(fill(content, prompt))
     env.update(HOME=home, XDG_CONFIG_HOME=home + "/.config", XDG_DATA_HOME=home + "/.local/share",
                XDG_CACHE_HOME=home + "/.cache", XDG_STATE_HOME=home + "/.local/state")
     env["TURNSIM_DRIVE_RUN"] = MARK

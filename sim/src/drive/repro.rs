@@ -59,6 +59,7 @@ pub fn script(file: &RunFile, rep: &RunReport, tool_ids: &[String]) -> String {
         "command": p.command,
         "resume": p.resume,
         "env": p.env,
+        "home_files": p.home_files,
         "shell_tool": p.shell_tool,
         "tool_ms": s.tool_ms,
         "prompt1": super::run::PROMPT_1,

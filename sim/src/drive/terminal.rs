@@ -85,6 +85,26 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             rows: 40,
             cols: 120,
         }),
+        "pi-tui" => Some(Terminal {
+            // The key hints pi draws above its editor once it takes input.
+            ready: "escape interrupt".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // The provider's file is the profile's (headless needs it too).
+            home_files: Vec::new(),
+            rows: 40,
+            cols: 120,
+        }),
+        "qwen-code-tui" => Some(Terminal {
+            // The input box's placeholder.
+            ready: "Type your message".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // The provider is on the command line; settings are the profile's.
+            home_files: Vec::new(),
+            rows: 40,
+            cols: 120,
+        }),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),
@@ -188,13 +208,13 @@ pub struct Session {
     last_change: Instant,
 }
 
-/// Writes the profile's HOME files (placeholders already substituted).
+/// Writes HOME files (a terminal's or a profile's), placeholders substituted by `sub`.
 pub fn prepare_home(
-    term: &Terminal,
+    files: &[(String, String)],
     home: &Path,
     sub: impl Fn(&str) -> String,
 ) -> Result<(), String> {
-    for (rel, content) in &term.home_files {
+    for (rel, content) in files {
         let path = home.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;

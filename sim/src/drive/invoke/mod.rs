@@ -230,6 +230,9 @@ fn inherited_out(name: &str) -> bool {
         || name.starts_with("OPENCODE")
         || name.starts_with("OPENAI_")
         || name.starts_with("CODEX_")
+        || name.starts_with("QWEN_")
+        || name.starts_with("PI_CODING_AGENT")
+        || name.starts_with("CLINE_")
         || name.starts_with("XDG_")
         || name == procs::RUN_MARKER
 }
@@ -308,7 +311,9 @@ fn spawn_terminal(
     run: &Running<'_>,
     term: &Terminal,
 ) -> Result<(std::process::Child, terminal::Session), String> {
-    terminal::prepare_home(term, Path::new(&vars.home), |s| substitute(s, vars))?;
+    terminal::prepare_home(&term.home_files, Path::new(&vars.home), |s| {
+        substitute(s, vars)
+    })?;
     let mut cmd = procs::default_signals_pty(
         pty_process::blocking::Command::new(&argv[0])
             .args(&argv[1..])
@@ -364,13 +369,16 @@ pub fn invoke(
         return (inv, None);
     }
     let started = Instant::now();
-    let spawned = match run.terminal {
-        Some(term) => spawn_terminal(&argv, vars, label, run, term).map(|(c, s)| (c, Some(s))),
-        None => command(&argv, vars, label, run)
-            .spawn()
-            .map(|c| (c, None))
-            .map_err(|e| format!("{}: {e}", argv[0])),
-    };
+    let home = Path::new(&vars.home);
+    let spawned = terminal::prepare_home(&run.profile.home_files, home, |s| substitute(s, vars))
+        .map_err(|e| format!("writing the profile's HOME files: {e}"))
+        .and_then(|()| match run.terminal {
+            Some(term) => spawn_terminal(&argv, vars, label, run, term).map(|(c, s)| (c, Some(s))),
+            None => command(&argv, vars, label, run)
+                .spawn()
+                .map(|c| (c, None))
+                .map_err(|e| format!("{}: {e}", argv[0])),
+        });
     let (mut child, mut session) = match spawned {
         Ok(c) => c,
         Err(e) => {

@@ -111,6 +111,7 @@ pub fn profile(name: &str) -> Profile {
                 ],
                 interrupts: ALL_SIGNALS.to_vec(),
                 version: strings(&["codex", "--version"]),
+                home_files: Vec::new(),
             }
         }
         "openai-agents" => {
@@ -138,6 +139,7 @@ pub fn profile(name: &str) -> Profile {
                     "-c",
                     "import agents, importlib.metadata as m; print(m.version('openai-agents'))",
                 ]),
+                home_files: Vec::new(),
             }
         }
         _ => {
@@ -167,6 +169,7 @@ pub fn profile(name: &str) -> Profile {
                 faults: vec![ProviderFault::Overloaded, ProviderFault::RateLimited],
                 interrupts: ALL_SIGNALS.to_vec(),
                 version: strings(&["python3", "-c", "import openai; print(openai.__version__)"]),
+                home_files: Vec::new(),
             }
         }
     }
