@@ -63,6 +63,8 @@ pub struct StdioFactory {
     pool: Pool,
     /// The hello said the log is the reference engine's record format.
     reference_log: bool,
+    /// The protocol version the first process's hello announced.
+    protocol: u32,
 }
 
 impl std::fmt::Debug for StdioFactory {
@@ -94,9 +96,11 @@ impl StdioFactory {
             fresh: false,
             pool: Arc::default(),
             reference_log: false,
+            protocol: wire::OLDEST_PROTOCOL,
         };
         let (process, name, log) = f.start()?;
         f.name = name;
+        f.protocol = process.protocol;
         f.reference_log = log.as_deref() == Some(wire::REFERENCE_LOG);
         f.give_back(process);
         Ok(f)
@@ -146,6 +150,11 @@ impl StdioFactory {
 
     pub fn command(&self) -> &str {
         &self.command
+    }
+
+    /// The protocol version the engine answered in (1 or 2).
+    pub fn protocol(&self) -> u32 {
+        self.protocol
     }
 
     fn start(&self) -> Result<(Process, String, Option<String>), String> {
