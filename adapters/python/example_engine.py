@@ -569,4 +569,4 @@ def restore(config, log):
 
 
 if __name__ == "__main__":
-    run("python-example" + (f"+{BUG}" if BUG else ""), create, restore)
+    run("python-example" + (f"+{BUG}" if BUG else ""), create, restore, protocol=2)

@@ -11,6 +11,8 @@ Messages are Anthropic wire JSON (dicts) and are never mutated once built.
 
 import json
 
+from turnsim_engine import compact_encoder
+
 TRUNCATION_RESUME_TEXT = "[Reply cut off at the output limit. Resume exactly where it stopped.]"
 INTERRUPTED_RESULT_TEXT = (
     "Interrupted before the outcome was saved; effects are unknown. "
@@ -48,9 +50,9 @@ WHITE_SPACE = (
 )
 
 
-# One encoder for the whole process: json.dumps with any option builds a new encoder
-# per call, and this runs several times per protocol line (log records, state).
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+# One encoder for the whole process (turnsim_engine.compact_encoder says why): this
+# runs several times per protocol line (log records, state).
+_encode = compact_encoder()
 
 
 def dumps(value):

@@ -1,4 +1,4 @@
-"""turnsim engine protocol v1 (docs/engine-protocol.md), engine side, stdlib only.
+"""turnsim engine protocol v1 and v2 (docs/engine-protocol.md), engine side, stdlib only.
 
 Guarantee: an engine written against this module answers every request with exactly
 one line, in the order asked, and nothing else ever reaches stdout (the engine's own
@@ -17,13 +17,20 @@ and an engine object with
   pending() -> dict, idle() -> bool, state() -> str, fixed_texts() -> list of str
 Outputs are dicts in the protocol's Output vocabulary, except that a persist output
 carries raw bytes ({"output": "persist", "bytes": b"..."}).
+
+run(..., protocol=2) speaks protocol 2 when the harness does too (it says the newest
+version it speaks in TURNSIM_PROTOCOL): state() is then called only when the harness
+asks for the digest (a `digest` request), not after every input. Nothing else about
+the engine changes; an engine whose state() is cheap gains little from it.
 """
 
 import base64
 import json
+import os
 import sys
 
 PROTOCOL_VERSION = 1
+NEWEST_PROTOCOL = 2
 
 
 class Refused(Exception):
@@ -34,17 +41,42 @@ class RestoreFailed(Exception):
     """The engine cannot restore from the log it was given."""
 
 
-# Built once: json.dumps/json.loads with options build a new coder per call, and the
-# adapter encodes and decodes one line per simulated event.
-_encode = json.JSONEncoder(separators=(",", ":")).encode
-_decode = json.JSONDecoder().decode
+def compact_encoder():
+    """A function that encodes a dict or list as compact JSON, the same bytes as
+    json.dumps(value, separators=(",", ":")). Built once: json.dumps with options
+    builds a new encoder per call, and JSONEncoder.encode builds a C encoder and a
+    dict for its cycle check per call, which cost more than the encoding itself at
+    one line per simulated event. Messages are trees, so no cycle check is needed."""
+    enc = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return enc.encode
+    c_encode = make(None, enc.default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+    return lambda value: "".join(c_encode(value, 0))
+
+
+_encode = compact_encoder()
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _decode(text):
+    """json.loads for one request line (an object, then only the newline)."""
+    value, end = _raw_decode(text)
+    if text[end:].strip():
+        raise ValueError(f"extra data after the JSON value at column {end + 1}")
+    return value
 
 
 class _Served:
-    def __init__(self, engine):
+    def __init__(self, engine, version):
         self.engine = engine
         self.reported = []
+        # id() of each reported message, compared in one C-level list comparison;
+        # `reported` holds the messages themselves, so no id can be reused meanwhile.
+        self.reported_ids = []
         self.inputs = 0
+        # v1 reports the digest in every reply; v2 only in `state` and `digest` replies.
+        self.every_state = version < 2
 
     def _wire_output(self, out, history):
         kind = out["output"]
@@ -60,28 +92,47 @@ class _Served:
             return {"output": "send", "op": out["op"], "request": request}
         return out
 
-    def reply(self, kind, outputs=None, full=False, **extra):
+    def reply(self, kind, outputs=None, full=False, extra=None):
         engine = self.engine
         history = engine.history
         keep = 0
+        ids = list(map(id, history))
         if not full:
-            limit = min(len(history), len(self.reported))
-            while keep < limit and history[keep] is self.reported[keep]:
-                keep += 1
+            before = self.reported_ids
+            n = len(before)
+            if ids[:n] == before:
+                keep = n
+            else:
+                limit = min(len(ids), n)
+                while keep < limit and ids[keep] == before[keep]:
+                    keep += 1
         line = {"reply": kind}
         if outputs is not None:
             line["outputs"] = [self._wire_output(o, history) for o in outputs]
-        line.update(extra)
+        if extra:
+            line.update(extra)
         line["history"] = {"keep": keep, "append": history[keep:]}
         line["pending"] = engine.pending()
         line["idle"] = engine.idle()
-        line["state"] = engine.state()
+        if self.every_state or kind == "state":
+            line["state"] = engine.state()
         self.reported = list(history)
+        self.reported_ids = ids
         return line
 
 
-def run(name, create, restore, stdin=None, stdout=None):
-    """Serves one engine over stdin/stdout until stdin ends."""
+def _harness_protocol():
+    """The newest version the harness speaks; a harness that does not say speaks 1."""
+    try:
+        return max(1, int(os.environ.get("TURNSIM_PROTOCOL", "1")))
+    except ValueError:
+        return 1
+
+
+def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSION):
+    """Serves one engine over stdin/stdout until stdin ends, in the newest protocol
+    version both `protocol` (the newest this engine opts into) and the harness speak."""
+    version = min(protocol, NEWEST_PROTOCOL, _harness_protocol())
     # Bytes in, decoded as UTF-8 by json whatever the locale; out, only ASCII (json
     # escapes the rest), so the locale's encoding never matters either.
     stdin = stdin or sys.stdin.buffer
@@ -95,7 +146,7 @@ def run(name, create, restore, stdin=None, stdout=None):
         out.write((_encode(line) + "\n").encode("ascii"))
         out.flush()
 
-    send({"hello": "turnsim-engine", "protocol": PROTOCOL_VERSION, "engine": name})
+    send({"hello": "turnsim-engine", "protocol": version, "engine": name})
     served = None
     for number, raw in enumerate(stdin, start=1):
         try:
@@ -107,16 +158,16 @@ def run(name, create, restore, stdin=None, stdout=None):
             # A new engine replaces the one served so far, as a new process would.
             served = None
             if kind == "create":
-                served = _Served(create(req["config"]))
-                send(served.reply("create", full=True, fixed_texts=served.engine.fixed_texts()))
+                served = _Served(create(req["config"]), version)
+                send(served.reply("create", full=True, extra={"fixed_texts": served.engine.fixed_texts()}))
                 continue
             try:
                 engine, outputs = restore(req["config"], base64.b64decode(req["log"], validate=True))
             except RestoreFailed as e:
                 send({"reply": "restore", "error": str(e)})
                 continue
-            served = _Served(engine)
-            send(served.reply("restore", outputs, full=True, fixed_texts=engine.fixed_texts()))
+            served = _Served(engine, version)
+            send(served.reply("restore", outputs, full=True, extra={"fixed_texts": engine.fixed_texts()}))
         elif served is None:
             raise SystemExit(f"{name}: request line {number}: {kind} before create or restore")
         elif kind == "input":
@@ -126,10 +177,12 @@ def run(name, create, restore, stdin=None, stdout=None):
             try:
                 outputs = served.engine.handle(req["input"])
             except Refused as e:
-                send(served.reply("input", refused=str(e)))
+                send(served.reply("input", extra={"refused": str(e)}))
                 continue
             send(served.reply("input", outputs))
         elif kind == "state":
             send(served.reply("state", full=True))
+        elif kind == "digest" and version >= 2:
+            send({"reply": "digest", "state": served.engine.state()})
         else:
             raise SystemExit(f"{name}: request line {number}: unknown request {kind!r}")

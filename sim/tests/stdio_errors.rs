@@ -52,11 +52,11 @@ fn a_missing_program_is_a_start_error_naming_the_command() {
 #[test]
 fn another_protocol_version_is_refused_with_both_versions() {
     let err = StdioFactory::new(
-        r#"sh -c 'echo "{\"hello\":\"turnsim-engine\",\"protocol\":2,\"engine\":\"x\"}"'"#,
+        r#"sh -c 'echo "{\"hello\":\"turnsim-engine\",\"protocol\":3,\"engine\":\"x\"}"'"#,
     )
     .unwrap_err();
     assert!(
-        err.starts_with("the engine speaks protocol 2; this turnsim speaks protocol 1"),
+        err.starts_with("the engine speaks protocol 3; this turnsim speaks protocols 1 to 2"),
         "{err}"
     );
 }

@@ -16,6 +16,16 @@ pub trait Engine {
     /// Handles one input; an `Err` is a refused input (e.g. busy), which must leave
     /// the engine unchanged.
     fn handle(&mut self, input: Input) -> Result<Vec<Output>, String>;
+    /// Handles `inputs` in order for a caller that keeps only the engine they leave
+    /// (a twin catching up with the live engine): each is handled as by `handle`,
+    /// and the outputs and refusals are dropped. Provided: one `handle` each; a
+    /// subprocess engine speaking protocol 2 sends them in batches, one round trip
+    /// per batch instead of per input.
+    fn replay(&mut self, inputs: &mut dyn Iterator<Item = Input>) {
+        for input in inputs {
+            let _ = self.handle(input);
+        }
+    }
     /// The history the engine holds now.
     fn history(&self) -> &[SharedMessage];
     /// The operation outstanding now, as the engine's durable intent would say.

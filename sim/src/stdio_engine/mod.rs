@@ -1,4 +1,4 @@
-//! Engines in any language: a subprocess that speaks engine protocol v1
+//! Engines in any language: a subprocess that speaks engine protocol v1 or v2
 //! (`docs/engine-protocol.md`) over stdin/stdout, driven through the same
 //! [`Engine`]/[`EngineFactory`] interface as a Rust engine.
 //!
@@ -12,7 +12,9 @@
 //! - One round trip per world call: the reply to each input carries the outputs, the
 //!   history delta, the pending operation, the idle flag and the engine's state
 //!   digest, so `history`, `pending_operation`, `is_idle` and `state_bytes` never
-//!   touch the pipe.
+//!   touch the pipe. Under v2 the digest is left out of the replies and
+//!   `state_bytes` asks for it (`digest`), since the world compares states around a
+//!   few deliveries only, and a twin catching up sends its inputs in batches.
 //! - An engine that misbehaves fails the run, never the harness: a line that is not
 //!   the expected reply, a dead process or a reply later than the timeout panics with
 //!   an error naming the line, the offending JSON, what was expected and the engine's
@@ -25,22 +27,23 @@
 //!   engine instead, for an engine that cannot honour that rule.
 
 pub(crate) mod base64;
+mod mirror;
 pub(crate) mod process;
 pub(crate) mod serve;
 pub(crate) mod tagged;
 pub(crate) mod wire;
 
 // The façade: an engine written in Rust serving itself over the stdio protocol.
-pub use serve::serve;
+pub use mirror::StdioEngine;
+pub use serve::{serve, serve_version};
 
 use crate::engine::{Engine, EngineFactory};
+use mirror::ReplyTo;
 use process::Process;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use turnsim_core::{
-    Input, Message, Output, PendingOperation, Request, SessionConfig, SharedMessage, ToolSpec,
-};
-use wire::{Checked, Reply, Snapshot, WireMessages, WireOutput};
+use turnsim_core::{Input, Output, PendingOperation, SessionConfig, SharedMessage};
+use wire::Checked;
 
 /// The default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -60,6 +63,8 @@ pub struct StdioFactory {
     pool: Pool,
     /// The hello said the log is the reference engine's record format.
     reference_log: bool,
+    /// The protocol version the first process's hello announced.
+    protocol: u32,
 }
 
 impl std::fmt::Debug for StdioFactory {
@@ -91,9 +96,11 @@ impl StdioFactory {
             fresh: false,
             pool: Arc::default(),
             reference_log: false,
+            protocol: wire::OLDEST_PROTOCOL,
         };
         let (process, name, log) = f.start()?;
         f.name = name;
+        f.protocol = process.protocol;
         f.reference_log = log.as_deref() == Some(wire::REFERENCE_LOG);
         f.give_back(process);
         Ok(f)
@@ -145,6 +152,11 @@ impl StdioFactory {
         &self.command
     }
 
+    /// The protocol version the engine answered in (1 or 2).
+    pub fn protocol(&self) -> u32 {
+        self.protocol
+    }
+
     fn start(&self) -> Result<(Process, String, Option<String>), String> {
         let mut p = Process::start(&self.command, &self.env, self.timeout)?;
         let n = p.exchange("", &"the hello line")?;
@@ -157,13 +169,15 @@ impl StdioFactory {
         if hello.hello != wire::HELLO || hello.engine.is_empty() {
             return Err(p.bad_line(n, p.last_line(), expected));
         }
-        if hello.protocol != wire::PROTOCOL_VERSION {
+        if !(wire::OLDEST_PROTOCOL..=wire::PROTOCOL_VERSION).contains(&hello.protocol) {
             return Err(p.failure(&format!(
-                "the engine speaks protocol {}; this turnsim speaks protocol {}",
+                "the engine speaks protocol {}; this turnsim speaks protocols {} to {}",
                 hello.protocol,
+                wire::OLDEST_PROTOCOL,
                 wire::PROTOCOL_VERSION
             )));
         }
+        p.protocol = hello.protocol;
         Ok((p, hello.engine, hello.log))
     }
 
@@ -175,31 +189,26 @@ impl StdioFactory {
         what: &str,
     ) -> Result<(StdioEngine, Vec<Output>), Opened> {
         let process = self.take().map_err(Opened::Broken)?;
-        let mut engine = StdioEngine {
-            process: Some(process),
-            pool: (!self.fresh).then(|| self.pool.clone()),
-            healthy: true,
-            history: Vec::new(),
-            pending: PendingOperation::None,
-            idle: true,
-            state: String::new(),
-            fixed_texts: Vec::new(),
-            prefix: (config.system.clone(), config.tools.clone()),
-            inputs: 0,
-        };
+        let mut engine = StdioEngine::new(
+            process,
+            (!self.fresh).then(|| self.pool.clone()),
+            (config.system.clone(), config.tools.clone()),
+        );
         match engine.request(request, what) {
             Ok(Checked::Done {
                 outputs,
                 snapshot,
                 fixed_texts,
             }) => {
-                engine.fixed_texts = fixed_texts;
+                engine.set_fixed_texts(fixed_texts);
                 let outputs = engine.apply(snapshot, outputs, ReplyTo::Open(what));
                 outputs.map(|o| (engine, o)).map_err(Opened::Broken)
             }
             // The process answered in protocol: it can serve another engine.
             Ok(Checked::Failed { why }) => Err(Opened::Refused(why)),
-            Ok(Checked::Refused { .. }) => Err(Opened::Broken("unreachable refusal".into())),
+            Ok(Checked::Refused { .. } | Checked::Digest { .. }) => {
+                Err(Opened::Broken("unreachable refusal".into()))
+            }
             Err(e) => Err(Opened::Broken(e)),
         }
     }
@@ -275,285 +284,5 @@ impl Engine for Broken {
     }
     fn state_bytes(&self) -> Vec<u8> {
         Vec::new()
-    }
-}
-
-/// Which reply an error is about; formatted only when there is an error, since
-/// every exchange carries one and almost none fails.
-#[derive(Clone, Copy)]
-enum ReplyTo<'a> {
-    /// `create`, `restore` or `state`.
-    Open(&'a str),
-    /// The input with this number.
-    Input(u64),
-}
-
-impl std::fmt::Display for ReplyTo<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReplyTo::Open(req) => write!(f, "`{req}`"),
-            ReplyTo::Input(n) => write!(f, "input {n}"),
-        }
-    }
-}
-
-/// One engine process and the harness's mirror of what it reported.
-pub struct StdioEngine {
-    /// Always `Some` until dropped.
-    process: Option<Process>,
-    /// Where the process goes back when the engine is dropped healthy.
-    pool: Option<Pool>,
-    /// False once the engine broke the protocol or hung: its process is killed.
-    healthy: bool,
-    history: Vec<SharedMessage>,
-    pending: PendingOperation,
-    idle: bool,
-    state: String,
-    fixed_texts: Vec<String>,
-    /// The system prompt and tools of the last request, shared by every request
-    /// until they change, as an in-process engine shares its configuration.
-    prefix: (String, Arc<[ToolSpec]>),
-    inputs: u64,
-}
-
-impl Drop for StdioEngine {
-    fn drop(&mut self) {
-        if let (Some(process), Some(pool), true) = (self.process.take(), &self.pool, self.healthy) {
-            let mut pool = pool.lock().unwrap_or_else(|p| p.into_inner());
-            if pool.len() < POOL {
-                pool.push(process);
-            }
-        }
-    }
-}
-
-impl StdioEngine {
-    fn process(&self) -> &Process {
-        self.process
-            .as_ref()
-            .expect("the process lives as long as the engine")
-    }
-
-    /// Sends one request and checks the reply's shape; any error marks the engine
-    /// unhealthy.
-    fn request(&mut self, line: &str, req: &str) -> Result<Checked, String> {
-        let r = self.exchange(line, req);
-        if r.is_err() {
-            self.healthy = false;
-        }
-        r
-    }
-
-    fn exchange(&mut self, line: &str, req: &str) -> Result<Checked, String> {
-        let process = self
-            .process
-            .as_mut()
-            .expect("the process lives as long as the engine");
-        let n = process.exchange(line, &ReplyTo::Open(req))?;
-        let p = &*process;
-        let parsed: Reply = match serde_json::from_str(p.last_line()) {
-            Ok(r) => r,
-            Err(e) => {
-                let expected = format!("a JSON reply to `{req}` ({e})");
-                return Err(p.bad_line(n, p.last_line(), &expected));
-            }
-        };
-        parsed
-            .check(req)
-            .map_err(|expected| p.bad_line(n, p.last_line(), &expected))
-    }
-
-    /// Applies a snapshot and converts the outputs; `refused` replies apply only
-    /// the snapshot. Any error marks the engine unhealthy.
-    fn apply(
-        &mut self,
-        snapshot: Snapshot,
-        outputs: Vec<WireOutput>,
-        reply_to: ReplyTo<'_>,
-    ) -> Result<Vec<Output>, String> {
-        let r = self.apply_inner(snapshot, outputs, reply_to);
-        if r.is_err() {
-            self.healthy = false;
-        }
-        r
-    }
-
-    fn apply_inner(
-        &mut self,
-        snapshot: Snapshot,
-        outputs: Vec<WireOutput>,
-        reply_to: ReplyTo<'_>,
-    ) -> Result<Vec<Output>, String> {
-        let Snapshot {
-            history,
-            pending,
-            idle,
-            state,
-        } = snapshot;
-        if history.keep > self.history.len() {
-            return Err(self.process().failure(&format!(
-                "engine protocol error in the reply to {reply_to}: history keeps {} messages but only {} were held",
-                history.keep,
-                self.history.len()
-            )));
-        }
-        self.history.truncate(history.keep);
-        self.history
-            .extend(history.append.into_iter().map(Arc::new));
-        self.pending = pending;
-        self.idle = idle;
-        self.state = state;
-        let mut out = Vec::with_capacity(outputs.len());
-        for o in outputs {
-            out.push(match o {
-                WireOutput::Persist { bytes } => Output::Persist {
-                    bytes: wire::base64_decode(&bytes).map_err(|e| {
-                        self.process().failure(&format!(
-                            "engine protocol error in the reply to {reply_to}: persist bytes: {e}"
-                        ))
-                    })?,
-                },
-                WireOutput::TruncateLog { len } => Output::TruncateLog { len },
-                WireOutput::Send { op, request } => Output::Send {
-                    op,
-                    request: self.request_of(request, reply_to)?,
-                },
-                WireOutput::Dispatch { op, calls } => Output::Dispatch { op, calls },
-                WireOutput::Abort { op } => Output::Abort { op },
-                WireOutput::TurnEnded { outcome } => Output::TurnEnded { outcome },
-                WireOutput::Activity { activity } => Output::Activity { activity },
-            });
-        }
-        Ok(out)
-    }
-
-    fn request_of(
-        &mut self,
-        r: wire::WireRequest,
-        reply_to: ReplyTo<'_>,
-    ) -> Result<Request, String> {
-        let messages = match r.messages {
-            WireMessages::Prefix(k) if k <= self.history.len() => self.history[..k].to_vec(),
-            WireMessages::Prefix(k) => {
-                return Err(self.process().failure(&format!(
-                    "engine protocol error in the reply to {reply_to}: a request of the first {k} messages of a history of {}",
-                    self.history.len()
-                )));
-            }
-            // Written out: messages equal to the history's at the same index are
-            // shared with it, as an in-process engine's would be.
-            WireMessages::Full(list) => list
-                .into_iter()
-                .enumerate()
-                .map(|(i, m): (usize, Message)| match self.history.get(i) {
-                    Some(h) if **h == m => h.clone(),
-                    _ => Arc::new(m),
-                })
-                .collect(),
-        };
-        if self.prefix.0 != r.system || *self.prefix.1 != *r.tools {
-            self.prefix = (r.system, Arc::from(r.tools));
-        }
-        Ok(Request {
-            system: self.prefix.0.clone(),
-            tools: self.prefix.1.clone(),
-            messages,
-            cache: r.cache,
-        })
-    }
-
-    /// Asks the engine for its whole state (`state` request) and checks that it
-    /// matches the mirror; for tests and for debugging an adapter.
-    pub fn verify(&mut self) -> Result<(), String> {
-        match self.request(wire::STATE_LINE, "state")? {
-            Checked::Done { snapshot, .. } => {
-                let s = snapshot;
-                let same_history = s.history.keep == 0
-                    && s.history.append.len() == self.history.len()
-                    && s.history
-                        .append
-                        .iter()
-                        .zip(&self.history)
-                        .all(|(a, b)| a == &**b);
-                if !same_history
-                    || s.pending != self.pending
-                    || s.idle != self.idle
-                    || s.state != self.state
-                {
-                    return Err(self.process().failure(
-                        "the engine's `state` reply differs from the history, pending operation, idle flag or state its replies reported",
-                    ));
-                }
-                Ok(())
-            }
-            _ => Err(self
-                .process()
-                .failure("a `state` reply that is not a snapshot")),
-        }
-    }
-}
-
-impl Engine for StdioEngine {
-    fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
-        self.inputs += 1;
-        let n = self.inputs;
-        let configure = match &input {
-            Input::Configure { system, tools } => Some((system.clone(), tools.clone())),
-            _ => None,
-        };
-        let line = wire::input_line(n, &input);
-        let checked = match self.request(&line, "input") {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        };
-        match checked {
-            Checked::Done {
-                outputs, snapshot, ..
-            } => {
-                // An accepted configuration is a new one, shared from here on.
-                if let Some((system, tools)) = configure {
-                    self.prefix = (system, Arc::from(tools));
-                }
-                match self.apply(snapshot, outputs, ReplyTo::Input(n)) {
-                    Ok(o) => Ok(o),
-                    Err(e) => panic!("{e}"),
-                }
-            }
-            Checked::Refused { why, snapshot } => {
-                if let Err(e) = self.apply(snapshot, Vec::new(), ReplyTo::Input(n)) {
-                    panic!("{e}");
-                }
-                Err(why)
-            }
-            Checked::Failed { .. } => panic!("unreachable: `error` in an input reply"),
-        }
-    }
-
-    fn history(&self) -> &[SharedMessage] {
-        &self.history
-    }
-
-    fn pending_operation(&self) -> PendingOperation {
-        self.pending.clone()
-    }
-
-    fn is_idle(&self) -> bool {
-        self.idle
-    }
-
-    fn state_bytes(&self) -> Vec<u8> {
-        // The engine's own digest, plus the mirror's history by identity: a history
-        // change shows even if the engine's digest leaves the history out.
-        let mut b = Vec::with_capacity(self.state.len() + 8 * (self.history.len() + 1));
-        b.extend_from_slice(self.state.as_bytes());
-        b.extend_from_slice(&(self.history.len() as u64).to_le_bytes());
-        for m in &self.history {
-            b.extend_from_slice(&(Arc::as_ptr(m) as usize as u64).to_le_bytes());
-        }
-        b
-    }
-
-    fn fixed_texts(&self) -> Vec<String> {
-        self.fixed_texts.clone()
     }
 }

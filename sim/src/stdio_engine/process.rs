@@ -23,6 +23,11 @@ pub const STDERR_KEEP: usize = 16 * 1024;
 /// Longest excerpt of an offending line quoted in an error.
 const QUOTE: usize = 600;
 
+/// The most request bytes written ahead of their replies: one page, which every
+/// Linux pipe holds even at its smallest, so a batch always fits in the pipe and
+/// its write returns while the engine is still answering.
+pub const BATCH_BYTES: usize = 4096;
+
 /// How often the watchdog looks at the deadline; a hang is reported at most this
 /// late.
 const TICK: Duration = Duration::from_millis(50);
@@ -60,6 +65,8 @@ pub struct Process {
     timeout: Duration,
     line: String,
     lines_read: u64,
+    /// The protocol version the engine's hello announced (1 until it is read).
+    pub protocol: u32,
     watchdog: Option<JoinHandle<()>>,
     drain: Option<JoinHandle<()>>,
 }
@@ -179,6 +186,7 @@ impl Process {
             timeout,
             line: String::new(),
             lines_read: 0,
+            protocol: 1,
             watchdog: Some(watchdog),
             drain: Some(drain),
         })
@@ -209,23 +217,45 @@ impl Process {
     /// reply line within the timeout ([`Process::last_line`]). Returns the line's
     /// 1-based number on the engine's stdout.
     pub fn exchange(&mut self, request: &str, what: &dyn std::fmt::Display) -> Result<u64, String> {
+        if !request.is_empty() {
+            self.send(request, what)?;
+        }
+        self.receive(what)
+    }
+
+    /// Writes `requests` (whole lines) in one write, within the timeout. Protocol 2
+    /// lets several requests be outstanding; the caller keeps a batch within
+    /// [`BATCH_BYTES`] so the write never waits on the engine, which may be busy
+    /// writing replies nobody reads yet.
+    pub fn send(&mut self, requests: &str, what: &dyn std::fmt::Display) -> Result<(), String> {
         self.arm();
-        let sent = if request.is_empty() {
-            Ok(())
-        } else {
-            self.stdin
-                .write_all(request.as_bytes())
-                .and_then(|()| self.stdin.flush())
-        };
-        self.line.clear();
-        let read = sent.and_then(|()| self.stdout.read_line(&mut self.line));
+        let sent = self
+            .stdin
+            .write_all(requests.as_bytes())
+            .and_then(|()| self.stdin.flush());
         self.disarm();
+        self.hung(what)?;
+        sent.map_err(|e| self.failure(&format!("engine pipe broke while waiting for {what}: {e}")))
+    }
+
+    fn hung(&self, what: &dyn std::fmt::Display) -> Result<(), String> {
         if self.shared.fired.load(Ordering::Acquire) {
             return Err(self.failure(&format!(
                 "engine hang: no reply to {what} within {} ms (the process was killed)",
                 self.timeout.as_millis()
             )));
         }
+        Ok(())
+    }
+
+    /// Reads one reply line within the timeout ([`Process::last_line`]); returns its
+    /// 1-based number on the engine's stdout.
+    pub fn receive(&mut self, what: &dyn std::fmt::Display) -> Result<u64, String> {
+        self.arm();
+        self.line.clear();
+        let read = self.stdout.read_line(&mut self.line);
+        self.disarm();
+        self.hung(what)?;
         match read {
             Err(e) => {
                 Err(self.failure(&format!("engine pipe broke while waiting for {what}: {e}")))

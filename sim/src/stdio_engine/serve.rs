@@ -1,6 +1,6 @@
-//! The engine side of protocol v1 for a Rust [`EngineFactory`]: read requests from
-//! stdin, answer on stdout. `sim/examples/stdio_reference.rs` serves the reference
-//! engine this way, so the pipe itself can be tested and timed.
+//! The engine side of protocols v1 and v2 for a Rust [`EngineFactory`]: read
+//! requests from stdin, answer on stdout. `sim/examples/stdio_reference.rs` serves
+//! the reference engine this way, so the pipe itself can be tested and timed.
 //!
 //! Guarantee: the replies carry exactly what the engine's own methods return (outputs
 //! in order, history, pending operation, idle flag) and a state digest that changes
@@ -25,6 +25,7 @@ enum Req {
     Restore { config: SessionConfig, log: String },
     Input { n: u64, input: Input },
     State,
+    Digest,
 }
 
 /// The derived reading, for requests whose `req` is not the first field.
@@ -40,6 +41,7 @@ enum DerivedReq {
     Restore { config: SessionConfig, log: String },
     Input { n: u64, input: Input },
     State,
+    Digest,
 }
 
 variant_fields!(
@@ -69,6 +71,11 @@ variant_fields!(
     "req",
     #[serde(deny_unknown_fields)]
     StateFields {}
+);
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    DigestFields {}
 );
 
 struct ReqVisitor;
@@ -106,10 +113,14 @@ impl<'de> serde::de::Visitor<'de> for ReqVisitor {
                     tagged::fields::<StateFields, _>(rest, T)?;
                     Req::State
                 }
+                "digest" => {
+                    tagged::fields::<DigestFields, _>(rest, T)?;
+                    Req::Digest
+                }
                 _ => {
                     return Err(serde::de::Error::unknown_variant(
                         &t,
-                        &["create", "restore", "input", "state"],
+                        &["create", "restore", "input", "state", "digest"],
                     ));
                 }
             },
@@ -254,15 +265,29 @@ fn output_out<'a>(o: &'a Output, history: &[SharedMessage]) -> OutputOut<'a> {
 }
 
 impl Served {
+    /// The state digest: a number bumped whenever `state_bytes` differ from the last
+    /// digest's.
+    fn digest(&mut self) -> String {
+        let state = self.engine.state_bytes();
+        if state != self.state || self.state_no == 0 {
+            self.state_no += 1;
+            self.state = state;
+        }
+        self.state_no.to_string()
+    }
+
     /// A reply carrying the engine's view, with the history as a delta from what was
-    /// reported before (`full` reports it all again).
+    /// reported before (`full` reports it all again); the digest too when
+    /// `with_state` (every reply in v1, only `state` replies in v2).
     fn write<'a, W: Write>(
         &'a mut self,
         out: &mut Line<W>,
         mut reply: ReplyOut<'a>,
         outputs: &'a [Output],
         full: bool,
+        with_state: bool,
     ) -> std::io::Result<()> {
+        reply.state = with_state.then(|| self.digest());
         let history = self.engine.history();
         let keep = if full {
             0
@@ -282,12 +307,6 @@ impl Served {
         });
         reply.pending = Some(self.engine.pending_operation());
         reply.idle = Some(self.engine.is_idle());
-        let state = self.engine.state_bytes();
-        if state != self.state || self.state_no == 0 {
-            self.state_no += 1;
-            self.state = state;
-        }
-        reply.state = Some(self.state_no.to_string());
         out.send(&reply)?;
         self.reported.clear();
         self.reported.extend_from_slice(history);
@@ -334,9 +353,29 @@ pub fn serve<R: BufRead, W: Write>(
     input: R,
     out: W,
 ) -> Result<(), String> {
+    serve_version(factory, input, out, 1)
+}
+
+/// [`serve`] under protocol `version` (1 or 2; the harness says the newest it
+/// speaks in `TURNSIM_PROTOCOL`). Version 2 computes the state digest only when a
+/// `digest` or `state` request asks for it.
+pub fn serve_version<R: BufRead, W: Write>(
+    factory: &dyn EngineFactory,
+    input: R,
+    out: W,
+    version: u32,
+) -> Result<(), String> {
+    if !(wire::OLDEST_PROTOCOL..=wire::PROTOCOL_VERSION).contains(&version) {
+        return Err(format!(
+            "protocol {version} is not served; protocols {} to {} are",
+            wire::OLDEST_PROTOCOL,
+            wire::PROTOCOL_VERSION
+        ));
+    }
+    let v1 = version == 1;
     let hello = Hello {
         hello: wire::HELLO.into(),
-        protocol: wire::PROTOCOL_VERSION,
+        protocol: version,
         engine: factory.name().to_string(),
         log: factory
             .writes_reference_log()
@@ -359,7 +398,7 @@ pub fn serve<R: BufRead, W: Write>(
                 let mut r = reply("create");
                 r.fixed_texts = Some(engine.fixed_texts());
                 let mut s = Served::new(engine);
-                s.write(&mut out, r, &[], true).map_err(io)?;
+                s.write(&mut out, r, &[], true, v1).map_err(io)?;
                 served = Some(s);
             }
             (Req::Restore { config, log }, _) => {
@@ -373,7 +412,7 @@ pub fn serve<R: BufRead, W: Write>(
                         r.fixed_texts = Some(engine.fixed_texts());
                         r.outputs = Some(Vec::new());
                         let mut s = Served::new(engine);
-                        s.write(&mut out, r, &outputs, true).map_err(io)?;
+                        s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
                         served = Some(s);
                     }
                     Err(why) => {
@@ -396,17 +435,30 @@ pub fn serve<R: BufRead, W: Write>(
                     Ok(outputs) => {
                         let mut r = reply("input");
                         r.outputs = Some(Vec::new());
-                        s.write(&mut out, r, &outputs, false).map_err(io)?;
+                        s.write(&mut out, r, &outputs, false, v1).map_err(io)?;
                     }
                     Err(why) => {
                         let mut r = reply("input");
                         r.refused = Some(why);
-                        s.write(&mut out, r, &[], false).map_err(io)?;
+                        s.write(&mut out, r, &[], false, v1).map_err(io)?;
                     }
                 }
             }
-            (Req::State, Some(s)) => s.write(&mut out, reply("state"), &[], true).map_err(io)?,
-            (Req::Input { .. } | Req::State, None) => {
+            (Req::State, Some(s)) => s
+                .write(&mut out, reply("state"), &[], true, true)
+                .map_err(io)?,
+            (Req::Digest, _) if v1 => {
+                return Err(format!(
+                    "request line {}: `digest` is a protocol 2 request; this engine speaks protocol 1",
+                    i + 1
+                ));
+            }
+            (Req::Digest, Some(s)) => {
+                let mut r = reply("digest");
+                r.state = Some(s.digest());
+                out.send(&r).map_err(io)?;
+            }
+            (Req::Input { .. } | Req::State | Req::Digest, None) => {
                 return Err(format!(
                     "request line {}: an input before create or restore",
                     i + 1
@@ -455,6 +507,54 @@ mod tests {
         assert_eq!(
             line.out.bytes,
             format!("{{\"reply\":\"state\",\"state\":\"{long}\"}}\n").into_bytes()
+        );
+    }
+
+    #[test]
+    fn protocol_2_replies_carry_the_digest_only_when_asked() {
+        let config = r#"{"system":"s","tools":[],"session_key":"k","stance":"st","max_truncated_resumes":3}"#;
+        let requests = [
+            format!(r#"{{"req":"create","config":{config}}}"#),
+            r#"{"req":"digest"}"#.into(),
+            r#"{"req":"input","n":1,"input":{"input":"prompt","text":"hi","now":"t0"}}"#.into(),
+            r#"{"req":"digest"}"#.into(),
+            r#"{"req":"input","n":2,"input":{"input":"tool_result","op":99,"outcome":{"tool_use_id":"x","content":"c","is_error":false}}}"#.into(),
+            r#"{"req":"digest"}"#.into(),
+        ]
+        .join("\n");
+        let mut out = Vec::new();
+        super::serve_version(&Reference, requests.as_bytes(), &mut out, 2).unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["protocol"], 2);
+        let states: Vec<(String, Option<String>)> = lines[1..]
+            .iter()
+            .map(|v| {
+                (
+                    v["reply"].as_str().unwrap().to_string(),
+                    v.get("state").map(|s| s.as_str().unwrap().to_string()),
+                )
+            })
+            .collect();
+        let s = |r: &str, d: Option<&str>| (r.to_string(), d.map(str::to_string));
+        assert_eq!(
+            states,
+            [
+                s("create", None),
+                s("digest", Some("1")),
+                s("input", None),
+                s("digest", Some("2")),
+                s("input", None),
+                s("digest", Some("2")),
+            ]
+        );
+        let mut out = Vec::new();
+        assert_eq!(
+            serve(&Reference, requests.as_bytes(), &mut out).unwrap_err(),
+            "request line 2: `digest` is a protocol 2 request; this engine speaks protocol 1"
         );
     }
 

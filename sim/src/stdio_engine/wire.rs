@@ -1,4 +1,4 @@
-//! The lines of engine protocol v1 (`docs/engine-protocol.md`), typed.
+//! The lines of engine protocol v1 and v2 (`docs/engine-protocol.md`), typed.
 //!
 //! Guarantee: every line is parsed against the one shape the protocol allows at that
 //! point, and a line that does not fit is an error that says what was expected and
@@ -11,8 +11,12 @@ use turnsim_core::{
     Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, ToolCall, ToolSpec,
 };
 
-/// The protocol version this module speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The newest protocol version this module speaks; the harness tells engines so in
+/// `TURNSIM_PROTOCOL` and accepts any version from [`OLDEST_PROTOCOL`] up to it.
+pub const PROTOCOL_VERSION: u32 = 2;
+
+/// The oldest protocol version still spoken (v1 engines keep working unchanged).
+pub const OLDEST_PROTOCOL: u32 = 1;
 
 /// The value of the `hello` field of an engine's first line.
 pub const HELLO: &str = "turnsim-engine";
@@ -120,13 +124,14 @@ pub struct Reply {
     pub fixed_texts: Option<Vec<String>>,
 }
 
-/// The engine's view after a reply: what the harness mirrors.
+/// The engine's view after a reply: what the harness mirrors. `state` is always
+/// there in v1; in v2 only the replies to `state` carry it (`digest` asks for it).
 #[derive(Debug)]
 pub struct Snapshot {
     pub history: Delta,
     pub pending: PendingOperation,
     pub idle: bool,
-    pub state: String,
+    pub state: Option<String>,
 }
 
 /// What a well-formed reply says.
@@ -142,16 +147,35 @@ pub enum Checked {
     Refused { why: String, snapshot: Snapshot },
     /// A `restore` the engine could not do.
     Failed { why: String },
+    /// The reply to a v2 `digest`: the state digest alone.
+    Digest { state: String },
 }
 
 impl Reply {
-    /// Checks that the reply answers `req` with the fields its kind needs.
-    pub fn check(self, req: &str) -> Result<Checked, String> {
+    /// Checks that the reply answers `req` with the fields its kind needs under
+    /// protocol `version`.
+    pub fn check(self, req: &str, version: u32) -> Result<Checked, String> {
         if self.reply != req {
             return Err(format!(
                 "a reply to `{req}` (`\"reply\":\"{req}\"`), got a reply to `{}`",
                 self.reply
             ));
+        }
+        if req == "digest" {
+            return match self {
+                Reply {
+                    state: Some(state),
+                    outputs: None,
+                    refused: None,
+                    error: None,
+                    history: None,
+                    pending: None,
+                    idle: None,
+                    fixed_texts: None,
+                    ..
+                } => Ok(Checked::Digest { state }),
+                _ => Err("a reply to `digest` with the field state and no other".into()),
+            };
         }
         if let Some(why) = self.error {
             if req != "restore" {
@@ -161,19 +185,28 @@ impl Reply {
             }
             return Ok(Checked::Failed { why });
         }
+        // v2 leaves the digest to `digest` requests, except in a full resync.
+        let state_here = version < 2 || req == "state";
+        if !state_here && self.state.is_some() {
+            return Err(format!(
+                "a reply to `{req}` without \"state\" (protocol 2 sends it only in replies to digest and state)"
+            ));
+        }
         let snapshot = match (self.history, self.pending, self.idle, self.state) {
-            (Some(history), Some(pending), Some(idle), Some(state)) => Snapshot {
-                history,
-                pending,
-                idle,
-                state,
-            },
+            (Some(history), Some(pending), Some(idle), state) if state.is_some() || !state_here => {
+                Snapshot {
+                    history,
+                    pending,
+                    idle,
+                    state,
+                }
+            }
             (h, p, i, s) => {
                 let missing: Vec<&str> = [
                     (h.is_none(), "history"),
                     (p.is_none(), "pending"),
                     (i.is_none(), "idle"),
-                    (s.is_none(), "state"),
+                    (s.is_none() && state_here, "state"),
                 ]
                 .into_iter()
                 .filter_map(|(m, name)| m.then_some(name))
@@ -260,6 +293,9 @@ pub fn input_line(n: u64, input: &turnsim_core::Input) -> String {
 /// The `state` request.
 pub const STATE_LINE: &str = "{\"req\":\"state\"}\n";
 
+/// The v2 `digest` request: the state digest alone.
+pub const DIGEST_LINE: &str = "{\"req\":\"digest\"}\n";
+
 pub use super::base64::{decode as base64_decode, encode as base64_encode};
 
 #[cfg(test)]
@@ -268,10 +304,14 @@ mod tests {
 
     #[test]
     fn a_reply_missing_fields_names_them() {
-        let r: Reply = serde_json::from_str(r#"{"reply":"input","outputs":[]}"#).unwrap();
+        let r = || -> Reply { serde_json::from_str(r#"{"reply":"input","outputs":[]}"#).unwrap() };
         assert_eq!(
-            r.check("input").unwrap_err(),
+            r().check("input", 1).unwrap_err(),
             "a reply to `input` with the fields history, pending, idle, state"
+        );
+        assert_eq!(
+            r().check("input", 2).unwrap_err(),
+            "a reply to `input` with the fields history, pending, idle"
         );
     }
 
@@ -279,8 +319,28 @@ mod tests {
     fn a_reply_to_the_wrong_request_says_which() {
         let r: Reply = serde_json::from_str(r#"{"reply":"create"}"#).unwrap();
         assert_eq!(
-            r.check("input").unwrap_err(),
+            r.check("input", 1).unwrap_err(),
             "a reply to `input` (`\"reply\":\"input\"`), got a reply to `create`"
+        );
+    }
+
+    #[test]
+    fn protocol_2_keeps_the_digest_to_digest_and_state_replies() {
+        let line = r#"{"reply":"input","outputs":[],"history":{"keep":0,"append":[]},"pending":{"pending":"none"},"idle":true,"state":"1"}"#;
+        let r: Reply = serde_json::from_str(line).unwrap();
+        assert!(matches!(r.check("input", 1), Ok(Checked::Done { .. })));
+        let r: Reply = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            r.check("input", 2).unwrap_err(),
+            "a reply to `input` without \"state\" (protocol 2 sends it only in replies to digest and state)"
+        );
+        let r: Reply = serde_json::from_str(r#"{"reply":"digest","state":"7"}"#).unwrap();
+        assert!(matches!(r.check("digest", 2), Ok(Checked::Digest { state }) if state == "7"));
+        let r: Reply =
+            serde_json::from_str(r#"{"reply":"digest","state":"7","idle":true}"#).unwrap();
+        assert_eq!(
+            r.check("digest", 2).unwrap_err(),
+            "a reply to `digest` with the field state and no other"
         );
     }
 }

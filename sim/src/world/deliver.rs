@@ -133,12 +133,23 @@ impl World<'_> {
         }
     }
 
+    /// The engine's state bytes; a subprocess engine may be asked for them over its
+    /// pipe, so a failure there is the engine's panic, as in `call`.
+    fn state_now(&mut self) -> Result<Vec<u8>, Violation> {
+        let engine = &self.engine;
+        catch_unwind(AssertUnwindSafe(|| engine.state_bytes())).map_err(|panic| Violation {
+            invariant: Invariant::EnginePanic,
+            step: self.steps,
+            message: format!("the engine panicked: {}", panic_text(&*panic)),
+        })
+    }
+
     /// Delivers one input; returns whether it was accepted and all its outputs carried
     /// out (no crash in between).
     pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
         let before = match mode {
             Mode::Live => None,
-            Mode::Noop(_) | Mode::MayRefuse(_) => Some(self.engine.state_bytes()),
+            Mode::Noop(_) | Mode::MayRefuse(_) => Some(self.state_now()?),
         };
         self.twin_skip = matches!(mode, Mode::Noop(_));
         let result = self.call(input);
@@ -148,7 +159,7 @@ impl World<'_> {
             (Mode::Noop(what), r) => {
                 self.twin_rebuild(what)?;
                 let outputs = r.unwrap_or_default();
-                let after = self.engine.state_bytes();
+                let after = self.state_now()?;
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),
@@ -159,7 +170,7 @@ impl World<'_> {
             }
             (Mode::MayRefuse(what), Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
-                let after = self.engine.state_bytes();
+                let after = self.state_now()?;
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),

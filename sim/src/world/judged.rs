@@ -302,9 +302,7 @@ impl World<'_> {
                     Some(log) => (factory.restore(config, log)?.0, 0),
                 },
             };
-            for input in inputs.since(handled) {
-                let _ = engine.handle(input);
-            }
+            engine.replay(&mut inputs.since(handled));
             Ok::<_, String>(engine)
         }));
         let failure = match built {
