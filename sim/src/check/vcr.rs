@@ -40,7 +40,7 @@ use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
 use crate::judge::normal::{normal_message, normal_tools};
 use crate::judge::rules_openai::chat;
-use crate::judge::rules_openai::table::Api;
+use crate::judge::rules_openai::table::Api as RulesApi;
 use crate::judge::session::{Answered, Judge};
 use crate::judge::view::{Prefix, Request};
 use serde::Deserialize;
@@ -506,7 +506,7 @@ fn request_of(
         api_findings: Some(
             chat::judge(body.get("messages").unwrap_or(&Value::Null))
                 .iter()
-                .map(|b| b.finding(Api::Chat, id))
+                .map(|b| b.finding(RulesApi::Chat, id))
                 .collect(),
         ),
     };
