@@ -18,6 +18,8 @@ pub mod responses;
 pub mod table;
 
 use super::finding::{Finding, Place, Severity, excerpt};
+// The wire reader's own type names, so the judge and the reader never word one type two ways.
+pub(crate) use crate::openai::field::type_name;
 use serde_json::Value;
 use table::{Api, rule_of};
 
@@ -83,18 +85,6 @@ pub(crate) fn identity(v: &Value) -> String {
         }
     }
     Value::Object(out).to_string()
-}
-
-/// The type name of a JSON value, as an error names it.
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
