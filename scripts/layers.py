@@ -30,7 +30,7 @@ SIM_LAYERS = [
     # 0: leaves shared by everything: exit codes, atomic writes, canonical JSON
     ["exit", "invariant", "atomic", "run_digest", "cliargs"],
     # 1: wire readers
-    ["openai"],
+    ["openai", "gemini"],
     # 2: the one judge
     ["judge"],
     # 3: conventions (an engine's wording and layout)

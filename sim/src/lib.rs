@@ -41,7 +41,7 @@
 //! checkers
 //! conventions
 //! judge                       (the one judge: a leaf over core types and wire readers)
-//! openai                      (wire readers)
+//! openai, gemini              (wire readers)
 //! exit, invariant, atomic, run_digest, cliargs
 //! turnsim-core
 //! ```
@@ -94,6 +94,7 @@ pub(crate) mod engine;
 pub mod exit;
 #[cfg(feature = "fuzzing")]
 pub mod fuzz_bodies;
+pub(crate) mod gemini;
 pub(crate) mod invariant;
 pub(crate) mod judge;
 pub(crate) mod openai;

@@ -9,7 +9,8 @@
 //!   engine's history validation.
 //!   What OpenAI's Responses and Chat Completions APIs reject are two more tables
 //!   ([`rules_openai::table`]) with their own validators ([`rules_openai`]), which
-//!   judge OpenAI requests in place of the Messages API's rules.
+//!   judge OpenAI requests in place of the Messages API's rules; what the Gemini API
+//!   rejects is [`rules_gemini::table::GEMINI`] with its own validator ([`rules_gemini`]).
 //! - One rule, one place: pairing ([`pairing`]), empty content ([`empty`]), tool-id
 //!   uniqueness ([`tool_ids`]), markers ([`markers`]), notes ([`notes`]), model text
 //!   in user messages ([`taint`]), append-only history and kept replies
@@ -44,6 +45,7 @@ pub mod pairing;
 pub mod prefix_change;
 pub mod reasoning_kept;
 pub mod rules;
+pub mod rules_gemini;
 pub mod rules_openai;
 pub mod session;
 pub mod taint;

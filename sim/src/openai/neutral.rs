@@ -148,6 +148,8 @@ pub struct Prefix {
 pub enum Wire {
     Responses,
     ChatCompletions,
+    /// The Gemini API's `contents` (read by `crate::gemini`).
+    Gemini,
 }
 
 /// One request's conversation, format-neutral.

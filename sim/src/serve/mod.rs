@@ -29,6 +29,8 @@ pub(crate) mod verdict;
 
 mod cli;
 mod delivery;
+mod gemini_deliver;
+mod gemini_route;
 mod openai_deliver;
 mod openai_route;
 mod openai_rules;
@@ -201,6 +203,10 @@ impl Server {
         st.next_request += 1;
         let request_id = format!("req_turnsim_{index:06}");
         let path = inc.target.split('?').next().unwrap_or_default();
+        if let Some(call) = gemini_route::route(&inc.method, path) {
+            let (reply, answer, verdict) = self.gemini(&mut st, inc, index, &request_id, call);
+            return self.finish(&mut st, inc, index, reply, answer, verdict);
+        }
         let (reply, answer, verdict) = match (inc.method.as_str(), path) {
             ("POST", "/v1/messages") => self.messages(&mut st, inc, index, &request_id),
             ("POST", "/v1/messages/count_tokens") => {
@@ -265,6 +271,19 @@ impl Server {
                 )
             }
         };
+        self.finish(&mut st, inc, index, reply, answer, verdict)
+    }
+
+    /// Records, echoes and returns a request's reply.
+    fn finish(
+        &self,
+        st: &mut State,
+        inc: &Incoming,
+        index: u64,
+        reply: Reply,
+        answer: Answer,
+        verdict: Option<Verdict>,
+    ) -> Reply {
         let record = Record {
             format: record::RECORD_FORMAT.into(),
             version: record::RECORD_VERSION,

@@ -88,7 +88,7 @@ fn reasoning_findings(
 /// Maps the judge's places (laid messages) back to wire indices. What the API rejects
 /// comes from the OpenAI validators ([`super::openai_rules`]), whose findings already
 /// name wire indices and are left as they are.
-fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
+pub(super) fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
     for v in &mut verdict.violations {
         if MESSAGES_API_FAMILIES.contains(&v.rule.as_str()) {
             continue;
@@ -115,16 +115,16 @@ fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict {
     verdict
 }
 
-/// Everything both routes share once the body is read.
-struct Judged {
-    parsed: ParsedRequest,
-    key: ConversationKey,
-    verdict: Verdict,
-    has_tools: bool,
+/// Everything the OpenAI and Gemini routes share once the body is read.
+pub(super) struct Judged {
+    pub(super) parsed: ParsedRequest,
+    pub(super) key: ConversationKey,
+    pub(super) verdict: Verdict,
+    pub(super) has_tools: bool,
 }
 
 impl Server {
-    fn judge_openai(
+    pub(super) fn judge_openai(
         &self,
         st: &mut State,
         inc: &Incoming,
@@ -157,7 +157,7 @@ impl Server {
     }
 
     /// Plans the reply of a judged request (the same generator as `/v1/messages`).
-    fn plan_openai(&self, st: &mut State, j: &Judged) -> (shape::Shaped, String, u32) {
+    pub(super) fn plan_openai(&self, st: &mut State, j: &Judged) -> (shape::Shaped, String, u32) {
         let seed = self.config.script.seed;
         let g = st.gens.entry(j.key.clone()).or_insert_with(|| Gen {
             d: Decider::from_seed(seed ^ j.key.seed_salt()),

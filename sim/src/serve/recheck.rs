@@ -33,6 +33,35 @@ pub fn check_records(records: &[Record]) -> Checked {
             Value::String(s) => s.clone().into_bytes(),
             v => v.to_string().into_bytes(),
         };
+        if let Some(super::gemini_route::Call::Generate { .. }) =
+            super::gemini_route::route(&r.method, path)
+        {
+            match super::gemini_route::recheck(&mut judge, r, &body) {
+                Ok(verdict) => {
+                    if let Some(recorded) = &r.verdict
+                        && recorded.violations != verdict.violations
+                    {
+                        mismatches.push(format!(
+                            "request #{}: the recording says {} violation(s), judged again {}",
+                            r.index,
+                            recorded.violations.len(),
+                            verdict.violations.len()
+                        ));
+                    }
+                    verdicts.push(verdict);
+                }
+                Err(why) => {
+                    mismatches.push(format!(
+                        "request #{}: not judged again ({why}); the recorded verdict is kept",
+                        r.index
+                    ));
+                    if let Some(recorded) = &r.verdict {
+                        verdicts.push(recorded.clone());
+                    }
+                }
+            }
+            continue;
+        }
         if r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions") {
             match super::openai_route::recheck(&mut judge, &stored, r, &body) {
                 Ok(verdict) => {
