@@ -22,6 +22,11 @@
 // last record is the only thing dropped. Every tool_use id is unique in the session,
 // across compaction, rewind and restart (a repeated provider id is renamed).
 //
+// An imported history (the protocol's `import`) is repaired, never refused: a call
+// nothing answers gets a stand-in result, a result that answers no call of the
+// message before it is dropped, a repeated tool_use id is renamed (with its results),
+// and a message left with no content is dropped.
+//
 // TURNSIM_EXAMPLE_BUG plants one realistic bug (see adapters/DESIGNS.md):
 // cancel_records_nothing, jsonb_reorders_input, restart_redispatches,
 // stale_delta_applied.
@@ -482,4 +487,74 @@ function restore(config, log) {
   return [e, outputs];
 }
 
-run("snapshot-node", (config) => new Engine(config), restore);
+const IMPORTED_UNANSWERED = "No result was imported for this call; it may have taken effect.";
+
+// The imported history made one the Messages API accepts (see the head comment).
+function repairImport(messages) {
+  if (!Array.isArray(messages)) throw new RestoreFailed("the imported history is not an array of messages");
+  const out = [];
+  const taken = new Set();
+  let asked = []; // [id as kept] of the last assistant message, not answered yet
+  let renamed = new Map(); // original id -> kept id, for that message's results
+  const standIns = (ids) => ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: IMPORTED_UNANSWERED, is_error: true }));
+  for (const m of messages) {
+    if (!m || (m.role !== "user" && m.role !== "assistant")) throw new RestoreFailed("an imported message is neither user nor assistant");
+    const blocks = Array.isArray(m.content) ? m.content : null;
+    if (m.role === "assistant") {
+      if (asked.length) out.push({ role: "user", content: standIns(asked) });
+      asked = [];
+      renamed = new Map();
+      if (blocks === null) {
+        if (isText(m.content) && m.content !== "") out.push({ role: "assistant", content: m.content });
+        continue;
+      }
+      const kept = blocks.map((b) => {
+        if (!b || b.type !== "tool_use") return b;
+        let id = b.id;
+        for (let k = 2; taken.has(id); k++) id = `${b.id}-i${k}`;
+        taken.add(id);
+        asked.push(id);
+        if (id !== b.id) renamed.set(b.id, id);
+        return id === b.id ? b : { ...b, id };
+      });
+      if (kept.length) out.push({ role: "assistant", content: kept });
+      continue;
+    }
+    if (blocks === null) {
+      if (asked.length) out.push({ role: "user", content: standIns(asked) });
+      asked = [];
+      out.push({ role: "user", content: m.content });
+      continue;
+    }
+    const answered = [];
+    const results = [];
+    const rest = [];
+    for (const b of blocks) {
+      if (b && b.type === "tool_result") {
+        const id = renamed.get(b.tool_use_id) || b.tool_use_id;
+        if (asked.includes(id) && !answered.includes(id)) {
+          answered.push(id);
+          results.push(id === b.tool_use_id ? b : { ...b, tool_use_id: id });
+        }
+      } else if (b && b.type !== "tool_use") {
+        rest.push(b);
+      }
+    }
+    const content = [...results, ...standIns(asked.filter((id) => !answered.includes(id))), ...rest];
+    asked = [];
+    renamed = new Map();
+    if (content.length) out.push({ role: "user", content });
+  }
+  if (asked.length) out.push({ role: "user", content: standIns(asked) });
+  return out;
+}
+
+function importHistory(config, messages) {
+  const e = new Engine(config);
+  for (const m of repairImport(messages)) e.append(m);
+  const outputs = [];
+  e.persist(outputs);
+  return [e, outputs];
+}
+
+run("snapshot-node", (config) => new Engine(config), restore, importHistory);

@@ -16,6 +16,11 @@
 //   pending(), idle(), state() (a string), fixedTexts()
 // Outputs are objects in the protocol's Output vocabulary, except that a persist
 // output carries a Buffer ({output: "persist", bytes: Buffer}).
+//
+// run(name, create, restore, importHistory) also offers the optional `import` request
+// (docs/engine-protocol.md §17): importHistory(config, messages) -> [engine, outputs],
+// throwing RestoreFailed(why) to refuse the history. Without it the hello offers
+// nothing more and the harness never sends `import`.
 
 import { writeSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -70,11 +75,13 @@ function fail(message) {
 }
 
 /** Serves one engine at a time over stdin/stdout until stdin ends. */
-export function run(name, create, restore) {
+export function run(name, create, restore, importHistory) {
   // Anything the engine logs goes to stderr: stdout carries protocol lines only.
   console.log = (...args) => console.error(...args);
   const send = (line) => writeSync(1, JSON.stringify(line) + "\n");
-  send({ hello: "turnsim-engine", protocol: PROTOCOL_VERSION, engine: name });
+  const hello = { hello: "turnsim-engine", protocol: PROTOCOL_VERSION, engine: name };
+  if (importHistory) hello.accepts = ["import"];
+  send(hello);
   let served = null;
   let number = 0;
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -87,7 +94,21 @@ export function run(name, create, restore) {
       fail(`${name}: request line ${number} is not JSON (${e.message}): ${raw}`);
     }
     const kind = req && req.req;
-    if (kind === "create" || kind === "restore") {
+    if (kind === "import" && importHistory) {
+      served = null;
+      let engine, outputs;
+      try {
+        [engine, outputs] = importHistory(req.config, req.history);
+      } catch (e) {
+        if (e instanceof RestoreFailed) {
+          send({ reply: "import", error: e.message });
+          return;
+        }
+        throw e;
+      }
+      served = new Served(engine);
+      send(served.reply("import", outputs, true, { fixed_texts: engine.fixedTexts() }));
+    } else if (kind === "create" || kind === "restore") {
       // A new engine replaces the one served so far, as a new process would.
       served = null;
       if (kind === "create") {

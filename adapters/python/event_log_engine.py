@@ -24,7 +24,11 @@ damaged middle line refuses the restore. Every tool_use id is unique in the sess
 across compaction, rewind and restart (a repeated provider id is renamed).
 
 TURNSIM_EXAMPLE_BUG plants one realistic bug (see adapters/DESIGNS.md):
-cancel_records_nothing, orphan_on_cancel, stale_result_patches, retry_edits_history.
+cancel_records_nothing, orphan_on_cancel, stale_result_patches, retry_edits_history,
+running_labelled_not_run, import_accepts_invalid.
+
+An imported history (the protocol's `import`) is refused when the API would reject
+it; a valid one becomes the session's history through one `import` event.
 """
 
 import hashlib
@@ -34,9 +38,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
+from turnsim_engine import Refused, RestoreFailed, history_problem, run  # noqa: E402
 
-BUGS = ("cancel_records_nothing", "orphan_on_cancel", "stale_result_patches", "retry_edits_history")
+BUGS = ("cancel_records_nothing", "orphan_on_cancel", "stale_result_patches", "retry_edits_history",
+        "running_labelled_not_run", "import_accepts_invalid")
 BUG = os.environ.get("TURNSIM_EXAMPLE_BUG", "")
 if BUG and BUG not in BUGS:
     sys.exit(f"event_log_engine: unknown TURNSIM_EXAMPLE_BUG={BUG!r}; known: {', '.join(BUGS)}")
@@ -286,6 +291,10 @@ class Engine:
         elif e == "rewind":
             self.history = self.history[: ev["index"]]
             self.last_batch = None
+        elif e == "import":
+            self.history = list(ev["messages"])
+            for m in self.history:
+                self.taken.update(tool_ids(m))
         else:
             raise ValueError(f"unknown event {e!r}")
 
@@ -484,11 +493,28 @@ class Engine:
                     answers.append(result_block(c["id"], self.results[c["id"]]))
                 elif BUG != "orphan_on_cancel":
                     text = "(no output)" if silent else cut_short_text(cause)
+                    if BUG == "running_labelled_not_run":
+                        # Planted bug: a call that was running when the cancel came is
+                        # answered as never started, so the model may run it again.
+                        text = NOT_STARTED
                     answers.append({"type": "tool_result", "tool_use_id": c["id"], "content": text, "is_error": True})
             if not answers:
                 return [], None
             return [{"role": "user", "content": answers}], self.op
         return [], None
+
+
+def import_history(config, messages):
+    """A new session holding a conversation brought from elsewhere, if the API would
+    take it; this engine refuses rather than repairs."""
+    problem = history_problem(messages)
+    if problem and BUG != "import_accepts_invalid":
+        # (Planted bug import_accepts_invalid: the history is taken as it comes.)
+        raise RestoreFailed(f"the imported history is not one the API accepts: {problem}")
+    engine = Engine(config)
+    outputs = []
+    engine.emit(outputs, {"e": "import", "messages": messages})
+    return engine, outputs
 
 
 def restore(config, log):
@@ -530,4 +556,4 @@ def recover(engine, outputs):
 
 
 if __name__ == "__main__":
-    run("event-log-python", Engine, restore)
+    run("event-log-python", Engine, restore, import_history=import_history)

@@ -13,7 +13,7 @@ sys.path.insert(0, HERE)
 
 import example_engine as ee  # noqa: E402
 import reference_port as rp  # noqa: E402
-from turnsim_engine import Refused, RestoreFailed  # noqa: E402
+from turnsim_engine import Refused, RestoreFailed, history_problem  # noqa: E402
 
 CONFIG = {
     "system": "s",
@@ -74,6 +74,26 @@ class Texts(unittest.TestCase):
 
 
 class Engine(unittest.TestCase):
+    def test_history_problem_names_what_the_api_would_reject_in_an_import(self):
+        call = lambda i: {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": "ls", "input": {}}]}
+        answer = lambda i: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"}]}
+        prompt = {"role": "user", "content": "hi"}
+        self.assertIsNone(history_problem([prompt, call("a"), answer("a")]))
+        self.assertEqual(history_problem([prompt, call("a")]), "the tool_use a of the last message is not answered")
+        self.assertEqual(history_problem([prompt, call("a"), prompt]), "the tool_use a of message 1 is not answered")
+        self.assertEqual(
+            history_problem([prompt, {"role": "assistant", "content": "x"}, answer("b")]),
+            "the tool_result for 'b' in message 2 answers no call of the message before it",
+        )
+        self.assertEqual(
+            history_problem([prompt, call("a"), answer("a"), call("a"), answer("a")]),
+            "the tool_use id 'a' of message 3 is used twice",
+        )
+        self.assertEqual(
+            history_problem([prompt, {"role": "assistant", "content": []}, prompt]),
+            "the assistant message 1 has no content",
+        )
+
     def test_a_prompt_persists_the_turn_before_sending_it(self):
         s = ee.create(CONFIG)
         out = s.handle({"input": "prompt", "text": "hi", "now": "t0"})

@@ -18,6 +18,11 @@ and an engine object with
 Outputs are dicts in the protocol's Output vocabulary, except that a persist output
 carries raw bytes ({"output": "persist", "bytes": b"..."}).
 
+run(..., import_history=f) offers the optional `import` request (docs/engine-protocol.md
+§17): f(config, messages) -> (engine, outputs), raising RestoreFailed(why) to refuse a
+history (history_problem() below says what the API would reject). Without it the hello
+offers nothing more, and the harness never sends `import`.
+
 run(..., protocol=2) speaks protocol 2 when the harness does too (it says the newest
 version it speaks in TURNSIM_PROTOCOL): state() is then called only when the harness
 asks for the digest (a `digest` request), not after every input. Nothing else about
@@ -121,6 +126,53 @@ class _Served:
         return line
 
 
+def history_problem(messages):
+    """Why the Messages API would reject this history, or None. Each assistant
+    message has content; every tool_use id is unique; the message after an assistant
+    message with tool calls is a user message that answers each of them with a
+    tool_result before anything else; every tool_result answers a call of the message
+    just before it; a tool_use sits only in an assistant message."""
+    seen = set()
+    asked = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            return f"message {i} is not a user or assistant message"
+        content = m.get("content")
+        if not isinstance(content, (str, list)):
+            return f"message {i} has content that is neither a string nor a list of blocks"
+        blocks = content if isinstance(content, list) else []
+        if any(not isinstance(b, dict) for b in blocks):
+            return f"message {i} has a block that is not an object"
+        if m["role"] == "assistant":
+            if asked:
+                return f"the tool_use {asked[0]} of message {i - 1} is not answered"
+            if content == [] or content == "":
+                return f"the assistant message {i} has no content"
+            asked = []
+            for b in blocks:
+                if b.get("type") == "tool_use":
+                    if b.get("id") in seen:
+                        return f"the tool_use id {b.get('id')!r} of message {i} is used twice"
+                    seen.add(b.get("id"))
+                    asked.append(b.get("id"))
+            continue
+        results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+        if any(b.get("type") == "tool_use" for b in blocks):
+            return f"the user message {i} holds a tool_use"
+        for r in results:
+            if r not in asked:
+                return f"the tool_result for {r!r} in message {i} answers no call of the message before it"
+        missing = [a for a in asked if a not in results]
+        if missing:
+            return f"the tool_use {missing[0]} of message {i - 1} is not answered"
+        if results and any(b.get("type") != "tool_result" for b in blocks[: len(results)]):
+            return f"the tool_result blocks of message {i} do not come first"
+        asked = []
+    if asked:
+        return f"the tool_use {asked[0]} of the last message is not answered"
+    return None
+
+
 def _harness_protocol():
     """The newest version the harness speaks; a harness that does not say speaks 1."""
     try:
@@ -129,7 +181,7 @@ def _harness_protocol():
         return 1
 
 
-def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSION):
+def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSION, import_history=None):
     """Serves one engine over stdin/stdout until stdin ends, in the newest protocol
     version both `protocol` (the newest this engine opts into) and the harness speak."""
     version = min(protocol, NEWEST_PROTOCOL, _harness_protocol())
@@ -146,7 +198,10 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
         out.write((_encode(line) + "\n").encode("ascii"))
         out.flush()
 
-    send({"hello": "turnsim-engine", "protocol": version, "engine": name})
+    hello = {"hello": "turnsim-engine", "protocol": version, "engine": name}
+    if import_history is not None:
+        hello["accepts"] = ["import"]
+    send(hello)
     served = None
     for number, raw in enumerate(stdin, start=1):
         try:
@@ -154,7 +209,16 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
             kind = req["req"]
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{name}: request line {number} is not a protocol request ({e}): {raw!r}")
-        if kind in ("create", "restore"):
+        if kind == "import" and import_history is not None:
+            served = None
+            try:
+                engine, outputs = import_history(req["config"], req["history"])
+            except RestoreFailed as e:
+                send({"reply": "import", "error": str(e)})
+                continue
+            served = _Served(engine, version)
+            send(served.reply("import", outputs, full=True, extra={"fixed_texts": engine.fixed_texts()}))
+        elif kind in ("create", "restore"):
             # A new engine replaces the one served so far, as a new process would.
             served = None
             if kind == "create":

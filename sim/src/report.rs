@@ -158,7 +158,7 @@ pub fn summary(
                 .collect();
             let _ = writeln!(
                 o,
-                "  not applicable (records of the reference log format; this engine's log is its own, so they test nothing and are not handed): {}",
+                "  not applicable, not counted as passes (records of the reference log format, and this engine's log is its own; an engine that declares `import` in its hello gets all but legacy_abort_context as imported histories): {}",
                 kinds.join(", ")
             );
         }
@@ -166,8 +166,10 @@ pub fn summary(
             .into_iter()
             .filter(|k| !s.hostile.contains_key(k) && !s.hostile_not_applicable.contains_key(k))
             .collect();
-        if never.is_empty() {
+        if never.is_empty() && s.hostile_not_applicable.is_empty() {
             let _ = writeln!(o, "  every kind was handed");
+        } else if never.is_empty() {
+            let _ = writeln!(o, "  every applicable kind was handed");
         } else {
             let _ = writeln!(o, "  never handed: {}", never.join(", "));
         }
@@ -178,8 +180,11 @@ pub fn summary(
 /// What a checker that counted no check waits for, in a summary's words.
 fn idle_reason(name: &str) -> &'static str {
     match name {
-        "label_matches" | "prefix_reported" => {
-            "it reads the reference engine's wording, so it judges only under the reference profile"
+        "label_matches" => {
+            "it needs the engine's wording of a call that may have run (the reference profile, or `labels.may_have_run` in a profile file), and a turn cut short while a tool ran"
+        }
+        "prefix_reported" => {
+            "it needs the reference engine's receipts, or a profile file naming the activity the engine reports a prefix change with (`prefix_changed.activity`)"
         }
         "cache_breakpoints" => "it needs a profile that says where the engine places breakpoints",
         "model_ends_turn" => {

@@ -50,6 +50,8 @@ fn other() -> Conventions {
         }),
         shown: None,
         authored: None,
+        may_have_run: None,
+        prefix_changed: None,
     }
 }
 
@@ -342,4 +344,64 @@ fn a_skipped_checker_neither_fires_nor_counts() {
         f.checks.counts().keys().copied().collect::<Vec<_>>(),
         ["pairing"]
     );
+}
+
+/// A profile naming the activity an engine reports a prefix change with.
+fn reporting() -> Conventions {
+    Conventions {
+        name: "reports".into(),
+        prefix_changed: Some("cache-prefix-moved".into()),
+        ..Conventions::generic()
+    }
+}
+
+impl Fixture {
+    fn send_system(&mut self, op: u64, system: &str) -> Result<(), String> {
+        let m = vec![shared(Message::user_text("fix the CLI"))];
+        let mut r = request(&m, &[Some(0)]);
+        r.system = system.into();
+        self.observe(
+            &m,
+            Event::Request {
+                op: OperationId(op),
+                request: &r,
+                seen: 0,
+            },
+        )
+    }
+
+    fn report(&mut self, kind: &str) {
+        let a = turnsim_core::Activity {
+            kind: kind.into(),
+            data: Default::default(),
+        };
+        self.observe(&[], Event::Activity { activity: &a })
+            .expect("an activity alone is not judged");
+    }
+}
+
+#[test]
+fn a_profiles_prefix_change_activity_switches_prefix_reported_on_for_any_engine() {
+    let mut f = Fixture::new(&reporting());
+    f.send_system(1, "s")
+        .expect("a first request reports nothing");
+    f.report("cache-prefix-moved");
+    f.send_system(2, "t").expect("a change reported once");
+    f.send_system(3, "t").expect("no change, no report");
+    assert_eq!(
+        f.send_system(4, "u"),
+        Err("prefix_reported@7: request op#4: the system or tools sent changed since the previous request, reported by 0 activities of kind \"cache-prefix-moved\" instead of one".into())
+    );
+    // Another kind of activity is not a report.
+    f.report("prefix-changed");
+    f.report("cache-prefix-moved");
+    assert_eq!(
+        f.send_system(5, "u"),
+        Err("prefix_reported@7: request op#5: the system and tools sent are those of the previous request, yet 1 activities of kind \"cache-prefix-moved\" reported a change".into())
+    );
+    // With no such profile, nothing is judged.
+    let mut f = Fixture::new(&Conventions::generic());
+    f.report("cache-prefix-moved");
+    f.send_system(1, "s").expect("not judged");
+    f.send_system(2, "t").expect("not judged");
 }

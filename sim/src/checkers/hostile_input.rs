@@ -7,23 +7,83 @@
 //! history. Refusing is correct; so is repairing. Accepting the input as it is and
 //! holding a history the API rejects is not: every later request of the session would
 //! be refused, and the user's session is lost without an error at the moment it broke.
+//!
+//! A finding names what happened. Hostile inputs come between turns, often right
+//! after a turn a cancel or a crash cut short, before any request could show that
+//! the interruption itself left the history invalid; a log-borne input is restored
+//! on top of that log. So the history each interrupted turn leaves is kept here, and
+//! when it was already invalid the finding blames the interruption (its cause and
+//! step), not the input that happened to come next.
 
-use super::{Check, Checker, Ctx, Event, Invariant};
-use turnsim_core::validate_history;
+use super::{Check, Checker, Ctx, Event, Invariant, on};
+use turnsim_core::{CancelCause, validate_history};
 
-pub struct HostileInput;
+#[derive(Default)]
+pub struct HostileInput {
+    /// The interruption of the open turn: which, and the step it came at.
+    cut: Option<String>,
+    /// The last interrupted turn's end left this invalid history: the interruption,
+    /// and what is wrong. Cleared when a turn starts (its request is then judged).
+    broken: Option<(String, String)>,
+}
+
+fn cause_name(c: CancelCause) -> &'static str {
+    match c {
+        CancelCause::User => "user",
+        CancelCause::CostCap => "cost_cap",
+        CancelCause::Restart => "restart",
+        CancelCause::Host => "host",
+        CancelCause::Driver => "driver",
+    }
+}
 
 impl Checker for HostileInput {
     fn invariant(&self) -> Invariant {
         Invariant::HostileInput
     }
 
+    /// The hostile inputs, and the turn events that say what the history was before
+    /// one came; those answer `None` and count no check.
     fn events(&self) -> u32 {
-        use super::on;
         on::HOSTILE
+            | on::TURN_STARTED
+            | on::CANCEL_ACCEPTED
+            | on::CRASHED
+            | on::TURN_ENDED
+            | on::RESTARTED
     }
 
-    fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+    fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.cut = None;
+                self.broken = None;
+                return None;
+            }
+            Event::CancelAccepted { cause, .. } => {
+                if self.cut.is_none() {
+                    self.cut = Some(format!(
+                        "the cancel ({}) at step {}",
+                        cause_name(*cause),
+                        ctx.step
+                    ));
+                }
+                return None;
+            }
+            Event::Crashed { .. } => {
+                self.cut = Some(format!("the crash at step {}", ctx.step));
+                return None;
+            }
+            Event::TurnEnded | Event::Restarted { .. } => {
+                if let Some(cut) = self.cut.take() {
+                    self.broken = validate_history(ctx.history)
+                        .err()
+                        .map(|e| (cut, e.to_string()));
+                }
+                return None;
+            }
+            _ => {}
+        }
         let Event::Hostile {
             what,
             held,
@@ -36,6 +96,11 @@ impl Checker for HostileInput {
             return Some(Ok(())); // refused
         };
         if let Err(e) = validate_history(history) {
+            if let Some((cut, before)) = &self.broken {
+                return Some(Err(format!(
+                    "{cut} left the history invalid ({before}) when it ended the turn, before any hostile input; found when the engine accepted {what}, which then held: {e}"
+                )));
+            }
             return Some(Err(format!(
                 "the engine accepted {what} and now holds an invalid history: {e}"
             )));
@@ -80,7 +145,7 @@ mod tests {
             held,
             forbidden,
         };
-        HostileInput.observe(&ctx, &event)
+        HostileInput::default().observe(&ctx, &event)
     }
 
     #[test]
@@ -141,6 +206,61 @@ mod tests {
             prompts: &[],
             host_texts: &[],
         };
-        assert_eq!(HostileInput.observe(&ctx, &Event::Step), None);
+        assert_eq!(HostileInput::default().observe(&ctx, &Event::Step), None);
+    }
+
+    #[test]
+    fn a_history_a_cancel_left_invalid_is_blamed_on_the_cancel_not_the_hostile_input() {
+        let broken: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+                id: "t".into(),
+                name: "ls".into(),
+                input: serde_json::json!({}),
+            }])),
+        ];
+        let at = |step: u64, history: &[SharedMessage]| (step, history.to_vec());
+        let mut c = HostileInput::default();
+        let mut feed = |(step, history): (u64, Vec<SharedMessage>), event: &Event<'_>| {
+            let ctx = Ctx {
+                step,
+                history: &history,
+                fixed_texts: &[],
+                prompts: &[],
+                host_texts: &[],
+            };
+            c.observe(&ctx, event)
+        };
+        let started = Event::TurnStarted {
+            baseline: 0,
+            before: &[],
+        };
+        assert_eq!(feed(at(1, &[]), &started), None);
+        let cancel = Event::CancelAccepted {
+            cause: CancelCause::User,
+            running: &[],
+            left_running: None,
+        };
+        assert_eq!(feed(at(57, &broken), &cancel), None);
+        assert_eq!(feed(at(58, &broken), &Event::TurnEnded), None);
+        let hostile = Event::Hostile {
+            what: "a compaction record whose summary leaves a tool_use unanswered",
+            held: Ok(&broken),
+            forbidden: None,
+        };
+        assert_eq!(
+            feed(at(60, &broken), &hostile),
+            Some(Err(
+                "the cancel (user) at step 57 left the history invalid (message 1: history ends with unanswered tool call t) when it ended the turn, before any hostile input; found when the engine accepted a compaction record whose summary leaves a tool_use unanswered, which then held: message 1: history ends with unanswered tool call t".into()
+            ))
+        );
+        // A turn that starts afterwards is judged by its own request: the blame resets.
+        assert_eq!(feed(at(61, &[]), &started), None);
+        assert_eq!(
+            feed(at(62, &broken), &hostile),
+            Some(Err(
+                "the engine accepted a compaction record whose summary leaves a tool_use unanswered and now holds an invalid history: message 1: history ends with unanswered tool call t".into()
+            ))
+        );
     }
 }

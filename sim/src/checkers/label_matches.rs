@@ -9,29 +9,68 @@
 //! fine. After a crash the engine cannot know whether an intent it logged was
 //! dispatched, so there only the calls that ran must be labelled; extra names are
 //! honest uncertainty.
+//!
+//! How a label is read is the engine's wording: the reference profile's notes name
+//! the calls (`interruption_wording`); a profile file gives the text of the
+//! `tool_result` by which its engine answers a call that may have run
+//! (`labels.may_have_run`), and then each call is labelled by its own answer. With
+//! neither, the checker judges nothing and the run summary says why.
 
 use super::interrupted_turn::{
     InterruptionWording, TurnWatch, WATCHED, interruption_wording, rendered,
 };
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use crate::conventions::TextSet;
 use std::collections::BTreeMap;
 use turnsim_core::{Block, SharedMessage};
+
+/// Where a run's labels are read.
+#[derive(Default)]
+pub enum Labels {
+    /// No wording known: nothing is judged.
+    #[default]
+    Off,
+    /// The reference engine's tool-in-flight notes.
+    Reference,
+    /// A profile's `tool_result` texts for a call that may have run.
+    Answers(TextSet),
+}
 
 #[derive(Default)]
 pub struct LabelMatches {
     watch: TurnWatch,
     /// Tool-use ids running when the turn was interrupted, from the ledger.
     running: Vec<String>,
-    /// Off unless the run's profile is one whose wording `interruption_wording` reads
-    /// (the reference's): another engine's notes cannot be read for tool names.
-    active: bool,
+    labels: Labels,
 }
 
 impl LabelMatches {
-    pub fn new(active: bool) -> LabelMatches {
+    pub fn new(labels: Labels) -> LabelMatches {
         LabelMatches {
-            active,
+            labels,
             ..LabelMatches::default()
+        }
+    }
+
+    /// The names of the calls the turn labels as possibly run, as the labels render
+    /// them.
+    fn labelled<'h>(&self, turn: &'h [SharedMessage]) -> BTreeMap<&'h str, usize> {
+        match &self.labels {
+            Labels::Off => BTreeMap::new(),
+            Labels::Reference => counts(turn.iter().flat_map(|m| match interruption_wording(m) {
+                Some(InterruptionWording::MayHaveRun(names)) => names,
+                _ => Vec::new(),
+            })),
+            Labels::Answers(texts) => counts(turn.iter().flat_map(|m| {
+                m.blocks().iter().filter_map(|b| match b {
+                    Block::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } if texts.matches(&content.text()) => call_name(turn, tool_use_id),
+                    _ => None,
+                })
+            })),
         }
     }
 }
@@ -70,7 +109,7 @@ impl Checker for LabelMatches {
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        if !self.active {
+        if matches!(self.labels, Labels::Off) {
             return None;
         }
         match event {
@@ -87,16 +126,18 @@ impl Checker for LabelMatches {
         let due = self.watch.follow(ctx, event)?;
         let turn = ctx.history.get(due.baseline..).unwrap_or_default();
         // Calls whose tool_use did not survive are pairing's concern, not a label's.
+        // A note renders a name as it writes it; an answer is found by its call's id.
+        let render: fn(&str) -> &str = match self.labels {
+            Labels::Reference => rendered,
+            _ => |name| name,
+        };
         let ran = counts(
             self.running
                 .iter()
                 .filter_map(|id| call_name(turn, id))
-                .map(rendered),
+                .map(render),
         );
-        let labelled = counts(turn.iter().flat_map(|m| match interruption_wording(m) {
-            Some(InterruptionWording::MayHaveRun(names)) => names,
-            _ => Vec::new(),
-        }));
+        let labelled = self.labelled(turn);
         self.running.clear();
         for (name, n) in &ran {
             let have = labelled.get(name).copied().unwrap_or(0);

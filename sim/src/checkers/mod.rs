@@ -388,6 +388,21 @@ impl Checks {
     fn registry(c: Arc<Conventions>, facts: WorldFacts) -> Vec<Box<dyn Checker>> {
         let reference_wording = c.name == crate::conventions::REFERENCE_NAME;
         let shown = c.shown;
+        let labels = if reference_wording {
+            label_matches::Labels::Reference
+        } else {
+            c.may_have_run
+                .clone()
+                .map_or(label_matches::Labels::Off, label_matches::Labels::Answers)
+        };
+        let reports = if reference_wording {
+            prefix_reported::Reports::Receipts
+        } else {
+            c.prefix_changed.clone().map_or(
+                prefix_reported::Reports::Off,
+                prefix_reported::Reports::Activity,
+            )
+        };
         vec![
             Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),
@@ -400,25 +415,26 @@ impl Checks {
             Box::new(recovery_idempotent::RecoveryIdempotent),
             Box::new(cache_breakpoints::CacheBreakpoints::new(c)),
             Box::new(liveness::Liveness),
-            // These two read the reference wording (`interruption_wording`): they judge
-            // only an engine held to the reference profile.
+            // The exact part reads the reference wording (`interruption_wording`); its
+            // generic core judges every other engine.
             Box::new(interruption_recorded::InterruptionRecorded::new(
                 reference_wording,
             )),
-            Box::new(label_matches::LabelMatches::new(reference_wording)),
+            // Labels and prefix reports are read in the wording the profile gives.
+            Box::new(label_matches::LabelMatches::new(labels)),
             Box::<quiet_after_cancel::QuietAfterCancel>::default(),
             Box::new(shown_survives::ShownSurvives::new(shown)),
             Box::<reply_never_fails::ReplyNeverFails>::default(),
             Box::new(model_ends_turn::ModelEndsTurn::new(
                 facts.max_truncated_resumes,
             )),
-            Box::new(hostile_input::HostileInput),
+            Box::<hostile_input::HostileInput>::default(),
             Box::new(logical_order::LogicalOrder),
             Box::<thinking_intact::ThinkingIntact>::default(),
             Box::<prefix_stable::PrefixStable>::default(),
             Box::new(durable_live::DurableLive),
             Box::new(twin_agrees::TwinAgrees),
-            Box::new(prefix_reported::PrefixReported::new(reference_wording)),
+            Box::new(prefix_reported::PrefixReported::new(reports)),
             Box::new(model_words_exact::ModelWordsExact::new(facts.model_mark)),
         ]
     }

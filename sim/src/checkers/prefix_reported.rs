@@ -10,17 +10,43 @@
 //! actually sent, and exactly when that digest differs from the previous receipt's,
 //! one `prefix-changed` activity naming both digests. Judged from the engine's first
 //! receipt on, so an engine that keeps no receipts in this format is not judged.
+//!
+//! An engine of another design keeps no such receipts; a profile file that names the
+//! `activity` kind it reports a change with (`prefix_changed`) has it judged on what
+//! crosses the interface alone: exactly when the `system` and `tools` a request
+//! carries differ from the previous request's, one activity of that kind was reported
+//! since that request, else none. The first request after a restart may report an
+//! unchanged prefix once: an engine that does not log what it sent cannot know.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
 use std::sync::Arc;
 use turnsim_core::request::PREFIX_CHANGED;
 use turnsim_core::{Activity, OperationId, ToolSpec, prefix_digest};
 
+/// Where a run's prefix reports are read.
+#[derive(Default)]
+pub enum Reports {
+    /// No way to read them known: nothing is judged.
+    #[default]
+    Off,
+    /// The reference engine's receipts and `prefix-changed` activities.
+    Receipts,
+    /// Activities of this kind, judged against the prefixes sent.
+    Activity(String),
+}
+
+/// The profile mode's memory: the prefix of the last request and the reports since.
+#[derive(Default)]
+struct ByActivity {
+    last: Option<String>,
+    reported: usize,
+    restarted: bool,
+}
+
 #[derive(Default)]
 pub struct PrefixReported {
-    /// Off unless the run's profile is the reference one, whose log and activity
-    /// format this reads.
-    active: bool,
+    reports: Reports,
+    by_activity: ByActivity,
     /// Whether the engine has written a receipt in the reference format at all; an
     /// engine that keeps its receipts elsewhere is not judged.
     armed: bool,
@@ -41,13 +67,50 @@ pub struct PrefixReported {
 }
 
 impl PrefixReported {
-    pub fn new(active: bool) -> PrefixReported {
+    pub fn new(reports: Reports) -> PrefixReported {
         PrefixReported {
-            active,
+            reports,
             ..PrefixReported::default()
         }
     }
+}
 
+impl ByActivity {
+    /// The profile mode: `kind` is the profile's activity kind.
+    fn observe(&mut self, kind: &str, event: &Event<'_>) -> Option<Check> {
+        let b = self;
+        match event {
+            Event::Activity { activity } if activity.kind == kind => {
+                b.reported += 1;
+                None
+            }
+            Event::Restarted { .. } => {
+                b.restarted = true;
+                None
+            }
+            Event::Request { op, request, .. } => {
+                let sent = prefix_digest(&request.system, &request.tools);
+                let reported = std::mem::take(&mut b.reported);
+                let restarted = std::mem::take(&mut b.restarted);
+                let changed = b.last.as_ref().is_some_and(|l| *l != sent);
+                b.last = Some(sent);
+                Some(match (changed, reported) {
+                    (true, 1) | (false, 0) => Ok(()),
+                    (false, 1) if restarted => Ok(()),
+                    (true, n) => Err(format!(
+                        "request {op}: the system or tools sent changed since the previous request, reported by {n} activities of kind {kind:?} instead of one"
+                    )),
+                    (false, n) => Err(format!(
+                        "request {op}: the system and tools sent are those of the previous request, yet {n} activities of kind {kind:?} reported a change"
+                    )),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl PrefixReported {
     /// `prefix_digest` of the request's `system` and `tools`, with that prefix, moved
     /// out of `sent` (the caller puts it back): no copy of the digest per request.
     fn take_sent(
@@ -126,8 +189,10 @@ impl Checker for PrefixReported {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        if !self.active {
-            return None;
+        match &self.reports {
+            Reports::Off => return None,
+            Reports::Receipts => {}
+            Reports::Activity(kind) => return self.by_activity.observe(kind, event),
         }
         match event {
             Event::Receipt { op, digest } => {

@@ -97,6 +97,30 @@ pub struct ProfileFile {
     pub breakpoints: Option<Placement>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown: Option<Shown>,
+    /// The engine's labels of a call cut short (switches `label_matches` on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<LabelsFile>,
+    /// How the engine reports a change of the cached prefix (switches
+    /// `prefix_reported` on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_changed: Option<PrefixChangedFile>,
+}
+
+/// The `labels` field: the whole text of a `tool_result` by which the engine answers
+/// a call that was running (or, after a crash, may have been) when the turn was cut
+/// short. Exact texts or prefixes, as for markers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelsFile {
+    pub may_have_run: TextsFile,
+}
+
+/// The `prefix_changed` field: the `kind` of the `activity` output the engine
+/// reports a change of the system prompt or tools it sends with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefixChangedFile {
+    pub activity: Text,
 }
 
 fn texts(t: &TextsFile) -> TextSet {
@@ -127,6 +151,8 @@ impl ProfileFile {
             breakpoints: self.breakpoints,
             shown: self.shown,
             authored: None,
+            may_have_run: self.labels.as_ref().map(|l| texts(&l.may_have_run)),
+            prefix_changed: self.prefix_changed.as_ref().map(|p| p.activity.0.clone()),
         }
     }
 
@@ -151,6 +177,16 @@ impl ProfileFile {
         if file.name == REFERENCE_NAME {
             return Err(ProfileError(format!(
                 "{origin}: the name {REFERENCE_NAME:?} belongs to the built-in reference profile (its wording switches on interruption_recorded, label_matches and prefix_reported); give this profile another name"
+            )));
+        }
+        // A label set of no text would fail every call that ran, and say nothing of
+        // the engine: the wording is what switches the checker on.
+        if let Some(l) = &file.labels
+            && l.may_have_run.exact.is_empty()
+            && l.may_have_run.prefixes.is_empty()
+        {
+            return Err(ProfileError(format!(
+                "{origin}: at `labels.may_have_run`: no text; give the engine's tool_result text for a call that may have run (\"exact\" or \"prefixes\"), or leave `labels` out"
             )));
         }
         Ok(file)

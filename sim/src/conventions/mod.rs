@@ -216,6 +216,14 @@ pub struct Conventions {
     /// The engine's own word on which user-role messages it authored: lets
     /// "an interruption is recorded once" be judged without knowing any wording.
     pub authored: Option<Authored>,
+    /// The texts of a `tool_result` by which the engine answers a call that may have
+    /// run when its turn was cut short (`label_matches`); `None`: labels not judged
+    /// unless the profile is the reference one, whose notes name the calls instead.
+    pub may_have_run: Option<TextSet>,
+    /// The kind of the `activity` by which the engine reports that the cached prefix
+    /// (system and tools) it sends changed (`prefix_reported`); `None`: reports not
+    /// judged unless the profile is the reference one, whose log holds receipts.
+    pub prefix_changed: Option<String>,
 }
 
 impl fmt::Debug for Conventions {
@@ -230,6 +238,8 @@ impl fmt::Debug for Conventions {
             .field("breakpoints", &self.breakpoints)
             .field("shown", &self.shown)
             .field("authored", &self.authored.is_some())
+            .field("may_have_run", &self.may_have_run)
+            .field("prefix_changed", &self.prefix_changed)
             .finish()
     }
 }
@@ -260,6 +270,10 @@ impl Conventions {
             breakpoints: Some(Placement::REFERENCE),
             shown: Some(Shown::REFERENCE),
             authored: None,
+            // The reference's labels and reports are read from its own notes and log
+            // records (`interruption_wording`, receipts), not from these fields.
+            may_have_run: None,
+            prefix_changed: None,
         }
     }
 
@@ -282,6 +296,8 @@ impl Conventions {
             && self.breakpoints.is_none()
             && self.shown.is_none()
             && self.authored.is_none()
+            && self.may_have_run.is_none()
+            && self.prefix_changed.is_none()
     }
 
     /// What the engine authored `m` as: its own classifier first, else the whole

@@ -76,4 +76,16 @@ impl EngineFactory for Judged<'_> {
     fn writes_reference_log(&self) -> bool {
         self.inner.writes_reference_log()
     }
+
+    fn imports(&self) -> bool {
+        self.inner.imports()
+    }
+
+    fn import(
+        &self,
+        config: SessionConfig,
+        history: Vec<turnsim_core::Message>,
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        self.inner.import(config, history)
+    }
 }

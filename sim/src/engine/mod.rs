@@ -9,7 +9,9 @@
 mod judged;
 use crate::conventions::{Conventions, Selection};
 pub use judged::Judged;
-use turnsim_core::{Input, Output, PendingOperation, Session, SessionConfig, SharedMessage};
+use turnsim_core::{
+    Input, Message, Output, PendingOperation, Session, SessionConfig, SharedMessage,
+};
 
 /// An engine under test.
 pub trait Engine {
@@ -99,6 +101,28 @@ pub trait EngineFactory: Sync {
     fn writes_reference_log(&self) -> bool {
         false
     }
+    /// Whether it takes a history from outside through [`EngineFactory::import`] (a
+    /// subprocess engine says so in its hello). Only then are the hostile inputs that
+    /// need a log of the reference format handed to an engine of another log as
+    /// imported histories; an engine that does not import counts them as not
+    /// applicable, never as passes.
+    fn imports(&self) -> bool {
+        false
+    }
+    /// A new engine holding `history`, a conversation the host brought from
+    /// elsewhere: refused (`Err`, the reason) or accepted, repaired as the engine
+    /// sees fit; it must never hold a history the API rejects. The outputs are carried
+    /// out before any new input.
+    fn import(
+        &self,
+        _config: SessionConfig,
+        _history: Vec<Message>,
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        Err(format!(
+            "the engine {} does not import histories",
+            self.name()
+        ))
+    }
 }
 
 impl Engine for Session {
@@ -156,6 +180,29 @@ impl EngineFactory for Reference {
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
         let (session, outputs) = Session::restore(config, log).map_err(|e| e.to_string())?;
         Ok((Box::new(session), outputs))
+    }
+
+    fn imports(&self) -> bool {
+        true
+    }
+
+    /// The reference engine takes a whole history only as a log: a configure record,
+    /// then the history appended, restored as after a crash (so it is held to the
+    /// same validation a restore applies).
+    fn import(
+        &self,
+        config: SessionConfig,
+        history: Vec<Message>,
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        let mut log = turnsim_core::encode_record(&turnsim_core::Record::Configure {
+            system: config.system.clone(),
+            tools: config.tools.to_vec(),
+        });
+        log.extend(turnsim_core::encode_record(&turnsim_core::Record::Append {
+            messages: history,
+            pending: PendingOperation::None,
+        }));
+        self.restore(config, &log)
     }
 
     fn conventions(&self) -> Conventions {

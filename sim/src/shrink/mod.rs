@@ -1,7 +1,9 @@
 //! Shrinking a failing scenario to the few steps that cause it.
 //!
 //! Guarantee: every candidate is judged by replaying it in full, and it is kept only if
-//! the same invariant fails and the result is strictly smaller (fewer steps first, then
+//! the same invariant fails with the same kind of finding (the shape of its message:
+//! a tool-call finding does not slide into a text finding of the same invariant) and
+//! the result is strictly smaller (fewer steps first, then
 //! simpler options, a shorter list, smaller values), so the result always reproduces
 //! what it reports and the search always ends. Passes run in a fixed order to a
 //! fixpoint: structural edits first (a whole turn, reply, tool run or fault removed,
@@ -64,11 +66,13 @@ pub struct Shrunk {
     /// Candidates rejected because they failed a different invariant, with the first
     /// such invariant (never accepted: the result fails as the input did).
     pub failed_differently: (u32, Option<Invariant>),
-    /// The input's violation message and the result's: the invariant is kept, but the
-    /// finding within it may change kind (a call's input, then a text); the notes say
-    /// so ([`story::notes`]).
+    /// The input's violation message and the result's: the invariant and the kind of
+    /// finding are kept; were they ever not, the notes would say so ([`story::notes`]).
     pub finding_before: String,
     pub finding_after: String,
+    /// Candidates rejected because they failed the same invariant with another kind
+    /// of finding.
+    pub finding_changed: u32,
 }
 
 /// Where the search stands, told to an observer after every replay.
@@ -117,6 +121,10 @@ struct Search<'a> {
     started: Instant,
     stopped_by_time: bool,
     failed_differently: (u32, Option<Invariant>),
+    /// The kind of the input's finding ([`story::finding_shape`]), which a kept
+    /// candidate's must have.
+    shape: String,
+    finding_changed: u32,
     best: Best,
     last_trial: Option<Vec<Mark>>,
 }
@@ -180,7 +188,14 @@ impl Search<'_> {
     /// key; otherwise leaves its tags in `last_trial` (and counts a different failure).
     fn judge(&mut self, c: &Candidate, o: RunOutcome) -> bool {
         match &o.violation {
-            Some(v) if v.invariant == self.invariant => {}
+            Some(v)
+                if v.invariant == self.invariant
+                    && story::finding_shape(&v.message) == self.shape => {}
+            Some(v) if v.invariant == self.invariant => {
+                self.finding_changed += 1;
+                self.last_trial = Some(o.decision_tags);
+                return false;
+            }
             Some(v) => {
                 self.failed_differently.0 += 1;
                 self.failed_differently.1.get_or_insert(v.invariant);
@@ -296,6 +311,8 @@ pub fn shrink_observed(
         started,
         stopped_by_time: false,
         failed_differently: (0, None),
+        shape: story::finding_shape(&v.message),
+        finding_changed: 0,
         best,
         last_trial: None,
     };
@@ -352,6 +369,7 @@ pub fn shrink_observed(
             .map(|f| f.message.clone())
             .unwrap_or_default(),
         finding_after: v.message.clone(),
+        finding_changed: search.finding_changed,
         scenario: out,
     })
 }

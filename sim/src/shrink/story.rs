@@ -79,6 +79,14 @@ pub fn notes(expected: &Expectation, shrunk: &Shrunk) -> Vec<String> {
             shrunk.finding_before, shrunk.finding_after
         ));
     }
+    if shrunk.finding_changed > 0 {
+        out.push(format!(
+            "{} candidates failed {kept} with another kind of finding and were rejected; \
+             the result's finding is the input's kind: \"{}\"",
+            shrunk.finding_changed,
+            finding_shape(&shrunk.finding_before)
+        ));
+    }
     if let (n, Some(other)) = shrunk.failed_differently {
         let class = if FailureClass::of(other) == FailureClass::of(kept) {
             String::new()
@@ -99,7 +107,7 @@ pub fn notes(expected: &Expectation, shrunk: &Shrunk) -> Vec<String> {
 /// details (`request op#N: message N, block N is assistant text the model never
 /// said`). Two findings of one kind about other subjects (another step, op, excerpt)
 /// have the same shape; a text finding and a tool-call finding do not.
-fn finding_shape(message: &str) -> String {
+pub(crate) fn finding_shape(message: &str) -> String {
     let mut out = String::new();
     let mut quoted = false;
     for c in message.chars() {
@@ -227,6 +235,7 @@ mod tests {
             failed_differently: (0, None),
             finding_before: "request op#4: message 1, block 0 is a tool_use \"read_file\" (id \"toolu_2\") the model never completed: its block never finished streaming".into(),
             finding_after: "request op#2: message 1, block 0 is a tool_use \"search\" (id \"toolu_1\") the model never completed: no tool_use block the provider completed has this name and input {}".into(),
+            finding_changed: 0,
         }
     }
 
@@ -252,6 +261,24 @@ mod tests {
                  another kind of finding): the input's was \"{}\"; the result's is \"{}\"",
                 s.finding_before, s.finding_after
             )]
+        );
+    }
+
+    #[test]
+    fn candidates_rejected_for_another_kind_of_finding_are_counted_with_the_kind_kept() {
+        let expected = Expectation::Fail {
+            invariant: Invariant::ModelWordsExact,
+            step: 30,
+        };
+        let mut s = shrunk(Invariant::ModelWordsExact, 9);
+        s.finding_changed = 3;
+        assert_eq!(
+            notes(&expected, &s),
+            [
+                "3 candidates failed model_words_exact with another kind of finding and were \
+              rejected; the result's finding is the input's kind: \"message N, block N is a \
+              tool_use  (id ) the model never completed\""
+            ]
         );
     }
 

@@ -63,6 +63,8 @@ pub struct StdioFactory {
     pool: Pool,
     /// The hello said the log is the reference engine's record format.
     reference_log: bool,
+    /// The hello said the engine serves `import`.
+    imports: bool,
     /// The protocol version the first process's hello announced.
     protocol: u32,
 }
@@ -96,12 +98,14 @@ impl StdioFactory {
             fresh: false,
             pool: Arc::default(),
             reference_log: false,
+            imports: false,
             protocol: wire::OLDEST_PROTOCOL,
         };
-        let (process, name, log) = f.start()?;
-        f.name = name;
+        let (process, hello) = f.start()?;
+        f.name = hello.engine;
         f.protocol = process.protocol;
-        f.reference_log = log.as_deref() == Some(wire::REFERENCE_LOG);
+        f.reference_log = hello.log.as_deref() == Some(wire::REFERENCE_LOG);
+        f.imports = hello.accepts.iter().any(|a| a == wire::IMPORT);
         f.give_back(process);
         Ok(f)
     }
@@ -139,7 +143,7 @@ impl StdioFactory {
                 }
             }
         }
-        self.start().map(|(p, _, _)| p)
+        self.start().map(|(p, _)| p)
     }
 
     /// Sets the per-request timeout; an engine slower than this is a hang.
@@ -157,7 +161,7 @@ impl StdioFactory {
         self.protocol
     }
 
-    fn start(&self) -> Result<(Process, String, Option<String>), String> {
+    fn start(&self) -> Result<(Process, wire::Hello), String> {
         let mut p = Process::start(&self.command, &self.env, self.timeout)?;
         let n = p.exchange("", &"the hello line")?;
         let expected =
@@ -178,10 +182,10 @@ impl StdioFactory {
             )));
         }
         p.protocol = hello.protocol;
-        Ok((p, hello.engine, hello.log))
+        Ok((p, hello))
     }
 
-    /// Starts a process and sends it `create` or `restore`.
+    /// Starts a process and sends it `create`, `restore` or `import`.
     fn open(
         &self,
         config: &SessionConfig,
@@ -205,6 +209,7 @@ impl StdioFactory {
                 outputs.map(|o| (engine, o)).map_err(Opened::Broken)
             }
             // The process answered in protocol: it can serve another engine.
+            // (A refused `import` is answered the same way.)
             Ok(Checked::Failed { why }) => Err(Opened::Refused(why)),
             Ok(Checked::Refused { .. } | Checked::Digest { .. }) => {
                 Err(Opened::Broken("unreachable refusal".into()))
@@ -259,6 +264,31 @@ impl EngineFactory for StdioFactory {
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
         let line = wire::restore_line(&config, log);
         match self.open(&config, &line, "restore") {
+            Ok((engine, outputs)) => Ok((Box::new(engine), outputs)),
+            Err(Opened::Refused(why)) => Err(why),
+            Err(Opened::Broken(why)) => panic!("{why}"),
+        }
+    }
+
+    fn imports(&self) -> bool {
+        self.imports
+    }
+
+    fn import(
+        &self,
+        config: SessionConfig,
+        history: Vec<turnsim_core::Message>,
+    ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
+        if !self.imports {
+            // Never sent to an engine that did not offer it: a v1 engine would take an
+            // unknown request as a protocol error.
+            return Err(format!(
+                "the engine {} does not import histories",
+                self.name
+            ));
+        }
+        let line = wire::import_line(&config, &history);
+        match self.open(&config, &line, "import") {
             Ok((engine, outputs)) => Ok((Box::new(engine), outputs)),
             Err(Opened::Refused(why)) => Err(why),
             Err(Opened::Broken(why)) => panic!("{why}"),

@@ -16,14 +16,26 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CacheHints, Input, OperationId, Output, PendingOperation, SessionConfig,
+    Activity, CacheHints, Input, Message, OperationId, Output, PendingOperation, SessionConfig,
     SharedMessage, ToolCall, ToolSpec,
 };
 
 enum Req {
-    Create { config: SessionConfig },
-    Restore { config: SessionConfig, log: String },
-    Input { n: u64, input: Input },
+    Create {
+        config: SessionConfig,
+    },
+    Restore {
+        config: SessionConfig,
+        log: String,
+    },
+    Import {
+        config: SessionConfig,
+        history: Vec<Message>,
+    },
+    Input {
+        n: u64,
+        input: Input,
+    },
     State,
     Digest,
 }
@@ -37,9 +49,21 @@ enum Req {
     deny_unknown_fields
 )]
 enum DerivedReq {
-    Create { config: SessionConfig },
-    Restore { config: SessionConfig, log: String },
-    Input { n: u64, input: Input },
+    Create {
+        config: SessionConfig,
+    },
+    Restore {
+        config: SessionConfig,
+        log: String,
+    },
+    Import {
+        config: SessionConfig,
+        history: Vec<Message>,
+    },
+    Input {
+        n: u64,
+        input: Input,
+    },
     State,
     Digest,
 }
@@ -57,6 +81,14 @@ variant_fields!(
     RestoreFields {
         config: SessionConfig,
         log: String
+    }
+);
+variant_fields!(
+    "req",
+    #[serde(deny_unknown_fields)]
+    ImportFields {
+        config: SessionConfig,
+        history: Vec<Message>
     }
 );
 variant_fields!(
@@ -102,6 +134,13 @@ impl<'de> serde::de::Visitor<'de> for ReqVisitor {
                         log: f.log,
                     }
                 }
+                "import" => {
+                    let f: ImportFields = tagged::fields(rest, T)?;
+                    Req::Import {
+                        config: f.config,
+                        history: f.history,
+                    }
+                }
                 "input" => {
                     let f: InputFields = tagged::fields(rest, T)?;
                     Req::Input {
@@ -120,7 +159,7 @@ impl<'de> serde::de::Visitor<'de> for ReqVisitor {
                 _ => {
                     return Err(serde::de::Error::unknown_variant(
                         &t,
-                        &["create", "restore", "input", "state", "digest"],
+                        &["create", "restore", "import", "input", "state", "digest"],
                     ));
                 }
             },
@@ -380,6 +419,11 @@ pub fn serve_version<R: BufRead, W: Write>(
         log: factory
             .writes_reference_log()
             .then(|| wire::REFERENCE_LOG.to_string()),
+        accepts: if factory.imports() {
+            vec![wire::IMPORT.to_string()]
+        } else {
+            Vec::new()
+        },
     };
     let io = |e: std::io::Error| format!("cannot write a reply: {e}");
     let mut out = Line {
@@ -417,6 +461,30 @@ pub fn serve_version<R: BufRead, W: Write>(
                     }
                     Err(why) => {
                         let mut r = reply("restore");
+                        r.error = Some(why);
+                        out.send(&r).map_err(io)?;
+                    }
+                }
+            }
+            (Req::Import { config, history }, _) => {
+                served = None;
+                if !factory.imports() {
+                    return Err(format!(
+                        "request line {}: import, which this engine's hello did not offer",
+                        i + 1
+                    ));
+                }
+                match factory.import(config, history) {
+                    Ok((engine, outputs)) => {
+                        let mut r = reply("import");
+                        r.fixed_texts = Some(engine.fixed_texts());
+                        r.outputs = Some(Vec::new());
+                        let mut s = Served::new(engine);
+                        s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
+                        served = Some(s);
+                    }
+                    Err(why) => {
+                        let mut r = reply("import");
                         r.error = Some(why);
                         out.send(&r).map_err(io)?;
                     }

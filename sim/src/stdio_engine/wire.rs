@@ -32,7 +32,14 @@ pub struct Hello {
     /// record format; absent (the usual case) when the log is the engine's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// Optional requests the engine serves beyond the required ones: [`IMPORT`] when
+    /// it takes a history from outside. Absent in a hello written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepts: Vec<String>,
 }
+
+/// The `accepts` entry of an engine that serves `import` requests.
+pub const IMPORT: &str = "import";
 
 /// The `log` value of a hello whose engine writes the reference engine's log records,
 /// so the log-borne hostile inputs (records of that format) apply to it.
@@ -178,9 +185,9 @@ impl Reply {
             };
         }
         if let Some(why) = self.error {
-            if req != "restore" {
+            if !matches!(req, "restore" | "import") {
                 return Err(format!(
-                    "\"error\" is allowed only in a reply to `restore`, not `{req}`"
+                    "\"error\" is allowed only in a reply to `restore` or `import`, not `{req}`"
                 ));
             }
             return Ok(Checked::Failed { why });
@@ -229,8 +236,8 @@ impl Reply {
             return Ok(Checked::Refused { why, snapshot });
         }
         let outputs = match (req, self.outputs) {
-            ("input" | "restore", Some(o)) => o,
-            ("input" | "restore", None) => {
+            ("input" | "restore" | "import", Some(o)) => o,
+            ("input" | "restore" | "import", None) => {
                 return Err(format!("a reply to `{req}` with an \"outputs\" array"));
             }
             (_, None) => Vec::new(),
@@ -238,8 +245,8 @@ impl Reply {
             (_, Some(_)) => return Err(format!("a reply to `{req}` without outputs")),
         };
         let fixed_texts = match (req, self.fixed_texts) {
-            ("create" | "restore", Some(t)) => t,
-            ("create" | "restore", None) => {
+            ("create" | "restore" | "import", Some(t)) => t,
+            ("create" | "restore" | "import", None) => {
                 return Err(format!(
                     "a reply to `{req}` with \"fixed_texts\" (an array, maybe empty)"
                 ));
@@ -247,7 +254,7 @@ impl Reply {
             (_, None) => Vec::new(),
             (_, Some(_)) => {
                 return Err(format!(
-                    "\"fixed_texts\" only in replies to create and restore, not `{req}`"
+                    "\"fixed_texts\" only in replies to create, restore and import, not `{req}`"
                 ));
             }
         };
@@ -270,6 +277,13 @@ pub fn restore_line(config: &SessionConfig, log: &[u8]) -> String {
     let config = serde_json::to_string(config).unwrap_or_default();
     let log = base64_encode(log);
     format!("{{\"req\":\"restore\",\"config\":{config},\"log\":\"{log}\"}}\n")
+}
+
+/// The `import` request: a new engine holding `history`, brought from outside.
+pub fn import_line(config: &SessionConfig, history: &[Message]) -> String {
+    let config = serde_json::to_string(config).unwrap_or_default();
+    let history = serde_json::to_string(history).unwrap_or_default();
+    format!("{{\"req\":\"import\",\"config\":{config},\"history\":{history}}}\n")
 }
 
 /// The `input` request; `n` counts the inputs of this process from 1.
@@ -341,6 +355,57 @@ mod tests {
         assert_eq!(
             r.check("digest", 2).unwrap_err(),
             "a reply to `digest` with the field state and no other"
+        );
+    }
+
+    #[test]
+    fn a_hello_may_offer_import_and_one_without_accepts_reads_as_before() {
+        let offered: Hello = serde_json::from_str(
+            r#"{"hello":"turnsim-engine","protocol":1,"engine":"e","accepts":["import"]}"#,
+        )
+        .unwrap();
+        assert_eq!(offered.accepts, vec![IMPORT.to_string()]);
+        let plain: Hello =
+            serde_json::from_str(r#"{"hello":"turnsim-engine","protocol":1,"engine":"e"}"#)
+                .unwrap();
+        assert!(plain.accepts.is_empty());
+        let err = serde_json::from_str::<Hello>(
+            r#"{"hello":"turnsim-engine","protocol":1,"engine":"e","imports":true}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown field `imports`"), "{err}");
+    }
+
+    #[test]
+    fn an_import_is_answered_like_a_restore_and_only_it_and_restore_may_fail() {
+        let refused: Reply =
+            serde_json::from_str(r#"{"reply":"import","error":"unanswered call"}"#).unwrap();
+        assert!(matches!(
+            refused.check("import", 1),
+            Ok(Checked::Failed { why }) if why == "unanswered call"
+        ));
+        let no_texts = r#"{"reply":"import","outputs":[],"history":{"keep":0,"append":[]},"pending":{"pending":"none"},"idle":true,"state":"1"}"#;
+        assert_eq!(
+            serde_json::from_str::<Reply>(no_texts)
+                .unwrap()
+                .check("import", 1)
+                .unwrap_err(),
+            "a reply to `import` with \"fixed_texts\" (an array, maybe empty)"
+        );
+        let failed_create: Reply =
+            serde_json::from_str(r#"{"reply":"create","error":"no"}"#).unwrap();
+        assert_eq!(
+            failed_create.check("create", 1).unwrap_err(),
+            "\"error\" is allowed only in a reply to `restore` or `import`, not `create`"
+        );
+        let line = import_line(&SessionConfig::default(), &[Message::user_text("hi")]);
+        assert!(
+            line.starts_with("{\"req\":\"import\",\"config\":{"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(",\"history\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n"),
+            "{line}"
         );
     }
 }

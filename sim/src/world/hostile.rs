@@ -10,6 +10,13 @@
 //! run rather than test the refusal. The option draws nothing while it is off, so runs
 //! without it keep their decision lists. Each kind handed is counted under its name in
 //! [`HOSTILE_KINDS`], so the run summary shows which ones a run exercised.
+//!
+//! The log-borne kinds are records of the reference log format, so they are handed as
+//! logs only to an engine that writes that format. An engine of another log that
+//! declares `import` (a history brought from outside, engine protocol §17) gets the
+//! same broken histories as imports instead, judged the same way; one that does not
+//! counts them as not applicable. The legacy recap is a record of the reference
+//! format's own past and has no import form.
 
 use super::*;
 pub use crate::options::HOSTILE_KINDS;
@@ -19,6 +26,9 @@ use turnsim_core::{Block, Message, Record, encode_record};
 /// The older format's recap of an interrupted turn: an instruction to the model, which
 /// a migration must drop (docs/spec.md §4, "Legacy sessions").
 pub const LEGACY_RECAP: &str = "The previous turn was interrupted; continue where it stopped.";
+
+/// An engine opened on a log or a history, or its refusal.
+type Opened = Result<(Box<dyn Engine>, Vec<Output>), String>;
 
 impl World<'_> {
     /// Between turns, maybe hands the engine one hostile input.
@@ -30,14 +40,23 @@ impl World<'_> {
         let kind = self.d.below(HOSTILE_KINDS.len() as u32) as usize;
         // Kinds 2 to 5 are records of the reference log format appended to the log.
         if (2..=5).contains(&kind) && !self.factory.writes_reference_log() {
+            if kind != 4 && self.factory.imports() {
+                *self.hostile.entry(HOSTILE_KINDS[kind]).or_default() += 1;
+                return self.hostile_import(kind);
+            }
             *self
                 .hostile_not_applicable
                 .entry(HOSTILE_KINDS[kind])
                 .or_default() += 1;
             self.note(|| {
                 format!(
-                    "hostile input {} not applicable: the engine's log is its own format",
-                    HOSTILE_KINDS[kind]
+                    "hostile input {} not applicable: the engine's log is its own format{}",
+                    HOSTILE_KINDS[kind],
+                    if kind == 4 {
+                        ""
+                    } else {
+                        " and it imports no history"
+                    }
                 )
             });
             return Ok(());
@@ -134,6 +153,71 @@ impl World<'_> {
         )
     }
 
+    /// Hands a new engine, beside the live one, a broken history to import: the
+    /// import form of log-borne kind `kind` (2, 3 or 5).
+    fn hostile_import(&mut self, kind: usize) -> Step {
+        let call = |id: &str| {
+            Message::assistant_blocks(vec![Block::ToolUse {
+                id: id.into(),
+                name: "read_file".into(),
+                input: serde_json::json!({"path": "notes.md"}),
+            }])
+        };
+        let answer = |id: &str| Message::user_blocks(vec![Block::tool_result(id, "ok", false)]);
+        let prompt = || Message::user_text("imported prompt");
+        let (what, history) = match kind {
+            2 => (
+                "an imported history whose summary leaves a tool_use unanswered",
+                vec![
+                    Message::user_text(format!("{MODEL_MARK} summary")),
+                    call("hostile_call"),
+                ],
+            ),
+            3 => (
+                "an imported history with a tool_result that answers no call",
+                vec![
+                    prompt(),
+                    Message::assistant_text(format!("{MODEL_MARK} done")),
+                    answer("hostile_orphan"),
+                ],
+            ),
+            _ => match self.d.below(3) {
+                0 => (
+                    "an imported history that leaves a tool_use unanswered in its middle",
+                    vec![
+                        prompt(),
+                        call("imported_call"),
+                        Message::user_text("imported follow-up"),
+                    ],
+                ),
+                1 => (
+                    "an imported history that uses one tool_use id twice",
+                    vec![
+                        prompt(),
+                        call("imported_twice"),
+                        answer("imported_twice"),
+                        call("imported_twice"),
+                        answer("imported_twice"),
+                    ],
+                ),
+                _ => (
+                    "an imported history with an assistant message of no content",
+                    vec![
+                        prompt(),
+                        Message::assistant_blocks(Vec::new()),
+                        Message::user_text("imported follow-up"),
+                    ],
+                ),
+            },
+        };
+        self.note(|| format!("host imports a hostile history: {what}"));
+        self.events += 1;
+        let factory = self.factory;
+        let config = self.config.clone();
+        let imported = catch_unwind(AssertUnwindSafe(|| factory.import(config, history)));
+        self.judge_opened(what, imported, None)
+    }
+
     /// A rewind to just after a message holding tool calls, which would leave them
     /// unanswered; with no such message, a rewind past the end.
     fn split_rewind(&mut self) -> Step {
@@ -194,14 +278,21 @@ impl World<'_> {
         let factory = self.factory;
         let config = self.config.clone();
         let restored = catch_unwind(AssertUnwindSafe(|| factory.restore(config, &log)));
-        match restored {
+        self.judge_opened(what, restored, forbidden)
+    }
+
+    /// Judges what an engine opened on a hostile log or history holds, then drops it.
+    fn judge_opened(
+        &mut self,
+        what: &'static str,
+        opened: std::thread::Result<Opened>,
+        forbidden: Option<&'static str>,
+    ) -> Step {
+        match opened {
             Err(panic) => Err(Violation {
                 invariant: Invariant::EnginePanic,
                 step: self.steps,
-                message: format!(
-                    "the engine panicked restoring {what}: {}",
-                    panic_text(&*panic)
-                ),
+                message: format!("the engine panicked on {what}: {}", panic_text(&*panic)),
             }),
             Ok(Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
