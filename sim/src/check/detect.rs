@@ -33,8 +33,9 @@ pub enum Detected {
 /// A Responses API request body, as [`unsupported`] words it (judged by `check`).
 pub const RESPONSES_REQUEST: &str = "an OpenAI Responses API request (`input` items)";
 
-/// A gemini-cli session file, as `check` names it until the Gemini API is judged.
-pub const GEMINI_SESSION: &str = "a gemini-cli session file (`sessionId`, `projectHash`, `messages` of type user/gemini; the Gemini API is not in the judge yet)";
+/// A gemini-cli session file, as `check` names it until its reader is written (the
+/// Gemini API itself is judged: `serve` and its recordings).
+pub const GEMINI_SESSION: &str = "a gemini-cli session file (`sessionId`, `projectHash`, `messages` of type user/gemini; not read yet, though a `turnsim serve --record` folder of Gemini API traffic is)";
 
 /// Whether a top-level object is a gemini-cli session (its file or its JSONL head).
 fn gemini_session(o: &serde_json::Map<String, serde_json::Value>) -> bool {
