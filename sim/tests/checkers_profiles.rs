@@ -382,7 +382,11 @@ impl Fixture {
 
 #[test]
 fn a_profiles_prefix_change_activity_switches_prefix_reported_on_for_any_engine() {
-    let mut f = Fixture::new(&reporting());
+    let only = Selection {
+        only: Some(vec![Invariant::PrefixReported]),
+        skip: Vec::new(),
+    };
+    let mut f = Fixture::selected(&reporting(), &only);
     f.send_system(1, "s")
         .expect("a first request reports nothing");
     f.report("cache-prefix-moved");
@@ -400,8 +404,75 @@ fn a_profiles_prefix_change_activity_switches_prefix_reported_on_for_any_engine(
         Err("prefix_reported@7: request op#5: the system and tools sent are those of the previous request, yet 1 activities of kind \"cache-prefix-moved\" reported a change".into())
     );
     // With no such profile, nothing is judged.
-    let mut f = Fixture::new(&Conventions::generic());
+    let mut f = Fixture::selected(&Conventions::generic(), &only);
     f.report("cache-prefix-moved");
     f.send_system(1, "s").expect("not judged");
     f.send_system(2, "t").expect("not judged");
+}
+
+/// A profile giving the text by which an engine answers a call that may have run.
+fn labelling() -> Conventions {
+    turnsim::conventions::ProfileFile::parse(
+        r#"{"format":"turnsim-conventions","name":"labels","labels":{"may_have_run":{"prefixes":["(may have run"]}}}"#,
+        "p.json",
+    )
+    .expect("the profile parses")
+    .conventions()
+}
+
+/// A turn of two calls, both running when a user cancel came, answered as given;
+/// the verdict at the turn's end.
+fn cancelled_with(answers: Vec<Block>) -> Result<(), String> {
+    let call = |id: &str| Block::ToolUse {
+        id: id.into(),
+        name: "deploy".into(),
+        input: serde_json::json!({}),
+    };
+    let mut history = vec![
+        shared(Message::user_text("fix the CLI")),
+        shared(Message::assistant_blocks(vec![call("t1"), call("t2")])),
+    ];
+    if !answers.is_empty() {
+        history.push(shared(Message::user_blocks(answers)));
+    }
+    let mut f = Fixture::selected(
+        &labelling(),
+        &Selection {
+            only: Some(vec![Invariant::LabelMatches]),
+            skip: Vec::new(),
+        },
+    );
+    f.observe(
+        &history[..0],
+        Event::TurnStarted {
+            baseline: 0,
+            before: &[],
+        },
+    )?;
+    let running = ["t1".to_string(), "t2".to_string()];
+    f.observe(
+        &history,
+        Event::CancelAccepted {
+            cause: turnsim_core::CancelCause::User,
+            running: &running,
+            left_running: None,
+        },
+    )?;
+    f.observe(&history, Event::TurnEnded)
+}
+
+#[test]
+fn under_a_profiles_labels_each_running_call_must_be_answered_as_possibly_run() {
+    let label = |id: &str| Block::tool_result(id, "(may have run: stopped)", true);
+    cancelled_with(vec![label("t1"), label("t2")]).expect("both labelled");
+    assert_eq!(
+        cancelled_with(vec![
+            label("t1"),
+            Block::tool_result("t2", "(not run)", true)
+        ]),
+        Err("label_matches@7: 2 call(s) of deploy were running when the turn was interrupted, but only 1 are labelled as possibly run".into())
+    );
+    // A call nothing answers is pairing's finding, not a wrong label.
+    cancelled_with(vec![label("t1")]).expect("t2 unanswered: not judged here");
+    cancelled_with(Vec::new()).expect("no answers at all: not judged here");
 }

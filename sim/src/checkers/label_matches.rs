@@ -85,6 +85,15 @@ fn call_name<'h>(turn: &'h [SharedMessage], id: &str) -> Option<&'h str> {
     })
 }
 
+/// Whether some `tool_result` of the turn answers the call with this id.
+fn answered(turn: &[SharedMessage], id: &str) -> bool {
+    turn.iter().any(|m| {
+        m.blocks()
+            .iter()
+            .any(|b| matches!(b, Block::ToolResult { tool_use_id, .. } if tool_use_id == id))
+    })
+}
+
 fn counts<'a>(names: impl Iterator<Item = &'a str>) -> BTreeMap<&'a str, usize> {
     let mut c = BTreeMap::new();
     for n in names {
@@ -131,9 +140,13 @@ impl Checker for LabelMatches {
             Labels::Reference => rendered,
             _ => |name| name,
         };
+        // Where labels are answers, a call nothing answers has no label to judge: that
+        // is pairing's finding, named as what it is.
+        let answers = matches!(self.labels, Labels::Answers(_));
         let ran = counts(
             self.running
                 .iter()
+                .filter(|id| !answers || answered(turn, id))
                 .filter_map(|id| call_name(turn, id))
                 .map(render),
         );
