@@ -3,17 +3,19 @@
 //! `record.sh`): each file's verdict, read by hand from its requests, is asserted
 //! exactly, and each cassette's requests replayed through an in-process `turnsim
 //! serve` (playing the same script) get the same violations live, so `check` and
-//! `serve` agree on every recorded SDK session. The same Responses traffic laid out
+//! `serve` agree on every recorded SDK session, and `turnsim check` on the server's
+//! own `--record` folder of that replay agrees too (the Responses `item_reference`
+//! cassette among them: judged, not flagged). The same Responses traffic laid out
 //! as go-vcr writes it is judged the same.
 
 mod serve_support;
 
-use serve_support::{send, start};
+use serve_support::{send, start_with};
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use turnsim::check::{FileReport, Severity, check_file, check_reader};
+use turnsim::check::{FileReport, Severity, check_file, check_files, check_reader};
 use turnsim::testing::serve::script::parse_serve_script;
 
 fn data(name: &str) -> PathBuf {
@@ -284,9 +286,15 @@ fn each_cassette_replayed_through_serve_gets_the_verdicts_check_gives_it() {
         if !name.starts_with("vcrpy-") {
             continue;
         }
-        let (server, _dir) = start(
+        let rec = std::env::temp_dir().join(format!(
+            "turnsim-vcrpy-record-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&rec);
+        let (server, _dir) = start_with(
             parse_serve_script(&script, "script.json").expect("the script loads"),
             name,
+            |c| c.record = Some(rec.clone()),
         );
         let cassette: serde_norway::Value =
             serde_norway::from_str(&std::fs::read_to_string(&path).expect("reads")).expect("YAML");
@@ -334,5 +342,37 @@ fn each_cassette_replayed_through_serve_gets_the_verdicts_check_gives_it() {
                 .or_insert(request);
         }
         assert_eq!(checked, live, "{name}");
+        // The server's own recording, judged again by `turnsim check DIR`: the same.
+        let mut recorded = Named::new();
+        let outcome = check_files(std::slice::from_ref(&rec), None);
+        assert!(
+            outcome.unreadable.is_empty(),
+            "{name}: {:?}",
+            outcome.unreadable
+        );
+        assert_eq!(outcome.files.len(), 1, "{name}");
+        let report = &outcome.files[0];
+        assert_eq!(report.format, "serve-record", "{name}");
+        for f in report
+            .findings
+            .kept
+            .iter()
+            .filter(|f| f.severity == Severity::Violation)
+        {
+            let request = f
+                .place
+                .request
+                .expect("a recorded finding names its request") as u64;
+            recorded
+                .entry((f.check.to_owned(), f.kind.clone(), f.place.message))
+                .or_insert(request);
+        }
+        assert_eq!(recorded, live, "{name}: recording vs live");
+        assert_eq!(
+            report.findings.counts.get("recording/verdict_changed"),
+            None,
+            "{name}"
+        );
+        let _ = std::fs::remove_dir_all(&rec);
     }
 }

@@ -13,7 +13,12 @@
 //!   so the client's corrected retry is compared with what came before it.
 //! - A shorter request whose messages are a prefix of the previous one is a rewind
 //!   (information: a client may go back, e.g. when the user edits a prompt), and the
-//!   same messages again are a retry (information).
+//!   same messages again are a retry (information). So is a shorter request whose
+//!   only new message is its last, a user message: the user went back and edited a
+//!   prompt, or the client asked for a summary of the history so far (Claude Code's
+//!   `/compact` sends the history cut before the last reply, its instruction added
+//!   to the last user message). Nothing before that message changed, so no cached
+//!   prefix was lost.
 
 use super::finding::excerpt;
 use super::finding::{Finding, Findings, Place, Severity, difference};
@@ -59,7 +64,10 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
         .iter()
         .zip(&cur.normal)
         .position(|(was, now)| was != now);
-    if let Some(i) = changed {
+    let (n, m) = (cur.normal.len(), prev.normal.len());
+    if let Some(i) = changed
+        && !(n < m && i + 1 == n && ends_with_user(cur))
+    {
         let (was, now) = difference(&prev.normal[i], &cur.normal[i]);
         out.push(
             Finding::new(
@@ -76,16 +84,22 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
         );
         return;
     }
-    let (n, m) = (cur.normal.len(), prev.normal.len());
     if n < m {
+        let detail = match changed {
+            Some(_) => format!(
+                "request {id}: rewind: its first {} messages are a prefix of the {m} of request {p}, and its last one, a user message, is new",
+                n - 1
+            ),
+            None => format!(
+                "request {id}: rewind: its {n} messages are a prefix of the {m} of request {p}"
+            ),
+        };
         out.push(Finding::new(
             Severity::Info,
             "append_only",
             "rewind",
             at(None),
-            format!(
-                "request {id}: rewind: its {n} messages are a prefix of the {m} of request {p}"
-            ),
+            detail,
         ));
         return;
     }
@@ -126,6 +140,15 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
             .with_excerpt(&now),
         );
     }
+}
+
+/// True when the request's last entry as sent is a user message (a prompt or tool
+/// results), not an assistant message or a `system` entry.
+fn ends_with_user(cur: &Request) -> bool {
+    let last = cur.normal.len().checked_sub(1);
+    cur.messages
+        .iter()
+        .any(|l| l.index.is_some() && l.index == last && l.message.role == Role::User)
 }
 
 /// True when the first message `cur` adds to `prev` is the model's tool calls and no

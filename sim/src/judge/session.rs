@@ -284,4 +284,44 @@ mod tests {
             ("c1", 3)
         );
     }
+
+    #[test]
+    fn a_summary_request_that_cuts_the_history_and_extends_the_last_prompt_is_a_rewind() {
+        // Claude Code's `/compact`: the history up to the tool results, the last reply
+        // left out, its instruction added to the last user message.
+        let go = json!({"role": "user", "content": "go"});
+        let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]});
+        let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]});
+        let done = json!({"role": "assistant", "content": "done"});
+        let next = json!({"role": "user", "content": "again"});
+        let summarise = json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": "ok"},
+            {"type": "text", "text": "Summarise the conversation."}]});
+        let mut j = Judge::default();
+        let first = j.judge(&request(0, json!([go, call, result, done, next])));
+        j.answered(&first.key, Answered::default());
+        let compact = j.judge(&request(1, json!([go, call, summarise])));
+        assert_eq!(rules(&compact), [("append_only", "rewind")]);
+        assert_eq!(
+            compact.findings[0].detail,
+            "request 1: rewind: its first 2 messages are a prefix of the 5 of request 0, and its last one, a user message, is new"
+        );
+        // A shorter request that changed an earlier message, or whose changed last
+        // message is the model's, is still a change.
+        let call2 = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "cat", "input": {}}]});
+        for (k, messages) in [json!([go, call2, summarise]), json!([go, call2])]
+            .into_iter()
+            .enumerate()
+        {
+            let mut j = Judge::default();
+            let first = j.judge(&request(0, json!([go, call, result, done, next])));
+            j.answered(&first.key, Answered::default());
+            let rewrite = j.judge(&request(1, messages));
+            assert!(
+                rules(&rewrite).contains(&("append_only", "message_changed")),
+                "{k}: {:?}",
+                rules(&rewrite)
+            );
+        }
+    }
 }

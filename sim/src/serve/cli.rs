@@ -5,6 +5,7 @@
 //! listens, with the path in the message and the file-error exit code.
 
 use super::*;
+use crate::options::FaultKind;
 
 /// One line for the console: index, method, target, answer, verdict.
 pub fn log_line(r: &Record) -> String {
@@ -90,6 +91,37 @@ pub fn config_from_args(a: &ServeArgs) -> Result<ServeConfig, String> {
     Ok(config)
 }
 
+/// The seed's faults a generated reply can carry (the provider's own: `turnsim run`'s
+/// host and engine faults have no meaning here).
+const SERVED_FAULTS: [FaultKind; 5] = [
+    FaultKind::ProviderErrorBefore,
+    FaultKind::ProviderErrorMid,
+    FaultKind::Hang,
+    FaultKind::ToolStopOther,
+    FaultKind::ReusedIds,
+];
+
+/// What the start-up banner says of faults, so that `--seed N` shows what the seed
+/// holds before any request arrives: the served kinds the seed switches on, each
+/// with its chance per generated reply, or why there are none.
+pub fn faults_line(script: &Script) -> String {
+    let seed = script.seed;
+    if !script.faults {
+        return format!("faults: none (seed {seed}, faults off)");
+    }
+    let on: Vec<String> = SERVED_FAULTS
+        .iter()
+        .filter_map(|k| script.options.fault(*k).map(|r| format!("{k} {r}")))
+        .collect();
+    if on.is_empty() {
+        return format!("faults: none (seed {seed} switches on no provider fault)");
+    }
+    format!(
+        "faults (seed {seed}, per generated reply): {}",
+        on.join(", ")
+    )
+}
+
 /// Runs `turnsim serve`; returns the exit code.
 #[cfg(feature = "serve")]
 pub fn serve_main(a: &ServeArgs) -> i32 {
@@ -100,6 +132,7 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
             return crate::exit::Exit::File.code();
         }
     };
+    println!("turnsim serve: {}", faults_line(&config.script));
     match http::run(config, a.port) {
         Ok(()) => crate::exit::Exit::Pass.code(),
         Err(e) => {
@@ -112,6 +145,38 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_banner_names_the_provider_faults_a_seed_switches_on() {
+        let mut script = Script::seeded(7, true);
+        script.options.faults.clear();
+        assert_eq!(
+            faults_line(&script),
+            "faults: none (seed 7 switches on no provider fault)"
+        );
+        script
+            .options
+            .faults
+            .insert(FaultKind::Hang, crate::options::Ratio::new(1, 40));
+        script
+            .options
+            .faults
+            .insert(FaultKind::Crash, crate::options::Ratio::new(1, 2));
+        script.options.faults.insert(
+            FaultKind::ProviderErrorBefore,
+            crate::options::Ratio::new(1, 10),
+        );
+        assert_eq!(
+            faults_line(&script),
+            format!(
+                "faults (seed 7, per generated reply): provider_error_before {}, hang {}",
+                crate::options::Ratio::new(1, 10),
+                crate::options::Ratio::new(1, 40)
+            )
+        );
+        script.faults = false;
+        assert_eq!(faults_line(&script), "faults: none (seed 7, faults off)");
+    }
 
     #[test]
     fn a_relative_workdir_becomes_absolute_so_tool_commands_work_from_any_directory() {

@@ -3,6 +3,8 @@
 //!
 //! Guarantee: a conversation's plan draws only from that conversation's own decider,
 //! so its responses do not depend on how requests of other conversations interleave.
+//! A reply carries thinking (or reasoning) only when the request asked for it, as the
+//! real APIs do: a script's thinking is left out of a reply to a request without it.
 
 use super::*;
 
@@ -41,6 +43,7 @@ impl Server {
         let ws = &self.config.workspace;
         let tag = g.tag.clone();
         let tools = &p.tools;
+        let step = step.map(|s| without_unasked_thinking(s, p.thinking));
         let plan = |g: &mut Gen, scripted: Option<&ScriptedResponse>, faults: bool| {
             let mut input = |d: &mut Decider, name: &str, id: &str| {
                 tools::make_input(d, tools, name, &wire_id(&tag, id), ws).to_string()
@@ -316,5 +319,45 @@ pub(super) fn plain_reply() -> Shaped {
         delays,
         delivery: Delivery::Complete,
         played: "plain reply (no tools)".into(),
+    }
+}
+
+/// `step` with its scripted reply's thinking left out when the request did not ask
+/// for thinking: the real APIs never send a thinking block (or a reasoning item)
+/// unasked, and a client that never asked may not know what to do with one.
+fn without_unasked_thinking(step: Step, asked: bool) -> Step {
+    if asked {
+        return step;
+    }
+    let strip = |r: ScriptedResponse| match r {
+        ScriptedResponse::Reply {
+            text,
+            tool_calls,
+            stop,
+            ..
+        } => ScriptedResponse::Reply {
+            thinking: None,
+            text,
+            tool_calls,
+            stop,
+        },
+        other => other,
+    };
+    match step {
+        Step::Sim(r) => Step::Sim(strip(r)),
+        Step::Cut {
+            after_events,
+            mid_event,
+            reply,
+        } => Step::Cut {
+            after_events,
+            mid_event,
+            reply: reply.map(strip),
+        },
+        Step::Slow { delay_ms, reply } => Step::Slow {
+            delay_ms,
+            reply: reply.map(strip),
+        },
+        other => other,
     }
 }
