@@ -78,10 +78,17 @@ pub enum Bug {
     /// run on, their effects unseen (the engine sends nothing new, so the rules of
     /// what it sends alone never notice).
     CancelLeavesToolsRunning,
+    /// A restore rebuilds the tool schemas with their keys in another order: every
+    /// value is equal, every byte after the first key moved, and the prompt cache
+    /// misses on the first request after each restart.
+    SchemaKeysReorderedOnRestore,
+    /// The request body is written with its message list first and the fixed fields
+    /// (`system`, `tools`) after it, so the body's head changes at every request.
+    MessagesBeforeTools,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 22] = [
+    pub const ALL: [Bug; 24] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -104,6 +111,8 @@ impl Bug {
         Bug::CancelRecordsNothing,
         Bug::ScrubsMarkerText,
         Bug::CancelLeavesToolsRunning,
+        Bug::SchemaKeysReorderedOnRestore,
+        Bug::MessagesBeforeTools,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +139,8 @@ impl Bug {
             Bug::CancelRecordsNothing => "cancel_records_nothing",
             Bug::ScrubsMarkerText => "scrubs_marker_text",
             Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
+            Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
+            Bug::MessagesBeforeTools => "messages_before_tools",
         }
     }
 
@@ -179,6 +190,8 @@ impl Bug {
             Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
             Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
             Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
+            Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
+            Bug::MessagesBeforeTools => Invariant::PrefixStable,
         }
     }
 }
@@ -214,6 +227,9 @@ struct CanaryEngine {
     /// `lenient_restore` only: the history adopted from a log the reference refused.
     #[serde(skip)]
     adopted: Option<Vec<SharedMessage>>,
+    /// `messages_before_tools` only: the bodies of the requests of the last outputs.
+    #[serde(skip)]
+    bodies: Vec<(OperationId, Arc<str>)>,
 }
 
 impl CanaryEngine {
@@ -230,6 +246,7 @@ impl CanaryEngine {
             matched,
             memory: judged::Memory::default(),
             adopted: None,
+            bodies: Vec::new(),
         }
     }
 
@@ -432,6 +449,9 @@ impl Engine for CanaryEngine {
         if self.bug == Bug::TimeInSystemPrompt {
             judged::receipts_of_what_is_sent(&mut outputs);
         }
+        if self.bug == Bug::MessagesBeforeTools {
+            self.bodies = judged::messages_first_bodies(&outputs);
+        }
         Ok(outputs)
     }
 
@@ -455,6 +475,13 @@ impl Engine for CanaryEngine {
 
     fn fixed_texts(&self) -> Vec<String> {
         Engine::fixed_texts(&self.inner)
+    }
+
+    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
+        self.bodies
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, b)| Arc::clone(b))
     }
 }
 
@@ -504,6 +531,11 @@ impl EngineFactory for Canary {
             let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
             return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
         }
+        let config = if self.0 == Bug::SchemaKeysReorderedOnRestore {
+            judged::schema_keys_reversed(config)
+        } else {
+            config
+        };
         let (session, mut outputs) = match Session::restore(config.clone(), log) {
             Ok(restored) => restored,
             Err(e) => {

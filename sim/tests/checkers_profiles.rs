@@ -95,6 +95,7 @@ impl Fixture {
                 op: OperationId(3),
                 request: &r,
                 seen: 0,
+                body: None,
             },
         )
     }

@@ -115,6 +115,10 @@ pub enum Event<'a> {
         /// Leading messages that are the very allocations of the previous request's,
         /// already judged there; a checker of single messages may skip them.
         seen: usize,
+        /// The bytes the request went on the wire as, when the engine wrote them
+        /// itself (a subprocess engine's JSON); `None`: an in-process engine, whose
+        /// request goes out as core's serializer writes [`Request`].
+        body: Option<&'a str>,
     },
     /// A tool started; `starts` counts its starts in the whole run, this one included.
     Dispatched {
