@@ -85,10 +85,14 @@ pub enum Bug {
     /// The request body is written with its message list first and the fixed fields
     /// (`system`, `tools`) after it, so the body's head changes at every request.
     MessagesBeforeTools,
+    /// Tools are sent in the order the host listed them, so two sessions given the
+    /// same tools in another order send another prefix (`tool_order`, the reference
+    /// profile's convention).
+    HostToolOrder,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 24] = [
+    pub const ALL: [Bug; 25] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -113,6 +117,7 @@ impl Bug {
         Bug::CancelLeavesToolsRunning,
         Bug::SchemaKeysReorderedOnRestore,
         Bug::MessagesBeforeTools,
+        Bug::HostToolOrder,
     ];
 
     pub fn name(self) -> &'static str {
@@ -141,6 +146,7 @@ impl Bug {
             Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
             Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
             Bug::MessagesBeforeTools => "messages_before_tools",
+            Bug::HostToolOrder => "host_tool_order",
         }
     }
 
@@ -192,6 +198,7 @@ impl Bug {
             Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
             Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
             Bug::MessagesBeforeTools => Invariant::PrefixStable,
+            Bug::HostToolOrder => Invariant::ToolOrder,
         }
     }
 }
@@ -230,6 +237,9 @@ struct CanaryEngine {
     /// `messages_before_tools` only: the bodies of the requests of the last outputs.
     #[serde(skip)]
     bodies: Vec<(OperationId, Arc<str>)>,
+    /// `host_tool_order` only: the tools as the host last listed them.
+    #[serde(skip)]
+    host_tools: Option<Arc<[turnsim_core::ToolSpec]>>,
 }
 
 impl CanaryEngine {
@@ -247,6 +257,7 @@ impl CanaryEngine {
             memory: judged::Memory::default(),
             adopted: None,
             bodies: Vec::new(),
+            host_tools: None,
         }
     }
 
@@ -378,6 +389,10 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let cancel = matches!(input, Input::Cancel { .. });
+        let configured = match (&input, self.bug) {
+            (Input::Configure { tools, .. }, Bug::HostToolOrder) => Some(Arc::from(tools.clone())),
+            _ => None,
+        };
         if let (
             Bug::ReusedIdsVerbatim,
             Input::Stream {
@@ -404,6 +419,9 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if configured.is_some() {
+            self.host_tools = configured;
+        }
         if let Some(id) = completed {
             self.memory.tool_completed(&id);
         }
@@ -451,6 +469,10 @@ impl Engine for CanaryEngine {
         }
         if self.bug == Bug::MessagesBeforeTools {
             self.bodies = judged::messages_first_bodies(&outputs);
+        }
+        if let (Bug::HostToolOrder, Some(host)) = (self.bug, &self.host_tools) {
+            judged::send_tools_as_listed(&mut outputs, host);
+            judged::receipts_of_what_is_sent(&mut outputs);
         }
         Ok(outputs)
     }
@@ -518,7 +540,12 @@ impl EngineFactory for Canary {
         if self.0.turns_canary() {
             return Box::new(TurnCanary::new(self.0, Session::new(config)));
         }
-        Box::new(CanaryEngine::new(self.0, Session::new(config)))
+        let host_tools = Arc::clone(&config.tools);
+        let mut engine = CanaryEngine::new(self.0, Session::new(config));
+        if self.0 == Bug::HostToolOrder {
+            engine.host_tools = Some(host_tools);
+        }
+        Box::new(engine)
     }
 
     fn restore(

@@ -237,3 +237,10 @@ fn schema_keys_reordered_by_a_restore_are_found_by_prefix_stable_on_the_bytes() 
 fn a_body_that_writes_its_messages_before_its_tools_is_found_by_prefix_stable() {
     canary_is_found_shrunk_and_replayed(Bug::MessagesBeforeTools);
 }
+
+#[test]
+fn tools_sent_in_the_host_s_order_are_found_by_tool_order() {
+    // The reference profile says the engine orders its tools itself; this one keeps
+    // the host's order, so its twin configured in reverse sends another prefix.
+    canary_is_found_shrunk_and_replayed(Bug::HostToolOrder);
+}

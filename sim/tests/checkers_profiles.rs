@@ -49,6 +49,7 @@ fn other() -> Conventions {
             last_message: true,
         }),
         shown: None,
+        canonical_tools: None,
         authored: None,
     }
 }

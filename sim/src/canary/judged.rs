@@ -274,3 +274,16 @@ pub(super) fn messages_first_bodies(
         })
         .collect()
 }
+
+/// `host_tool_order`: every request lists the tools as the host did (`host`) where the
+/// engine put them in its own order.
+pub(super) fn send_tools_as_listed(outputs: &mut [Output], host: &Arc<[turnsim_core::ToolSpec]>) {
+    for o in outputs.iter_mut() {
+        if let Output::Send { request, .. } = o
+            && request.tools.len() == host.len()
+            && host.iter().all(|t| request.tools.contains(t))
+        {
+            request.tools = Arc::clone(host);
+        }
+    }
+}

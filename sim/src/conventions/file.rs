@@ -97,6 +97,10 @@ pub struct ProfileFile {
     pub breakpoints: Option<Placement>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown: Option<Shown>,
+    /// `true`: the engine orders the host's tools itself (`tool_order` judges it);
+    /// `false` or left out: it keeps the host's order on purpose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_tools: Option<bool>,
 }
 
 fn texts(t: &TextsFile) -> TextSet {
@@ -126,6 +130,7 @@ impl ProfileFile {
             fixed_texts: self.fixed_texts.clone(),
             breakpoints: self.breakpoints,
             shown: self.shown,
+            canonical_tools: self.canonical_tools,
             authored: None,
         }
     }
