@@ -20,6 +20,21 @@ pub struct ToolSpec {
     pub input_schema: serde_json::Value,
 }
 
+/// `tools` in the order every request lists them: by name, a stable sort (tools of
+/// one name keep the host's order). The prompt cache keys on the bytes of the tools
+/// array, so two sessions given the same tools in another order (tools discovered in
+/// another order, as MCP servers answer in their own time) must send the same bytes.
+/// The very same allocation when the tools are in order already, so a caller comparing
+/// by pointer still sees "unchanged".
+pub fn canonical_tools(tools: std::sync::Arc<[ToolSpec]>) -> std::sync::Arc<[ToolSpec]> {
+    if tools.windows(2).all(|w| w[0].name <= w[1].name) {
+        return tools;
+    }
+    let mut sorted = tools.to_vec();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    std::sync::Arc::from(sorted)
+}
+
 /// A cache breakpoint: after the stable prefix (`None`) or after message `i`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheBreakpoint {
@@ -95,14 +110,14 @@ fn prefix_json(system: &str, tools: &[ToolSpec]) -> String {
 /// Remembered per thread for the last few prefixes: a simulated run asks for the same
 /// prefix's digest every time a session starts or restores and on every request a
 /// checker reads, and serializing the tool schemas is what it costs. A hit compares
-/// the inputs by value (`==`, never by address), so the answer is the one computing it
-/// again would give.
+/// the inputs as their bytes would ([`same_bytes`], never by address), so the answer
+/// is the one computing it again would give.
 pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
     PREFIX_DIGESTS.with(|memo| {
         let mut memo = memo.borrow_mut();
         if let Some(i) = memo
             .iter()
-            .position(|(s, t, _)| s == system && t.as_slice() == tools)
+            .position(|(s, t, _)| s == system && same_bytes(t, tools))
         {
             // Most recently used first, so the common case is the first comparison.
             let hit = memo.remove(i);
@@ -117,6 +132,37 @@ pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
         memo.insert(0, (system.to_string(), tools.to_vec(), digest.clone()));
         digest
     })
+}
+
+/// Whether two tool lists serialize to the same bytes, decided without serializing
+/// them. Not `==`: a schema is a JSON map that keeps its keys in insertion order, and
+/// two maps with the same members in another order are equal values that serialize
+/// to other bytes (so a memo hit by `==` gave a reordered schema the digest of the
+/// one it was equal to, and the prefix change went unreported).
+fn same_bytes(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
+    use serde_json::Value;
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y)
+                        .all(|((k1, v1), (k2, v2))| k1 == k2 && same(v1, v2))
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+            }
+            // Numbers by their text: `1` and `1.0` are equal values, other bytes.
+            (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
+            _ => a == b,
+        }
+    }
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.name == y.name
+                && x.description == y.description
+                && same(&x.input_schema, &y.input_schema)
+        })
 }
 
 /// How many prefixes [`prefix_digest`] remembers per thread (a run changes its
@@ -265,6 +311,45 @@ mod tests {
     /// More prefixes than the memo keeps, asked in an order that hits, misses and
     /// evicts, and two that differ only inside a schema: every answer is the digest
     /// computed from scratch.
+    #[test]
+    fn a_schema_with_its_keys_in_another_order_gets_the_digest_of_its_own_bytes() {
+        let a = vec![tool(
+            "read",
+            serde_json::json!({"type": "object", "required": []}),
+        )];
+        let b = vec![tool(
+            "read",
+            serde_json::json!({"required": [], "type": "object"}),
+        )];
+        assert_eq!(a, b, "equal values");
+        let first = prefix_digest("s", &a);
+        let second = prefix_digest("s", &b);
+        assert_ne!(first, second);
+        assert_eq!(second, computed("s", &b));
+    }
+
+    #[test]
+    fn tools_in_any_order_come_out_in_one_order_and_sorted_ones_unmoved() {
+        let schema = serde_json::json!({"type": "object"});
+        let host: std::sync::Arc<[ToolSpec]> = vec![
+            tool("write", schema.clone()),
+            tool("read", schema.clone()),
+            tool("grep", schema.clone()),
+        ]
+        .into();
+        let reversed: std::sync::Arc<[ToolSpec]> = host.iter().rev().cloned().collect();
+        let a = canonical_tools(host);
+        let b = canonical_tools(reversed);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+        let names: Vec<&str> = a.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["grep", "read", "write"]);
+        let again = canonical_tools(std::sync::Arc::clone(&a));
+        assert!(std::sync::Arc::ptr_eq(&a, &again));
+    }
+
     #[test]
     fn a_remembered_prefix_digest_equals_the_computed_one() {
         let a = vec![tool("read", serde_json::json!({"type": "object"}))];

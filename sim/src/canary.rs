@@ -78,10 +78,21 @@ pub enum Bug {
     /// run on, their effects unseen (the engine sends nothing new, so the rules of
     /// what it sends alone never notice).
     CancelLeavesToolsRunning,
+    /// A restore rebuilds the tool schemas with their keys in another order: every
+    /// value is equal, every byte after the first key moved, and the prompt cache
+    /// misses on the first request after each restart.
+    SchemaKeysReorderedOnRestore,
+    /// The request body is written with its message list first and the fixed fields
+    /// (`system`, `tools`) after it, so the body's head changes at every request.
+    MessagesBeforeTools,
+    /// Tools are sent in the order the host listed them, so two sessions given the
+    /// same tools in another order send another prefix (`tool_order`, the reference
+    /// profile's convention).
+    HostToolOrder,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 22] = [
+    pub const ALL: [Bug; 25] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -104,6 +115,9 @@ impl Bug {
         Bug::CancelRecordsNothing,
         Bug::ScrubsMarkerText,
         Bug::CancelLeavesToolsRunning,
+        Bug::SchemaKeysReorderedOnRestore,
+        Bug::MessagesBeforeTools,
+        Bug::HostToolOrder,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +144,9 @@ impl Bug {
             Bug::CancelRecordsNothing => "cancel_records_nothing",
             Bug::ScrubsMarkerText => "scrubs_marker_text",
             Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
+            Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
+            Bug::MessagesBeforeTools => "messages_before_tools",
+            Bug::HostToolOrder => "host_tool_order",
         }
     }
 
@@ -179,6 +196,9 @@ impl Bug {
             Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
             Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
             Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
+            Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
+            Bug::MessagesBeforeTools => Invariant::PrefixStable,
+            Bug::HostToolOrder => Invariant::ToolOrder,
         }
     }
 }
@@ -214,6 +234,12 @@ struct CanaryEngine {
     /// `lenient_restore` only: the history adopted from a log the reference refused.
     #[serde(skip)]
     adopted: Option<Vec<SharedMessage>>,
+    /// `messages_before_tools` only: the bodies of the requests of the last outputs.
+    #[serde(skip)]
+    bodies: Vec<(OperationId, Arc<str>)>,
+    /// `host_tool_order` only: the tools as the host last listed them.
+    #[serde(skip)]
+    host_tools: Option<Arc<[turnsim_core::ToolSpec]>>,
 }
 
 impl CanaryEngine {
@@ -230,6 +256,8 @@ impl CanaryEngine {
             matched,
             memory: judged::Memory::default(),
             adopted: None,
+            bodies: Vec::new(),
+            host_tools: None,
         }
     }
 
@@ -361,6 +389,10 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let cancel = matches!(input, Input::Cancel { .. });
+        let configured = match (&input, self.bug) {
+            (Input::Configure { tools, .. }, Bug::HostToolOrder) => Some(Arc::from(tools.clone())),
+            _ => None,
+        };
         if let (
             Bug::ReusedIdsVerbatim,
             Input::Stream {
@@ -387,6 +419,9 @@ impl Engine for CanaryEngine {
             _ => None,
         };
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if configured.is_some() {
+            self.host_tools = configured;
+        }
         if let Some(id) = completed {
             self.memory.tool_completed(&id);
         }
@@ -432,6 +467,13 @@ impl Engine for CanaryEngine {
         if self.bug == Bug::TimeInSystemPrompt {
             judged::receipts_of_what_is_sent(&mut outputs);
         }
+        if self.bug == Bug::MessagesBeforeTools {
+            self.bodies = judged::messages_first_bodies(&outputs);
+        }
+        if let (Bug::HostToolOrder, Some(host)) = (self.bug, &self.host_tools) {
+            judged::send_tools_as_listed(&mut outputs, host);
+            judged::receipts_of_what_is_sent(&mut outputs);
+        }
         Ok(outputs)
     }
 
@@ -455,6 +497,13 @@ impl Engine for CanaryEngine {
 
     fn fixed_texts(&self) -> Vec<String> {
         Engine::fixed_texts(&self.inner)
+    }
+
+    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
+        self.bodies
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, b)| Arc::clone(b))
     }
 }
 
@@ -491,7 +540,12 @@ impl EngineFactory for Canary {
         if self.0.turns_canary() {
             return Box::new(TurnCanary::new(self.0, Session::new(config)));
         }
-        Box::new(CanaryEngine::new(self.0, Session::new(config)))
+        let host_tools = Arc::clone(&config.tools);
+        let mut engine = CanaryEngine::new(self.0, Session::new(config));
+        if self.0 == Bug::HostToolOrder {
+            engine.host_tools = Some(host_tools);
+        }
+        Box::new(engine)
     }
 
     fn restore(
@@ -504,6 +558,11 @@ impl EngineFactory for Canary {
             let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
             return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
         }
+        let config = if self.0 == Bug::SchemaKeysReorderedOnRestore {
+            judged::schema_keys_reversed(config)
+        } else {
+            config
+        };
         let (session, mut outputs) = match Session::restore(config.clone(), log) {
             Ok(restored) => restored,
             Err(e) => {

@@ -57,11 +57,12 @@ pub enum Invariant {
     TwinAgrees,
     PrefixReported,
     ModelWordsExact,
+    ToolOrder,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 27] = [
+    pub const ALL: [Invariant; 28] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -89,6 +90,7 @@ impl Invariant {
         Invariant::TwinAgrees,
         Invariant::PrefixReported,
         Invariant::ModelWordsExact,
+        Invariant::ToolOrder,
     ];
 
     /// The invariants the checkers judge, in the order they run: every invariant but
@@ -96,7 +98,7 @@ impl Invariant {
     /// no selection can switch them off. The checkers' registry is built in this order
     /// (a test in `checkers` holds it to it), and `--checks`/`--skip` accept exactly
     /// these names.
-    pub const CHECKED: [Invariant; 25] = [
+    pub const CHECKED: [Invariant; 26] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -122,6 +124,7 @@ impl Invariant {
         Invariant::TwinAgrees,
         Invariant::PrefixReported,
         Invariant::ModelWordsExact,
+        Invariant::ToolOrder,
     ];
 
     /// How a run that breaks this invariant failed, which picks its exit code.
@@ -164,6 +167,7 @@ impl Invariant {
             Invariant::TwinAgrees => "twin_agrees",
             Invariant::PrefixReported => "prefix_reported",
             Invariant::ModelWordsExact => "model_words_exact",
+            Invariant::ToolOrder => "tool_order",
         }
     }
 }
@@ -297,6 +301,7 @@ mod tests {
                 "twin_agrees",
                 "prefix_reported",
                 "model_words_exact",
+                "tool_order",
             ]
         );
     }

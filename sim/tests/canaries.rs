@@ -225,3 +225,22 @@ fn model_text_scrubbed_before_it_goes_back_is_found_by_model_words_exact() {
 fn a_cancel_that_aborts_nothing_is_found_by_quiet_after_cancel() {
     canary_is_found_shrunk_and_replayed(Bug::CancelLeavesToolsRunning);
 }
+
+#[test]
+fn schema_keys_reordered_by_a_restore_are_found_by_prefix_stable_on_the_bytes() {
+    // Equal values, other bytes: a value comparison cannot see it, and a restart
+    // no longer excuses a new prefix.
+    canary_is_found_shrunk_and_replayed(Bug::SchemaKeysReorderedOnRestore);
+}
+
+#[test]
+fn a_body_that_writes_its_messages_before_its_tools_is_found_by_prefix_stable() {
+    canary_is_found_shrunk_and_replayed(Bug::MessagesBeforeTools);
+}
+
+#[test]
+fn tools_sent_in_the_host_s_order_are_found_by_tool_order() {
+    // The reference profile says the engine orders its tools itself; this one keeps
+    // the host's order, so its twin configured in reverse sends another prefix.
+    canary_is_found_shrunk_and_replayed(Bug::HostToolOrder);
+}

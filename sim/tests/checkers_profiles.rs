@@ -49,6 +49,7 @@ fn other() -> Conventions {
             last_message: true,
         }),
         shown: None,
+        canonical_tools: None,
         authored: None,
         may_have_run: None,
         prefix_changed: None,
@@ -97,6 +98,7 @@ impl Fixture {
                 op: OperationId(3),
                 request: &r,
                 seen: 0,
+                body: None,
             },
         )
     }
@@ -126,7 +128,8 @@ fn the_catalogue_marks_exactly_the_profile_checkers_as_convention() {
             "interruption_recorded",
             "label_matches",
             "shown_survives",
-            "prefix_reported"
+            "prefix_reported",
+            "tool_order"
         ]
     );
 }

@@ -64,6 +64,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "twin_agrees generic",
             "prefix_reported convention",
             "model_words_exact generic",
+            "tool_order convention",
         ]
     );
 }

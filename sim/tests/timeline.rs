@@ -88,7 +88,7 @@ fn every_trace_line_is_a_mark_whose_hover_text_holds_it() {
     let svg = roxmltree::Document::parse(svg_text(&html)).expect("the svg parses");
     let (_, trace, _) = turnsim(&["replay", &canary("marker_twice"), "--trace"]);
     let lines: Vec<&str> = trace.lines().filter(|l| l.starts_with("[step")).collect();
-    assert_eq!(lines.len(), 9, "{trace}");
+    assert_eq!(lines.len(), 10, "{trace}");
     let mut hover: Vec<String> = titles(&svg, "mark");
     for line in lines {
         let text = line.split_once("ms] ").expect("a world line").1;

@@ -162,7 +162,8 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: SessionConfig) -> Session {
+    pub fn new(mut config: SessionConfig) -> Session {
+        config.tools = crate::request::canonical_tools(config.tools);
         let state =
             TurnState::new(Vec::new()).with_max_truncated_resumes(config.max_truncated_resumes);
         Session {
@@ -588,7 +589,7 @@ impl Session {
             },
         );
         self.config.system = system;
-        self.config.tools = Arc::from(tools);
+        self.config.tools = crate::request::canonical_tools(Arc::from(tools));
         self.prefix_digest = None;
         Ok(out)
     }

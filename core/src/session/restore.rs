@@ -24,6 +24,7 @@ impl Session {
                 .apply(record, &mut config)
                 .map_err(|what| SessionError::Replay { record: i, what })?;
         }
+        config.tools = crate::request::canonical_tools(config.tools);
         let mut out = Vec::new();
         if decoded.torn_bytes > 0 {
             out.push(Output::TruncateLog {

@@ -219,3 +219,71 @@ pub(super) fn receipts_of_what_is_sent(outputs: &mut [Output]) {
         },
     );
 }
+
+/// `schema_keys_reordered_on_restore`: the configuration with every tool's schema
+/// keys in reverse order (equal values, other bytes).
+pub(super) fn schema_keys_reversed(
+    mut config: turnsim_core::SessionConfig,
+) -> turnsim_core::SessionConfig {
+    let tools: Vec<turnsim_core::ToolSpec> = config
+        .tools
+        .iter()
+        .map(|t| turnsim_core::ToolSpec {
+            input_schema: match &t.input_schema {
+                serde_json::Value::Object(map) => serde_json::Value::Object(
+                    map.iter()
+                        .rev()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                other => other.clone(),
+            },
+            ..t.clone()
+        })
+        .collect();
+    config.tools = tools.into();
+    config
+}
+
+/// `messages_before_tools`: each request of `outputs` as a body that writes the
+/// message list first.
+pub(super) fn messages_first_bodies(
+    outputs: &[Output],
+) -> Vec<(turnsim_core::OperationId, Arc<str>)> {
+    #[derive(serde::Serialize)]
+    struct MessagesFirst<'a> {
+        messages: &'a [turnsim_core::SharedMessage],
+        system: &'a str,
+        tools: &'a [turnsim_core::ToolSpec],
+        cache: &'a turnsim_core::CacheHints,
+    }
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Send { op, request } => {
+                let body = serde_json::to_string(&MessagesFirst {
+                    messages: &request.messages,
+                    system: &request.system,
+                    tools: &request.tools,
+                    cache: &request.cache,
+                })
+                .unwrap_or_default();
+                Some((*op, Arc::from(body)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `host_tool_order`: every request lists the tools as the host did (`host`) where the
+/// engine put them in its own order.
+pub(super) fn send_tools_as_listed(outputs: &mut [Output], host: &Arc<[turnsim_core::ToolSpec]>) {
+    for o in outputs.iter_mut() {
+        if let Output::Send { request, .. } = o
+            && request.tools.len() == host.len()
+            && host.iter().all(|t| request.tools.contains(t))
+        {
+            request.tools = Arc::clone(host);
+        }
+    }
+}

@@ -51,7 +51,10 @@ impl Checker for MarkerOnce {
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Request { op, request, seen } = event else {
+        let Event::Request {
+            op, request, seen, ..
+        } = event
+        else {
             return None;
         };
         let c = &self.conventions;

@@ -26,6 +26,7 @@ mod recovery_idempotent;
 mod same_json;
 mod stale_noop;
 mod thinking_intact;
+mod tool_order;
 mod twin_agrees;
 
 mod interrupted_turn;
@@ -115,6 +116,10 @@ pub enum Event<'a> {
         /// Leading messages that are the very allocations of the previous request's,
         /// already judged there; a checker of single messages may skip them.
         seen: usize,
+        /// The bytes the request went on the wire as, when the engine wrote them
+        /// itself (a subprocess engine's JSON); `None`: an in-process engine, whose
+        /// request goes out as core's serializer writes [`Request`].
+        body: Option<&'a str>,
     },
     /// A tool started; `starts` counts its starts in the whole run, this one included.
     Dispatched {
@@ -220,7 +225,18 @@ pub enum Event<'a> {
         op: OperationId,
         event: &'a StreamEvent,
     },
+    /// Two fresh twins of the engine were handed the same configure, one with the
+    /// host's tools in the host's order, one in reverse, then the same prompt: the
+    /// request each sent with its bytes when the engine wrote them
+    /// ([`crate::engine::Engine::request_body`]), or why there is none.
+    ToolOrderTwins {
+        host: &'a TwinRequest,
+        permuted: &'a TwinRequest,
+    },
 }
+
+/// A twin's first request and its bytes, or why it sent none.
+pub type TwinRequest = Result<(Request, Option<Arc<str>>), String>;
 
 pub trait Checker: Send {
     fn invariant(&self) -> Invariant;
@@ -263,6 +279,7 @@ pub mod on {
     pub const RECEIPT: u32 = 1 << 19;
     pub const ACTIVITY: u32 = 1 << 20;
     pub const INPUT_STREAMED: u32 = 1 << 21;
+    pub const TOOL_ORDER: u32 = 1 << 22;
     /// Every kind: the default, for a checker that reads many.
     pub const ALL: u32 = u32::MAX;
 }
@@ -293,6 +310,7 @@ impl Event<'_> {
             Event::Receipt { .. } => on::RECEIPT,
             Event::Activity { .. } => on::ACTIVITY,
             Event::InputStreamed { .. } => on::INPUT_STREAMED,
+            Event::ToolOrderTwins { .. } => on::TOOL_ORDER,
         }
     }
 }
@@ -403,6 +421,7 @@ impl Checks {
                 prefix_reported::Reports::Activity,
             )
         };
+        let canonical_tools = c.canonical_tools == Some(true);
         vec![
             Box::<pairing::Pairing>::default(),
             Box::<append_only::AppendOnly>::default(),
@@ -436,6 +455,7 @@ impl Checks {
             Box::new(twin_agrees::TwinAgrees),
             Box::new(prefix_reported::PrefixReported::new(reports)),
             Box::new(model_words_exact::ModelWordsExact::new(facts.model_mark)),
+            Box::new(tool_order::ToolOrder::new(canonical_tools)),
         ]
     }
 

@@ -47,7 +47,10 @@ impl Checker for NoteExact {
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
-        let Event::Request { op, request, seen } = event else {
+        let Event::Request {
+            op, request, seen, ..
+        } = event
+        else {
             return None;
         };
         let c = &self.conventions;
@@ -181,6 +184,7 @@ mod tests {
                 op: OperationId(1),
                 request: &request,
                 seen: 0,
+                body: None,
             },
         )
     }

@@ -212,6 +212,7 @@ mod tests {
             op: OperationId(7),
             request: &r,
             seen: 0,
+            body: None,
         };
         p.observe(&ctx, &event)
     }

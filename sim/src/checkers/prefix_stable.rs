@@ -1,37 +1,135 @@
-//! `prefix_stable`: the cached prefix (`system` + `tools`) stays byte-identical from one
-//! request to the next, across turns too, unless the host reconfigured the session or
-//! it was restored in between.
+//! `prefix_stable`: the bytes of the cached prefix (`tools`, then `system`, the order
+//! in which the Messages API caches them) are the same in every request of a session,
+//! across turns and across a crash and restore, unless the host reconfigured it; and
+//! every request body writes its fixed fields before the message list that grows.
 //!
 //! `append_only` judges a turn alone; a prefix that changes at every turn (a date, a
-//! turn counter, a re-ordered tool list rebuilt per prompt) passes it while every first
-//! request of a turn pays the full price of an uncached prompt. Only the host may
-//! change the prefix, and then once.
+//! turn counter, a tool list rebuilt per prompt or on restore, a schema whose keys come
+//! back in another order) passes it while every first request of a turn pays the full
+//! price of an uncached prompt. Only the host may change the prefix. Judged on bytes,
+//! not parsed values: the provider's cache matches bytes, and a value comparison
+//! cannot see a key order. A subprocess engine's bytes are the request JSON it wrote
+//! on the pipe; an in-process engine's are what core's serializer writes for its
+//! [`Request`]. Some providers pick a cache store by hashing the head of the body, so
+//! a fixed field written after the messages moves with every request.
 
-use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
+use super::{Check, Checker, Ctx, Event, Invariant};
+use crate::judge::body::{self, Field};
+use crate::judge::finding::where_differ;
 use std::sync::Arc;
 use turnsim_core::{OperationId, Request, ToolSpec};
 
+/// The prefix fields, in the order the provider's cache reads them.
+pub(super) const PREFIX: [&str; 2] = ["tools", "system"];
+
+/// The list that grows from one request to the next (`input`: OpenAI Responses).
+const GROWING: [&str; 2] = ["messages", "input"];
+
+/// Top-level fields of the Messages, Responses and Chat Completions bodies (and the
+/// engine protocol's request) that do not grow with the conversation.
+const FIXED: [&str; 17] = [
+    "model",
+    "system",
+    "instructions",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "max_tokens",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "stop_sequences",
+    "thinking",
+    "reasoning",
+    "metadata",
+    "stream",
+    "service_tier",
+];
+
+/// The prefix of one request, as bytes.
+struct Prefix {
+    op: OperationId,
+    /// The raw value of each of [`PREFIX`] (empty when the body has none).
+    values: [String; 2],
+}
+
 #[derive(Default)]
 pub struct PrefixStable {
-    previous: Option<(OperationId, String, Arc<[ToolSpec]>)>,
-    /// A reconfiguration or a restore since the previous request may change the prefix.
+    previous: Option<Prefix>,
+    /// The in-process request whose bytes `previous` holds, by its `system` and its
+    /// `tools`: the same allocation, or tools that serialize alike field by field
+    /// ([`same_tools`]), are the same bytes, so most requests need no serializing.
+    serialized: Option<(String, Arc<[ToolSpec]>)>,
+    /// A reconfiguration since the previous request may change the prefix.
     may_change: bool,
 }
 
-impl PrefixStable {
-    fn same(&self, request: &Request) -> Option<(OperationId, String)> {
-        let (op, system, tools) = self.previous.as_ref()?;
-        if *system == request.system && Arc::ptr_eq(tools, &request.tools) {
-            return None;
-        }
-        let before = prefix_json(system, tools);
-        (before != prefix_json(&request.system, &request.tools)).then_some((*op, before))
-    }
+/// The fixed fields written after the growing list, if any.
+fn fixed_after_growing(fields: &[Field<'_>]) -> Option<(String, String)> {
+    let at = fields.iter().position(|f| GROWING.contains(&&*f.key))?;
+    let late = fields[at + 1..].iter().find(|f| FIXED.contains(&&*f.key))?;
+    Some((late.key.to_string(), fields[at].key.to_string()))
 }
 
-/// The prefix's bytes as the provider's cache sees them.
-fn prefix_json(system: &str, tools: &[ToolSpec]) -> String {
-    serde_json::json!({ "system": system, "tools": tools }).to_string()
+/// Whether two tool lists serialize to the same bytes, without serializing them: the
+/// same allocation, or equal names and descriptions and schemas equal key for key in
+/// the same order (a restored session holds equal tools in a new allocation).
+fn same_tools(a: &Arc<[ToolSpec]>, b: &Arc<[ToolSpec]>) -> bool {
+    Arc::ptr_eq(a, b)
+        || (a.len() == b.len()
+            && a.iter().zip(b.iter()).all(|(x, y)| {
+                x.name == y.name
+                    && x.description == y.description
+                    && super::same_json::same_value(&x.input_schema, &y.input_schema)
+            }))
+}
+
+/// The raw values of [`PREFIX`] in the body `raw`, or (`None`) in what core's
+/// serializer writes for `request`; an error when the body is not one object or
+/// writes a fixed field after the growing list.
+pub(super) fn prefix_values(request: &Request, raw: Option<&str>) -> Result<[String; 2], String> {
+    let owned;
+    let text = match raw {
+        Some(raw) => raw,
+        None => {
+            owned = request.to_json();
+            &owned
+        }
+    };
+    let fields = body::fields(text).map_err(|e| format!("its body is not one JSON object: {e}"))?;
+    if let Some((late, growing)) = fixed_after_growing(&fields) {
+        return Err(format!(
+            "the body writes `{late}` after `{growing}`, so its head changes as the conversation grows"
+        ));
+    }
+    Ok(PREFIX.map(|k| body::get(&fields, k).unwrap_or_default().to_owned()))
+}
+
+impl PrefixStable {
+    /// The prefix of this request as bytes; `None` when it is the very prefix of the
+    /// previous in-process request.
+    fn read(
+        &mut self,
+        op: OperationId,
+        request: &Request,
+        raw: Option<&str>,
+    ) -> Result<Option<[String; 2]>, String> {
+        if raw.is_some() {
+            self.serialized = None;
+        } else {
+            let same = self.serialized.as_ref().is_some_and(|(system, tools)| {
+                *system == request.system && same_tools(tools, &request.tools)
+            });
+            if same && self.previous.is_some() {
+                return Ok(None);
+            }
+            self.serialized = Some((request.system.clone(), Arc::clone(&request.tools)));
+        }
+        prefix_values(request, raw)
+            .map(Some)
+            .map_err(|e| format!("request {op}: {e}"))
+    }
 }
 
 impl Checker for PrefixStable {
@@ -41,46 +139,180 @@ impl Checker for PrefixStable {
 
     fn events(&self) -> u32 {
         use super::on;
-        on::RECONFIGURED | on::RESTARTED | on::REQUEST
+        on::RECONFIGURED | on::REQUEST
     }
 
     fn observe(&mut self, _ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
-            Event::Reconfigured | Event::Restarted { .. } => {
+            Event::Reconfigured => {
                 self.may_change = true;
                 None
             }
-            Event::Request { op, request, .. } => {
-                let verdict = match self.same(request) {
-                    Some((prev_op, before)) if !self.may_change => {
-                        let now = prefix_json(&request.system, &request.tools);
-                        // Shown from a little before the first byte that differs.
-                        let at = before
-                            .bytes()
-                            .zip(now.bytes())
-                            .take_while(|(a, b)| a == b)
-                            .count()
-                            .saturating_sub(20);
-                        let from = |s: &str| {
-                            let mut i = at.min(s.len());
-                            while !s.is_char_boundary(i) {
-                                i -= 1;
-                            }
-                            excerpt(&s[i..])
-                        };
-                        Err(format!(
-                            "request {op}: system or tools differ from request {prev_op} with no reconfiguration in between: was …{}, now …{}",
-                            from(&before),
-                            from(&now)
-                        ))
+            Event::Request {
+                op, request, body, ..
+            } => {
+                let values = match self.read(*op, request, *body) {
+                    Ok(Some(values)) => values,
+                    Ok(None) => {
+                        self.may_change = false;
+                        if let Some(p) = &mut self.previous {
+                            p.op = *op;
+                        }
+                        return Some(Ok(()));
                     }
-                    _ => Ok(()),
+                    Err(e) => return Some(Err(e)),
                 };
+                let mut verdict = Ok(());
+                if let Some(prev) = &self.previous
+                    && !self.may_change
+                    && let Some(i) = (0..PREFIX.len()).find(|&i| prev.values[i] != values[i])
+                {
+                    verdict = Err(format!(
+                        "request {op}: `{}` differs from request {} with no reconfiguration in between, {}",
+                        PREFIX[i],
+                        prev.op,
+                        where_differ(&prev.values[i], &values[i])
+                    ));
+                }
                 self.may_change = false;
-                self.previous = Some((*op, request.system.clone(), request.tools.clone()));
+                self.previous = Some(Prefix { op: *op, values });
                 Some(verdict)
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::{CacheHints, Message};
+
+    fn request(system: &str, tools: Arc<[ToolSpec]>) -> Request {
+        Request {
+            system: system.into(),
+            tools,
+            messages: vec![Arc::new(Message::user_text("hi"))],
+            cache: CacheHints {
+                session_key: "k".into(),
+                breakpoints: Vec::new(),
+            },
+        }
+    }
+
+    fn tools() -> Arc<[ToolSpec]> {
+        vec![ToolSpec {
+            name: "read".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }]
+        .into()
+    }
+
+    fn ctx() -> Ctx<'static> {
+        Ctx {
+            step: 0,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        }
+    }
+
+    fn send(c: &mut PrefixStable, op: u64, r: &Request, body: Option<&str>) -> Check {
+        c.observe(
+            &ctx(),
+            &Event::Request {
+                op: OperationId(op),
+                request: r,
+                seen: 0,
+                body,
+            },
+        )
+        .expect("a request is judged")
+    }
+
+    #[test]
+    fn a_key_order_change_in_the_tools_bytes_is_a_violation_that_says_where() {
+        let r = request("s", tools());
+        let mut c = PrefixStable::default();
+        let a = r#"{"system":"s","tools":[{"name":"read","input_schema":{"type":"object","x":1}}],"messages":2}"#;
+        let b = r#"{"system":"s","tools":[{"name":"read","input_schema":{"x":1,"type":"object"}}],"messages":3}"#;
+        assert_eq!(send(&mut c, 1, &r, Some(a)), Ok(()));
+        let e = send(&mut c, 2, &r, Some(b)).unwrap_err();
+        assert!(
+            e.starts_with("request op#2: `tools` differs from request op#1 with no reconfiguration in between, at byte 33: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn equal_prefix_bytes_in_a_different_field_order_are_stable() {
+        let r = request("s", tools());
+        let mut c = PrefixStable::default();
+        assert_eq!(
+            send(
+                &mut c,
+                1,
+                &r,
+                Some(r#"{"system":"s","tools":[],"messages":1}"#)
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            send(
+                &mut c,
+                2,
+                &r,
+                Some(r#"{"tools":[],"system":"s","messages":2}"#)
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_fixed_field_after_the_messages_is_a_violation() {
+        let r = request("s", tools());
+        let mut c = PrefixStable::default();
+        assert_eq!(
+            send(&mut c, 1, &r, Some(r#"{"messages":[],"system":"s","tools":[]}"#)),
+            Err("request op#1: the body writes `system` after `messages`, so its head changes as the conversation grows".into())
+        );
+        // Hints that move with the messages may follow them.
+        assert_eq!(
+            send(
+                &mut c,
+                2,
+                &r,
+                Some(r#"{"system":"s","tools":[],"messages":[],"cache":{}}"#)
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn only_a_reconfiguration_excuses_a_new_prefix() {
+        let mut c = PrefixStable::default();
+        assert_eq!(send(&mut c, 1, &request("a", tools()), None), Ok(()));
+        // A new allocation of equal tools serializes alike.
+        assert_eq!(send(&mut c, 2, &request("a", tools()), None), Ok(()));
+        let e = send(&mut c, 3, &request("b", tools()), None).unwrap_err();
+        assert!(
+            e.starts_with("request op#3: `system` differs from request op#2"),
+            "{e}"
+        );
+        c.observe(&ctx(), &Event::Reconfigured);
+        assert_eq!(send(&mut c, 4, &request("c", tools()), None), Ok(()));
+        assert!(send(&mut c, 5, &request("d", tools()), None).is_err());
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_is_a_violation() {
+        let r = request("s", tools());
+        let mut c = PrefixStable::default();
+        assert_eq!(
+            send(&mut c, 1, &r, Some("[]")),
+            Err("request op#1: its body is not one JSON object: byte 0: a request body opens with `{`".into())
+        );
     }
 }

@@ -104,6 +104,10 @@ pub struct ProfileFile {
     /// `prefix_reported` on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix_changed: Option<PrefixChangedFile>,
+    /// `true`: the engine orders the host's tools itself (`tool_order` judges it);
+    /// `false` or left out: it keeps the host's order on purpose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_tools: Option<bool>,
 }
 
 /// The `labels` field: the whole text of a `tool_result` by which the engine answers
@@ -150,6 +154,7 @@ impl ProfileFile {
             fixed_texts: self.fixed_texts.clone(),
             breakpoints: self.breakpoints,
             shown: self.shown,
+            canonical_tools: self.canonical_tools,
             authored: None,
             may_have_run: self.labels.as_ref().map(|l| texts(&l.may_have_run)),
             prefix_changed: self.prefix_changed.as_ref().map(|p| p.activity.0.clone()),

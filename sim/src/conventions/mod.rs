@@ -213,6 +213,10 @@ pub struct Conventions {
     /// What shown text it keeps when a turn is cut short; `None`: only what every
     /// engine keeps is judged.
     pub shown: Option<Shown>,
+    /// Whether the engine lists the host's tools in an order of its own, the same
+    /// whatever order the host gave them in (`tool_order`); `None` or `false`: the
+    /// host's order is the engine's, on purpose, and not judged.
+    pub canonical_tools: Option<bool>,
     /// The engine's own word on which user-role messages it authored: lets
     /// "an interruption is recorded once" be judged without knowing any wording.
     pub authored: Option<Authored>,
@@ -237,6 +241,7 @@ impl fmt::Debug for Conventions {
             .field("fixed_texts", &self.fixed_texts)
             .field("breakpoints", &self.breakpoints)
             .field("shown", &self.shown)
+            .field("canonical_tools", &self.canonical_tools)
             .field("authored", &self.authored.is_some())
             .field("may_have_run", &self.may_have_run)
             .field("prefix_changed", &self.prefix_changed)
@@ -269,6 +274,7 @@ impl Conventions {
             ]),
             breakpoints: Some(Placement::REFERENCE),
             shown: Some(Shown::REFERENCE),
+            canonical_tools: Some(true),
             authored: None,
             // The reference's labels and reports are read from its own notes and log
             // records (`interruption_wording`, receipts), not from these fields.
@@ -295,6 +301,7 @@ impl Conventions {
             && self.fixed_texts.is_none()
             && self.breakpoints.is_none()
             && self.shown.is_none()
+            && self.canonical_tools.is_none()
             && self.authored.is_none()
             && self.may_have_run.is_none()
             && self.prefix_changed.is_none()

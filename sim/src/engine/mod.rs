@@ -51,6 +51,16 @@ pub trait Engine {
     fn fixed_texts(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The bytes of the request it gave as `op` in the outputs it returned last, when
+    /// it wrote them itself: a subprocess engine's request JSON as it came down the
+    /// pipe. The provider's prompt cache keys on bytes, so this is what
+    /// `prefix_stable` judges. Provided: `None`, an engine that hands over a
+    /// [`turnsim_core::Request`], whose wire bytes are what core's serializer writes
+    /// for it ([`turnsim_core::Request::to_json`]).
+    fn request_body(&self, op: turnsim_core::OperationId) -> Option<std::sync::Arc<str>> {
+        let _ = op;
+        None
+    }
 }
 
 /// The state every engine shows through [`Engine`]: each history message by content

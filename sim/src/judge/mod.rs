@@ -33,6 +33,7 @@
 
 pub mod anthropic;
 pub mod append_only;
+pub mod body;
 pub mod empty;
 pub mod finding;
 pub mod history;

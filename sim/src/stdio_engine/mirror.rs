@@ -15,7 +15,9 @@ use super::wire::{self, Checked, Reply, Snapshot, WireMessages, WireOutput};
 use crate::engine::Engine;
 use std::cell::{Cell, Ref, RefCell};
 use std::sync::Arc;
-use turnsim_core::{Input, Message, Output, PendingOperation, Request, SharedMessage, ToolSpec};
+use turnsim_core::{
+    Input, Message, OperationId, Output, PendingOperation, Request, SharedMessage, ToolSpec,
+};
 
 /// Which reply an error is about; formatted only when there is an error, since
 /// every exchange carries one and almost none fails.
@@ -61,6 +63,9 @@ pub struct StdioEngine {
     /// until they change, as an in-process engine shares its configuration.
     prefix: (String, Arc<[ToolSpec]>),
     inputs: u64,
+    /// The request JSON of each `send` in the last reply applied, exactly as the
+    /// engine wrote it on the pipe: the bytes `prefix_stable` judges.
+    sent: Vec<(OperationId, Arc<str>)>,
 }
 
 impl Drop for StdioEngine {
@@ -107,6 +112,7 @@ impl StdioEngine {
             fixed_texts: Vec::new(),
             prefix,
             inputs: 0,
+            sent: Vec::new(),
         }
     }
 
@@ -218,6 +224,19 @@ impl StdioEngine {
         self.pending = pending;
         self.idle = idle;
         *self.state.get_mut() = state;
+        self.sent.clear();
+        if outputs.iter().any(|o| matches!(o, WireOutput::Send { .. })) {
+            let bodies = sent_bodies(self.process().last_line()).map_err(|e| {
+                self.process().failure(&format!(
+                    "engine protocol error in the reply to {reply_to}: its requests' bytes: {e}"
+                ))
+            })?;
+            let ops = outputs.iter().filter_map(|o| match o {
+                WireOutput::Send { op, .. } => Some(*op),
+                _ => None,
+            });
+            self.sent = ops.zip(bodies).collect();
+        }
         let mut out = Vec::with_capacity(outputs.len());
         for o in outputs {
             out.push(match o {
@@ -429,4 +448,34 @@ impl Engine for StdioEngine {
     fn fixed_texts(&self) -> Vec<String> {
         self.fixed_texts.clone()
     }
+
+    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
+        self.sent
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, body)| Arc::clone(body))
+    }
+}
+
+/// The `request` of every `send` output in a reply line, in order, as the raw bytes
+/// the engine wrote (read by the judge's own reader, never parsed and re-written).
+fn sent_bodies(line: &str) -> Result<Vec<Arc<str>>, String> {
+    use crate::judge::body;
+    let Some(outputs) = body::member(line, "outputs")? else {
+        return Ok(Vec::new());
+    };
+    let mut bodies = Vec::new();
+    for output in body::elements(outputs)? {
+        let tag = body::member(output, "output")?;
+        if tag
+            .and_then(|t| serde_json::from_str::<String>(t).ok())
+            .as_deref()
+            != Some("send")
+        {
+            continue;
+        }
+        let request = body::member(output, "request")?.ok_or("a `send` without a `request`")?;
+        bodies.push(Arc::from(request));
+    }
+    Ok(bodies)
 }

@@ -324,6 +324,58 @@ impl World<'_> {
     }
 }
 
+/// The seeds that run `tool_order`'s twins: one in this many (the multiples). Their
+/// verdict is the same for every seed of a run (the same configuration and prompt, no
+/// decision drawn), and two more engines per seed were a sixth of a run's cost.
+pub(super) const TOOL_ORDER_EVERY: u64 = 16;
+
+/// The prompt both `tool_order` twins get, and the instant they read.
+const TOOL_ORDER_PROMPT: (&str, &str) = ("list the files", "2026-01-01T00:00:00Z");
+
+impl World<'_> {
+    /// `tool_order`'s twins: two fresh engines given the host's configure, one with
+    /// the tools in the host's order and one reversed, then the same prompt; the
+    /// checkers get the request each sent. Run once, before the run's first event;
+    /// they share nothing with the live engine and draw no decision.
+    pub(super) fn tool_order_twins(&mut self) -> Step {
+        if !self.tool_order || self.config.tools.len() < 2 {
+            return Ok(());
+        }
+        let factory = self.factory;
+        let config = &self.config;
+        let twin = |tools: Vec<ToolSpec>| -> crate::checkers::TwinRequest {
+            let run = || {
+                let mut engine = factory.create(config.clone());
+                engine.handle(Input::Configure {
+                    system: config.system.clone(),
+                    tools,
+                })?;
+                let outputs = engine.handle(Input::Prompt {
+                    text: TOOL_ORDER_PROMPT.0.into(),
+                    now: TOOL_ORDER_PROMPT.1.into(),
+                })?;
+                let (op, request) = outputs
+                    .into_iter()
+                    .find_map(|o| match o {
+                        Output::Send { op, request } => Some((op, request)),
+                        _ => None,
+                    })
+                    .ok_or("its first prompt sent no request")?;
+                let body = engine.request_body(op);
+                Ok((request, body))
+            };
+            catch_unwind(AssertUnwindSafe(run))
+                .unwrap_or_else(|panic| Err(format!("panicked: {}", panic_text(&*panic))))
+        };
+        let host = twin(config.tools.to_vec());
+        let permuted = twin(config.tools.iter().rev().cloned().collect());
+        self.ctx_check(Event::ToolOrderTwins {
+            host: &host,
+            permuted: &permuted,
+        })
+    }
+}
+
 impl TwinState {
     /// A restart starts a new engine: the twin starts over from its log.
     pub(super) fn restarted(&mut self, log: &[u8]) {

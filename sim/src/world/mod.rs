@@ -288,6 +288,8 @@ struct World<'a> {
     writes: u64,
     /// Kept with the trace, for pictures ([`Recording`]).
     recording: Option<Recording>,
+    /// The run judges `tool_order` and this seed runs its twins.
+    tool_order: bool,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -353,6 +355,12 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         twin_skip: false,
         writes: 0,
         recording: spec.trace.then(Recording::default),
+        tool_order: seed.is_multiple_of(judged::TOOL_ORDER_EVERY)
+            && spec.factory.conventions().canonical_tools == Some(true)
+            && spec
+                .factory
+                .selection()
+                .runs(crate::invariant::Invariant::ToolOrder),
     };
     w.twin.on = [
         FaultKind::StaleDelivery,
@@ -363,7 +371,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
     .into_iter()
     .any(|k| w.opts.fault(k).is_some())
         && crate::options::FixedRates::picked(seed, 0, w.opts.rates.twin_check);
-    let violation = w.run_phases().err();
+    let violation = w.tool_order_twins().and_then(|()| w.run_phases()).err();
     let recording = w.record_end();
     let digest = w.hasher.finish();
     let (decisions, decision_tags) = w.d.into_parts();

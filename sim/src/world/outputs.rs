@@ -91,12 +91,14 @@ impl World<'_> {
                     )
                 });
                 self.outstanding = Some((op, false));
+                let body = self.engine.request_body(op);
                 // The request becomes the last one sent by a move, not a copy, once
                 // nothing here reads it any more; a violation keeps it too.
                 if let Err(violation) = self.ctx_check(Event::Request {
                     op,
                     request: &request,
                     seen,
+                    body: body.as_deref(),
                 }) {
                     self.last_sent = Some(request);
                     return Err(violation);

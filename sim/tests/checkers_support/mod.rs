@@ -127,6 +127,7 @@ impl Fixture {
                 op: OperationId(op),
                 request,
                 seen: 0,
+                body: None,
             },
         )
     }

@@ -1,0 +1,235 @@
+//! A request body's top-level fields as the bytes that carry them, in the order they
+//! were written.
+//!
+//! Guarantee: [`fields`] returns, for a JSON object, each member's key (decoded as
+//! JSON decodes it) and the exact slice of the input that is its value, in input
+//! order, and refuses anything that is not one well-formed object with an error
+//! naming the byte where it went wrong. Nothing is parsed into a value and written
+//! back: the provider's prompt cache keys on the bytes an engine sends, and a parsed
+//! value forgets key order, spacing and escapes, which are exactly the changes that
+//! cost a cache hit while leaving every value equal. The judge reads the bytes here
+//! with code of its own, so it shares nothing with the serializer it judges.
+
+/// One top-level member: its key and the raw bytes of its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field<'a> {
+    pub key: std::borrow::Cow<'a, str>,
+    pub value: &'a str,
+}
+
+/// The members of the object `body`, in order.
+pub fn fields(body: &str) -> Result<Vec<Field<'_>>, String> {
+    let b = body.as_bytes();
+    let mut at = skip_space(b, 0);
+    if b.get(at) != Some(&b'{') {
+        return Err(format!("byte {at}: a request body opens with `{{`"));
+    }
+    at = skip_space(b, at + 1);
+    let mut out = Vec::new();
+    if b.get(at) == Some(&b'}') {
+        return end(b, at + 1, out);
+    }
+    loop {
+        if b.get(at) != Some(&b'"') {
+            return Err(format!("byte {at}: expected a member's key"));
+        }
+        let key_end = skip_string(b, at)?;
+        let raw_key = &body[at..key_end];
+        let key = if raw_key.contains('\\') {
+            std::borrow::Cow::Owned(
+                serde_json::from_str::<String>(raw_key)
+                    .map_err(|e| format!("byte {at}: a key that does not decode ({e})"))?,
+            )
+        } else {
+            std::borrow::Cow::Borrowed(&raw_key[1..raw_key.len() - 1])
+        };
+        at = skip_space(b, key_end);
+        if b.get(at) != Some(&b':') {
+            return Err(format!("byte {at}: expected `:` after key {key:?}"));
+        }
+        let start = skip_space(b, at + 1);
+        let stop = skip_value(b, start)?;
+        out.push(Field {
+            key,
+            value: &body[start..stop],
+        });
+        at = skip_space(b, stop);
+        match b.get(at) {
+            Some(b',') => at = skip_space(b, at + 1),
+            Some(b'}') => return end(b, at + 1, out),
+            _ => return Err(format!("byte {at}: expected `,` or `}}` after a member")),
+        }
+    }
+}
+
+fn end<'a>(b: &[u8], at: usize, out: Vec<Field<'a>>) -> Result<Vec<Field<'a>>, String> {
+    let at = skip_space(b, at);
+    if at == b.len() {
+        Ok(out)
+    } else {
+        Err(format!("byte {at}: bytes after the body's closing `}}`"))
+    }
+}
+
+/// The value of `key` among `fields`, when present (the first, as it is written).
+pub fn get<'a>(fields: &'a [Field<'a>], key: &str) -> Option<&'a str> {
+    fields.iter().find(|f| f.key == key).map(|f| f.value)
+}
+
+/// The raw value of member `key` of the object whose bytes are `object`.
+pub fn member<'a>(object: &'a str, key: &str) -> Result<Option<&'a str>, String> {
+    Ok(fields(object)?
+        .into_iter()
+        .find(|f| f.key == key)
+        .map(|f| f.value))
+}
+
+/// The elements of the array whose bytes are `array`, each as its raw bytes.
+pub fn elements(array: &str) -> Result<Vec<&str>, String> {
+    let b = array.as_bytes();
+    let mut at = skip_space(b, 0);
+    if b.get(at) != Some(&b'[') {
+        return Err(format!("byte {at}: expected an array"));
+    }
+    at = skip_space(b, at + 1);
+    let mut out = Vec::new();
+    if b.get(at) == Some(&b']') {
+        return Ok(out);
+    }
+    loop {
+        let stop = skip_value(b, at)?;
+        out.push(&array[at..stop]);
+        at = skip_space(b, stop);
+        match b.get(at) {
+            Some(b',') => at = skip_space(b, at + 1),
+            Some(b']') => return Ok(out),
+            _ => return Err(format!("byte {at}: expected `,` or `]` in an array")),
+        }
+    }
+}
+
+fn skip_space(b: &[u8], mut at: usize) -> usize {
+    while matches!(b.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// Past the string opening at `at` (its closing quote included).
+fn skip_string(b: &[u8], at: usize) -> Result<usize, String> {
+    let mut i = at + 1;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => return Ok(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    Err(format!("byte {at}: a string that never closes"))
+}
+
+/// Past the value starting at `at`: a string, an object or array (brackets counted
+/// outside strings), or a scalar up to the next delimiter.
+fn skip_value(b: &[u8], at: usize) -> Result<usize, String> {
+    match b.get(at) {
+        None => Err(format!("byte {at}: a value is missing")),
+        Some(b'"') => skip_string(b, at),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut i = at;
+            while let Some(&c) = b.get(i) {
+                match c {
+                    b'"' => {
+                        i = skip_string(b, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            Err(format!("byte {at}: an object or array that never closes"))
+        }
+        Some(_) => {
+            let mut i = at;
+            while let Some(&c) = b.get(i) {
+                if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                    break;
+                }
+                i += 1;
+            }
+            if i == at {
+                Err(format!("byte {at}: a value is missing"))
+            } else {
+                Ok(i)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_the_exact_value_bytes_in_written_order() {
+        let body = r#" {"tools" : [{"b":1,"a":"x]}"}], "system":"s\"}","messages":[ ],"n":-1.5e3}"#;
+        let f = fields(body).unwrap();
+        let got: Vec<(&str, &str)> = f.iter().map(|f| (&*f.key, f.value)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("tools", r#"[{"b":1,"a":"x]}"}]"#),
+                ("system", r#""s\"}""#),
+                ("messages", "[ ]"),
+                ("n", "-1.5e3"),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_escaped_key_is_read_as_json_decodes_it() {
+        let f = fields(r#"{"t\u006fols":[]}"#).unwrap();
+        assert_eq!(f[0].key, "tools");
+        assert_eq!(f[0].value, "[]");
+    }
+
+    #[test]
+    fn a_body_that_is_not_one_object_is_refused_where_it_breaks() {
+        assert_eq!(
+            fields("[1]").unwrap_err(),
+            "byte 0: a request body opens with `{`"
+        );
+        assert_eq!(
+            fields(r#"{"a":[1,2"#).unwrap_err(),
+            "byte 5: an object or array that never closes"
+        );
+        assert_eq!(
+            fields(r#"{"a":1} x"#).unwrap_err(),
+            "byte 8: bytes after the body's closing `}`"
+        );
+        assert_eq!(
+            fields(r#"{"a" 1}"#).unwrap_err(),
+            "byte 5: expected `:` after key \"a\""
+        );
+    }
+
+    #[test]
+    fn elements_are_each_element_s_bytes() {
+        assert_eq!(
+            elements(r#"[ {"a":[1]} ,"x",3]"#).unwrap(),
+            vec![r#"{"a":[1]}"#, r#""x""#, "3"]
+        );
+        assert_eq!(elements("[]").unwrap(), Vec::<&str>::new());
+        assert_eq!(
+            member(r#"{"a":1,"b":{"c":2}}"#, "b").unwrap(),
+            Some(r#"{"c":2}"#)
+        );
+    }
+}
