@@ -369,6 +369,7 @@ impl Fixture {
                 op: OperationId(op),
                 request: &r,
                 seen: 0,
+                body: None,
             },
         )
     }
