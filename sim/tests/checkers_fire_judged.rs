@@ -166,7 +166,7 @@ fn prefix_stable_fires_when_the_system_prompt_changes_between_turns_unasked() {
         .expect_err("volatile system prompt");
     assert!(
         err.starts_with(
-            "prefix_stable@7: request op#2: system or tools differ from request op#1 with no reconfiguration in between"
+            "prefix_stable@7: request op#2: `system` differs from request op#1 with no reconfiguration in between, at byte 17"
         ),
         "{err}"
     );
