@@ -9,6 +9,7 @@
 mod turns;
 use turns::{TurnCanary, restore_log};
 mod judged;
+mod stream;
 
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
@@ -78,10 +79,16 @@ pub enum Bug {
     /// run on, their effects unseen (the engine sends nothing new, so the rules of
     /// what it sends alone never notice).
     CancelLeavesToolsRunning,
+    /// A tool call whose input JSON a `max_tokens` stop cut short is closed off into
+    /// an object (as a partial-JSON reader does) and run, instead of being refused.
+    SalvagesCutInput,
+    /// A compaction the host asks for while a call is open is applied at once, by
+    /// stopping the call first, instead of being refused or deferred.
+    CompactsWhileBusy,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 22] = [
+    pub const ALL: [Bug; 24] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -104,6 +111,8 @@ impl Bug {
         Bug::CancelRecordsNothing,
         Bug::ScrubsMarkerText,
         Bug::CancelLeavesToolsRunning,
+        Bug::SalvagesCutInput,
+        Bug::CompactsWhileBusy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +139,8 @@ impl Bug {
             Bug::CancelRecordsNothing => "cancel_records_nothing",
             Bug::ScrubsMarkerText => "scrubs_marker_text",
             Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
+            Bug::SalvagesCutInput => "salvages_cut_input",
+            Bug::CompactsWhileBusy => "compacts_while_busy",
         }
     }
 
@@ -179,6 +190,8 @@ impl Bug {
             Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
             Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
             Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
+            Bug::SalvagesCutInput => Invariant::ModelWordsExact,
+            Bug::CompactsWhileBusy => Invariant::StaleNoop,
         }
     }
 }
@@ -214,6 +227,9 @@ struct CanaryEngine {
     /// `lenient_restore` only: the history adopted from a log the reference refused.
     #[serde(skip)]
     adopted: Option<Vec<SharedMessage>>,
+    /// `salvages_cut_input` only: tool-input fragments held until their block stops.
+    #[serde(skip)]
+    salvage: stream::Salvage,
 }
 
 impl CanaryEngine {
@@ -230,6 +246,7 @@ impl CanaryEngine {
             matched,
             memory: judged::Memory::default(),
             adopted: None,
+            salvage: stream::Salvage::default(),
         }
     }
 
@@ -353,6 +370,47 @@ impl CanaryEngine {
 
 impl Engine for CanaryEngine {
     fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        match (self.bug, input) {
+            (Bug::SalvagesCutInput, input) => {
+                let live = self.current_op();
+                let mut outputs = Vec::new();
+                for input in self.salvage.inputs(live, input) {
+                    outputs.extend(self.handle_one(input)?);
+                }
+                Ok(outputs)
+            }
+            (Bug::CompactsWhileBusy, Input::Compact { summary }) if self.current_op().is_some() => {
+                stream::compact_now(&mut self.inner, summary)
+            }
+            (_, input) => self.handle_one(input),
+        }
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        self.adopted.as_deref().unwrap_or(self.inner.history())
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        self.inner.pending_operation()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.inner.to_bytes();
+        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
+        bytes
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        Engine::fixed_texts(&self.inner)
+    }
+}
+
+impl CanaryEngine {
+    fn handle_one(&mut self, input: Input) -> Result<Vec<Output>, String> {
         let before = self.inner.pending_operation();
         let stale_op = match &input {
             Input::Stream { op, .. } | Input::ToolResult { op, .. } => {
@@ -433,28 +491,6 @@ impl Engine for CanaryEngine {
             judged::receipts_of_what_is_sent(&mut outputs);
         }
         Ok(outputs)
-    }
-
-    fn history(&self) -> &[SharedMessage] {
-        self.adopted.as_deref().unwrap_or(self.inner.history())
-    }
-
-    fn pending_operation(&self) -> PendingOperation {
-        self.inner.pending_operation()
-    }
-
-    fn is_idle(&self) -> bool {
-        self.inner.is_idle()
-    }
-
-    fn state_bytes(&self) -> Vec<u8> {
-        let mut bytes = self.inner.to_bytes();
-        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
-        bytes
-    }
-
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.inner)
     }
 }
 

@@ -225,3 +225,13 @@ fn model_text_scrubbed_before_it_goes_back_is_found_by_model_words_exact() {
 fn a_cancel_that_aborts_nothing_is_found_by_quiet_after_cancel() {
     canary_is_found_shrunk_and_replayed(Bug::CancelLeavesToolsRunning);
 }
+
+#[test]
+fn a_call_run_with_input_salvaged_from_a_cut_stream_is_found_by_model_words_exact() {
+    canary_is_found_shrunk_and_replayed(Bug::SalvagesCutInput);
+}
+
+#[test]
+fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
+    canary_is_found_shrunk_and_replayed(Bug::CompactsWhileBusy);
+}
