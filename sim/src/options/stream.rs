@@ -23,7 +23,6 @@ const SHAPES_SALT: u64 = 0x5354_5245_414d_5348;
 
 const INPUT_PIECES: [u32; 3] = [4, 12, 40];
 const EMPTY_INPUT_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
-const SIGNATURE_PIECES: [u32; 3] = [1, 2, 4];
 const LONG_OUTPUT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 20), Ratio::new(1, 4)];
 
 /// How the provider and the tools shape what they send.
@@ -66,7 +65,12 @@ impl StreamShapes {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ SHAPES_SALT);
         let input_pieces_max = INPUT_PIECES[rng.random_range(0..INPUT_PIECES.len())];
         let empty_input_delta = EMPTY_INPUT_DELTA[rng.random_range(0..EMPTY_INPUT_DELTA.len())];
-        let signature_pieces_max = SIGNATURE_PIECES[rng.random_range(0..SIGNATURE_PIECES.len())];
+        // The Messages API sends a signature in one `signature_delta`, and clients
+        // rely on it (pydantic-ai and the Vercel AI SDK keep the last delta as the
+        // signature): split signatures made every framework adapter fail
+        // `thinking_intact` for the world's own doing, so seeds never split them; a
+        // scenario may still ask for it.
+        let signature_pieces_max = 1;
         let long_output = LONG_OUTPUT[rng.random_range(0..LONG_OUTPUT.len())];
         StreamShapes {
             input_pieces_max,
