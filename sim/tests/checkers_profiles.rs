@@ -126,7 +126,8 @@ fn the_catalogue_marks_exactly_the_profile_checkers_as_convention() {
             "interruption_recorded",
             "label_matches",
             "shown_survives",
-            "prefix_reported"
+            "prefix_reported",
+            "tool_order"
         ]
     );
 }

@@ -58,8 +58,8 @@ struct Prefix {
 pub struct PrefixStable {
     previous: Option<Prefix>,
     /// The in-process request whose bytes `previous` holds, by its `system` and its
-    /// `tools` allocation: the same ones serialize to the same bytes, so most requests
-    /// need no serializing at all.
+    /// `tools`: the same allocation, or tools that serialize alike field by field
+    /// ([`same_tools`]), are the same bytes, so most requests need no serializing.
     serialized: Option<(String, Arc<[ToolSpec]>)>,
     /// A reconfiguration since the previous request may change the prefix.
     may_change: bool,
@@ -70,6 +70,19 @@ fn fixed_after_growing(fields: &[Field<'_>]) -> Option<(String, String)> {
     let at = fields.iter().position(|f| GROWING.contains(&&*f.key))?;
     let late = fields[at + 1..].iter().find(|f| FIXED.contains(&&*f.key))?;
     Some((late.key.to_string(), fields[at].key.to_string()))
+}
+
+/// Whether two tool lists serialize to the same bytes, without serializing them: the
+/// same allocation, or equal names and descriptions and schemas equal key for key in
+/// the same order (a restored session holds equal tools in a new allocation).
+fn same_tools(a: &Arc<[ToolSpec]>, b: &Arc<[ToolSpec]>) -> bool {
+    Arc::ptr_eq(a, b)
+        || (a.len() == b.len()
+            && a.iter().zip(b.iter()).all(|(x, y)| {
+                x.name == y.name
+                    && x.description == y.description
+                    && super::same_json::same_value(&x.input_schema, &y.input_schema)
+            }))
 }
 
 /// The raw values of [`PREFIX`] in the body `raw`, or (`None`) in what core's
@@ -106,7 +119,7 @@ impl PrefixStable {
             self.serialized = None;
         } else {
             let same = self.serialized.as_ref().is_some_and(|(system, tools)| {
-                *system == request.system && Arc::ptr_eq(tools, &request.tools)
+                *system == request.system && same_tools(tools, &request.tools)
             });
             if same && self.previous.is_some() {
                 return Ok(None);
@@ -228,7 +241,7 @@ mod tests {
         assert_eq!(send(&mut c, 1, &r, Some(a)), Ok(()));
         let e = send(&mut c, 2, &r, Some(b)).unwrap_err();
         assert!(
-            e.starts_with("request op2: `tools` differs from request op1 with no reconfiguration in between, at byte 36: "),
+            e.starts_with("request op#2: `tools` differs from request op#1 with no reconfiguration in between, at byte 33: "),
             "{e}"
         );
     }
@@ -263,7 +276,7 @@ mod tests {
         let mut c = PrefixStable::default();
         assert_eq!(
             send(&mut c, 1, &r, Some(r#"{"messages":[],"system":"s","tools":[]}"#)),
-            Err("request op1: the body writes `system` after `messages`, so its head changes as the conversation grows".into())
+            Err("request op#1: the body writes `system` after `messages`, so its head changes as the conversation grows".into())
         );
         // Hints that move with the messages may follow them.
         assert_eq!(
@@ -285,7 +298,7 @@ mod tests {
         assert_eq!(send(&mut c, 2, &request("a", tools()), None), Ok(()));
         let e = send(&mut c, 3, &request("b", tools()), None).unwrap_err();
         assert!(
-            e.starts_with("request op3: `system` differs from request op2"),
+            e.starts_with("request op#3: `system` differs from request op#2"),
             "{e}"
         );
         c.observe(&ctx(), &Event::Reconfigured);
@@ -299,7 +312,7 @@ mod tests {
         let mut c = PrefixStable::default();
         assert_eq!(
             send(&mut c, 1, &r, Some("[]")),
-            Err("request op1: its body is not one JSON object: byte 0: a request body opens with `{`".into())
+            Err("request op#1: its body is not one JSON object: byte 0: a request body opens with `{`".into())
         );
     }
 }

@@ -104,7 +104,8 @@ fn same_map(a: &serde_json::Map<String, Value>, b: &serde_json::Map<String, Valu
             .all(|((k1, v1), (k2, v2))| k1 == k2 && same_value(v1, v2))
 }
 
-fn same_value(a: &Value, b: &Value) -> bool {
+/// Whether two JSON values serialize to the same bytes (order-sensitive for maps).
+pub fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,

@@ -64,7 +64,9 @@ impl Checker for ToolOrder {
             prefix_values(request, body.as_deref()),
         ) {
             (Ok(a), Ok(b)) => (a, b),
-            (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+            // A body that cannot be read, or writes a fixed field after the messages,
+            // is `prefix_stable`'s finding at the engine's first request, not this one.
+            _ => return None,
         };
         Some(match (0..PREFIX.len()).find(|&i| a[i] != b[i]) {
             None => Ok(()),

@@ -207,7 +207,7 @@ mod tests {
             "byte 0: a request body opens with `{`"
         );
         assert_eq!(
-            fields(r#"{"a":[1,2}"#).unwrap_err(),
+            fields(r#"{"a":[1,2"#).unwrap_err(),
             "byte 5: an object or array that never closes"
         );
         assert_eq!(

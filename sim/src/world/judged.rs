@@ -324,6 +324,11 @@ impl World<'_> {
     }
 }
 
+/// The seeds that run `tool_order`'s twins: one in this many (the multiples). Their
+/// verdict is the same for every seed of a run (the same configuration and prompt, no
+/// decision drawn), and two more engines per seed were a sixth of a run's cost.
+pub(super) const TOOL_ORDER_EVERY: u64 = 16;
+
 /// The prompt both `tool_order` twins get, and the instant they read.
 const TOOL_ORDER_PROMPT: (&str, &str) = ("list the files", "2026-01-01T00:00:00Z");
 

@@ -288,7 +288,7 @@ struct World<'a> {
     writes: u64,
     /// Kept with the trace, for pictures ([`Recording`]).
     recording: Option<Recording>,
-    /// The run judges `tool_order`, so the world runs its twins.
+    /// The run judges `tool_order` and this seed runs its twins.
     tool_order: bool,
 }
 
@@ -355,7 +355,8 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         twin_skip: false,
         writes: 0,
         recording: spec.trace.then(Recording::default),
-        tool_order: spec.factory.conventions().canonical_tools == Some(true)
+        tool_order: seed.is_multiple_of(judged::TOOL_ORDER_EVERY)
+            && spec.factory.conventions().canonical_tools == Some(true)
             && spec
                 .factory
                 .selection()
