@@ -20,6 +20,21 @@ import { Refused, RestoreFailed, run } from "./turnsim_engine.mjs";
 const BUG = process.env.TURNSIM_EXAMPLE_BUG || "";
 
 /** A response the state machine refuses (the reference's InvalidResponse). */
+
+// The tools as every request lists them, as the reference does: by name, a stable sort
+// (the prompt cache keys on the tools' bytes, so the order the host listed them in must
+// not change them). Names compare by code point, the byte order of their UTF-8 that the
+// reference sorts by (`<` on strings compares UTF-16 units, which differs above U+FFFF).
+function byName(tools) {
+  const key = (s) => Array.from(s, (c) => c.codePointAt(0));
+  const cmp = (a, b) => {
+    const x = key(a.name), y = key(b.name);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+    return x.length - y.length;
+  };
+  return tools.slice().sort(cmp);
+}
+
 class Invalid extends Error {}
 
 // Messages are never mutated, so an identity number stands for each in the state.
@@ -284,7 +299,7 @@ class Session {
 
   prefixDigest() {
     if (this.digest === null) {
-      const prefix = JSON.stringify({ system: this.config.system, tools: this.config.tools });
+      const prefix = JSON.stringify({ system: this.config.system, tools: byName(this.config.tools) });
       this.digest = createHash("sha256").update(prefix).digest("hex");
     }
     return this.digest;
@@ -293,7 +308,7 @@ class Session {
   send(op, out) {
     const request = {
       system: this.config.system,
-      tools: this.config.tools,
+      tools: byName(this.config.tools),
       messages: this.history.slice(),
       cache: { session_key: this.config.session_key, breakpoints: rp.cacheBreakpoints(this.turnBaseline, this.history.length) },
     };

@@ -25,6 +25,14 @@ from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
 BUG = os.environ.get("TURNSIM_EXAMPLE_BUG", "")
 
 
+
+def by_name(tools):
+    """The tools as every request lists them, as the reference does: by name, a stable
+    sort (the prompt cache keys on the tools' bytes, so the order the host listed them
+    in must not change them). Python compares strings by code point, which is the
+    byte order of their UTF-8 the reference sorts by."""
+    return sorted(tools, key=lambda t: t["name"])
+
 class Invalid(Exception):
     """A response the state machine refuses (the reference's InvalidResponse)."""
 
@@ -289,14 +297,14 @@ class Session:
 
     def prefix_digest(self):
         if self._digest is None:
-            prefix = rp.dumps({"system": self.config["system"], "tools": self.config["tools"]})
+            prefix = rp.dumps({"system": self.config["system"], "tools": by_name(self.config["tools"])})
             self._digest = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
         return self._digest
 
     def send(self, op, out):
         request = {
             "system": self.config["system"],
-            "tools": self.config["tools"],
+            "tools": by_name(self.config["tools"]),
             "messages": list(self.history),
             "cache": {
                 "session_key": self.config["session_key"],
