@@ -12,7 +12,8 @@
 //   streaming; while a reply streams, a snapshot is written when a text block
 //   completes, and a crash keeps exactly the text blocks that snapshot holds.
 // - Prompts are one text block; a compaction keeps its summary in a user message
-//   (the summary is the host's `compact` input); a reply cut off at max_tokens is
+//   (the summary is the host's `compact` input) followed by the user's prompts
+//   verbatim; a reply cut off at max_tokens is
 //   resumed with a fixed user text, at most `max_truncated_resumes` times in a row.
 //
 // Guarantees: write-ahead (the snapshot describing a send or dispatch is written
@@ -54,6 +55,28 @@ const CUT_SHORT = "Interrupted while running; the call may have taken effect.";
 const UNKNOWN_AFTER_CRASH = "The runtime stopped while this call was pending; it may have taken effect.";
 
 class BadStream extends Error {}
+
+// The user's own words that stand in `history`, oldest first: the text of every prompt
+// (a user message of text blocks only; the runtime's own user texts are strings), and
+// those a compaction kept after its summary. A rewind needs nothing more: what it cuts
+// off is no longer in the history.
+function directives(history) {
+  const words = [];
+  for (const [i, m] of history.entries()) {
+    if (m.role !== "user" || !Array.isArray(m.content) || !m.content.every((b) => b.type === "text")) continue;
+    const kept = i === 0 && m.content[0].text.startsWith(SUMMARY_HEAD) ? m.content.slice(1) : m.content;
+    for (const b of kept) words.push(b.text);
+  }
+  return words;
+}
+
+// What a compaction leaves: the summary (the host's words), then every directive
+// verbatim, each its own block, since a summary paraphrases exactly what the user
+// asked and must never stand in for it.
+function compacted(summary, words) {
+  if (!words.length) return { role: "user", content: SUMMARY_HEAD + summary };
+  return { role: "user", content: [{ type: "text", text: SUMMARY_HEAD + summary }, ...words.map((text) => ({ type: "text", text }))] };
+}
 
 const isText = (s) => typeof s === "string";
 
@@ -301,7 +324,7 @@ class Engine {
         return out;
       case "compact":
         if (!isText(input.summary) || !input.summary.trim()) throw new Refused("a blank summary");
-        this.history = [{ role: "user", content: SUMMARY_HEAD + input.summary }];
+        this.history = [compacted(input.summary, directives(this.history))];
         break;
       case "rewind": {
         const i = input.index;

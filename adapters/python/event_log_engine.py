@@ -15,6 +15,8 @@ Design (deliberately unlike the reference engine):
   this engine's own wording ("(turn stopped: cancelled by the user)"); there is no
   separate tool-in-flight note: a cut-short call's tool_result says it may have run.
 - A reply that stops at max_tokens ends the turn (no automatic resume).
+- A compaction leaves the notice and the user's standing prompts (verbatim, one text
+  block each) as the first message, and the host's summary as the assistant's reply.
 
 Guarantees: write-ahead (the event that describes an effect is persisted before the
 send or dispatch); a stale or duplicate delivery returns no outputs and changes
@@ -233,6 +235,10 @@ class Engine:
         self.results = {}
         self.drafts = {}  # block index -> text streamed by the current attempt
         self.taken = set()  # every tool_use id the session ever kept
+        # The user's prompts that stand, each with the history index that holds it: a
+        # compaction keeps their words (the summary is the host's, never a stand-in for
+        # the user's own), a rewind drops those it cuts off.
+        self.directives = []
         self.final = False  # the open turn's last reply ended it (or a cancel did)
         self.last_batch = None  # bug stale_result_patches: (op, history index)
         self.chain = ""
@@ -248,6 +254,7 @@ class Engine:
         if e == "cfg":
             self.system, self.tools = ev["system"], ev["tools"]
         elif e == "turn":
+            self.directives.append((ev["text"], len(self.history)))
             self.history.append({"role": "user", "content": ev["text"]})
             self.begin(ev["op"])
             self.final = False
@@ -286,13 +293,20 @@ class Engine:
         elif e == "end":
             self.phase, self.op, self.drafts = "idle", 0, {}
         elif e == "compact":
-            self.history = [{"role": "user", "content": SUMMARY_NOTICE}, {"role": "assistant", "content": ev["summary"]}]
+            # The notice, then every standing directive verbatim, each its own block.
+            head = SUMMARY_NOTICE
+            if self.directives:
+                head = [{"type": "text", "text": t} for t in [SUMMARY_NOTICE] + [d for d, _ in self.directives]]
+            self.directives = [(d, 0) for d, _ in self.directives]
+            self.history = [{"role": "user", "content": head}, {"role": "assistant", "content": ev["summary"]}]
             self.last_batch = None
         elif e == "rewind":
             self.history = self.history[: ev["index"]]
+            self.directives = [(d, i) for d, i in self.directives if i < ev["index"]]
             self.last_batch = None
         elif e == "import":
             self.history = list(ev["messages"])
+            self.directives = []
             for m in self.history:
                 self.taken.update(tool_ids(m))
         else:

@@ -89,10 +89,13 @@ pub enum Bug {
     /// same tools in another order send another prefix (`tool_order`, the reference
     /// profile's convention).
     HostToolOrder,
+    /// The turn context leaves out the directives a compaction hid: after a
+    /// compaction the model sees the host's summary in place of the user's words.
+    CompactionDropsDirectives,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 25] = [
+    pub const ALL: [Bug; 26] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -118,6 +121,7 @@ impl Bug {
         Bug::SchemaKeysReorderedOnRestore,
         Bug::MessagesBeforeTools,
         Bug::HostToolOrder,
+        Bug::CompactionDropsDirectives,
     ];
 
     pub fn name(self) -> &'static str {
@@ -147,6 +151,7 @@ impl Bug {
             Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
             Bug::MessagesBeforeTools => "messages_before_tools",
             Bug::HostToolOrder => "host_tool_order",
+            Bug::CompactionDropsDirectives => "compaction_drops_directives",
         }
     }
 
@@ -199,6 +204,7 @@ impl Bug {
             Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
             Bug::MessagesBeforeTools => Invariant::PrefixStable,
             Bug::HostToolOrder => Invariant::ToolOrder,
+            Bug::CompactionDropsDirectives => Invariant::DirectivesKept,
         }
     }
 }
@@ -326,6 +332,14 @@ impl CanaryEngine {
                             content: Content::Blocks(blocks),
                         });
                     }
+                }
+            }
+            Bug::CompactionDropsDirectives => {
+                for m in messages.iter_mut().filter(|m| m.role == Role::User) {
+                    let Some(blocks) = judged::without_thread(m.blocks()) else {
+                        continue;
+                    };
+                    *m = Arc::new(Message::user_blocks(blocks));
                 }
             }
             Bug::ScrubsMarkerText => {

@@ -58,11 +58,12 @@ pub enum Invariant {
     PrefixReported,
     ModelWordsExact,
     ToolOrder,
+    DirectivesKept,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 28] = [
+    pub const ALL: [Invariant; 29] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -91,6 +92,7 @@ impl Invariant {
         Invariant::PrefixReported,
         Invariant::ModelWordsExact,
         Invariant::ToolOrder,
+        Invariant::DirectivesKept,
     ];
 
     /// The invariants the checkers judge, in the order they run: every invariant but
@@ -98,7 +100,7 @@ impl Invariant {
     /// no selection can switch them off. The checkers' registry is built in this order
     /// (a test in `checkers` holds it to it), and `--checks`/`--skip` accept exactly
     /// these names.
-    pub const CHECKED: [Invariant; 26] = [
+    pub const CHECKED: [Invariant; 27] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -125,6 +127,7 @@ impl Invariant {
         Invariant::PrefixReported,
         Invariant::ModelWordsExact,
         Invariant::ToolOrder,
+        Invariant::DirectivesKept,
     ];
 
     /// How a run that breaks this invariant failed, which picks its exit code.
@@ -168,6 +171,7 @@ impl Invariant {
             Invariant::PrefixReported => "prefix_reported",
             Invariant::ModelWordsExact => "model_words_exact",
             Invariant::ToolOrder => "tool_order",
+            Invariant::DirectivesKept => "directives_kept",
         }
     }
 }
@@ -302,6 +306,7 @@ mod tests {
                 "prefix_reported",
                 "model_words_exact",
                 "tool_order",
+                "directives_kept",
             ]
         );
     }

@@ -244,3 +244,9 @@ fn tools_sent_in_the_host_s_order_are_found_by_tool_order() {
     // the host's order, so its twin configured in reverse sends another prefix.
     canary_is_found_shrunk_and_replayed(Bug::HostToolOrder);
 }
+
+#[test]
+fn directives_a_compaction_hid_and_the_turn_context_drops_are_found_by_directives_kept() {
+    // Needs a seed with `compaction` on that compacts after an acknowledged prompt.
+    canary_is_found_within(Bug::CompactionDropsDirectives, RARE_BUDGET);
+}

@@ -65,6 +65,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "prefix_reported convention",
             "model_words_exact generic",
             "tool_order convention",
+            "directives_kept generic",
         ]
     );
 }

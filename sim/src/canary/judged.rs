@@ -287,3 +287,32 @@ pub(super) fn send_tools_as_listed(outputs: &mut [Output], host: &Arc<[turnsim_c
         }
     }
 }
+
+/// `compaction_drops_directives`: `blocks` with the `<conversation_thread>` cut out of
+/// their turn context, when one holds it.
+pub(super) fn without_thread(blocks: &[Block]) -> Option<Vec<Block>> {
+    const OPEN: &str = "<conversation_thread>\n";
+    const CLOSE: &str = "</conversation_thread>\n";
+    let cut = |text: &str| {
+        let start = text.find(OPEN)?;
+        let end = text[start..].find(CLOSE)? + start + CLOSE.len();
+        Some(format!("{}{}", &text[..start], &text[end..]))
+    };
+    let mut changed = false;
+    let out = blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text { text } if text.starts_with(turnsim_core::request::TURN_CONTEXT_OPEN) => {
+                match cut(text) {
+                    Some(text) => {
+                        changed = true;
+                        Block::Text { text }
+                    }
+                    None => b.clone(),
+                }
+            }
+            other => other.clone(),
+        })
+        .collect();
+    changed.then_some(out)
+}

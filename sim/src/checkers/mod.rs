@@ -11,6 +11,7 @@ mod append_only;
 mod at_most_once;
 mod cache_breakpoints;
 pub mod determinism;
+mod directives_kept;
 mod durable_live;
 mod history_stable;
 mod hostile_input;
@@ -456,6 +457,7 @@ impl Checks {
             Box::new(prefix_reported::PrefixReported::new(reports)),
             Box::new(model_words_exact::ModelWordsExact::new(facts.model_mark)),
             Box::new(tool_order::ToolOrder::new(canonical_tools)),
+            Box::<directives_kept::DirectivesKept>::default(),
         ]
     }
 
