@@ -60,6 +60,13 @@ from wire import WireCache, groups  # noqa: E402
 
 THREAD = "turnsim-session"
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
+def directives(messages):
+    """The user's prompts that stand in `messages`, oldest first: a compaction keeps them
+    verbatim after its notice (the application's user messages are prompts, the notice
+    aside), since the summary paraphrases exactly what the user asked."""
+    return [m.content for m in messages if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content != COMPACTION_NOTICE]
+
+
 UNANSWERED = "Interrupted before a result was recorded; the tool may have run. Check before retrying."
 
 
@@ -300,7 +307,8 @@ class Engine:
             if i["summary"].strip() == "":
                 raise Refused("empty input: the compaction summary is empty")
             self.version += 1
-            self.run_now(self.replace_history([HumanMessage(COMPACTION_NOTICE), AIMessage(i["summary"])]))
+            kept = [HumanMessage(d) for d in directives(self.saver.messages(THREAD))]
+            self.run_now(self.replace_history([HumanMessage(COMPACTION_NOTICE), *kept, AIMessage(i["summary"])]))
         elif kind == "rewind":
             self.require_idle()
             self.rewind(i["index"])

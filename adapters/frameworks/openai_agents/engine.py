@@ -44,6 +44,18 @@ from wire import WireCache, role_blocks  # noqa: E402
 
 set_tracing_disabled(True)
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
+
+
+def directives(items):
+    """The user's prompts that stand in the session's `items`, oldest first: a compaction
+    keeps them verbatim after its notice (the application's user items with text
+    content are prompts, the notice aside), since the summary paraphrases exactly what
+    the user asked."""
+    return [
+        it["content"]
+        for it in items
+        if isinstance(it, dict) and it.get("role") == "user" and isinstance(it.get("content"), str) and it["content"] != COMPACTION_NOTICE
+    ]
 # The SDK's default of 10 model calls per run is an application's choice of guard; the
 # simulator's turns may use more tool rounds than that, and a guard that fails the turn
 # is not what is under test.
@@ -244,7 +256,8 @@ class Engine:
             self.version += 1
             notice = {"role": "user", "content": COMPACTION_NOTICE}
             summary = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": i["summary"], "annotations": []}]}
-            self.session.reset([notice, summary])
+            kept = [{"role": "user", "content": d} for d in directives(self.session.items)]
+            self.session.reset([notice, *kept, summary])
         elif kind == "rewind":
             self.require_idle()
             self.rewind(i["index"])

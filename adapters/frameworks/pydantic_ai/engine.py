@@ -35,6 +35,19 @@ from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
 
 
+def directives(messages):
+    """The user's prompts that stand in `messages`, oldest first: a compaction keeps them
+    verbatim after its notice (every text user-prompt part is a prompt, the notice
+    aside), since the summary paraphrases exactly what the user asked."""
+    return [
+        p.content
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart) and isinstance(p.content, str) and p.content != COMPACTION_NOTICE
+    ]
+
+
 def dump(messages):
     return ModelMessagesTypeAdapter.dump_python(messages, mode="json")
 
@@ -257,7 +270,8 @@ class Engine:
             if i["summary"].strip() == "":
                 raise Refused("empty input: the compaction summary is empty")
             self.version += 1
-            self.messages = [ModelRequest(parts=[UserPromptPart(COMPACTION_NOTICE)]), ModelResponse(parts=[TextPart(i["summary"])])]
+            kept = [UserPromptPart(d) for d in directives(self.messages)]
+            self.messages = [ModelRequest(parts=[UserPromptPart(COMPACTION_NOTICE), *kept]), ModelResponse(parts=[TextPart(i["summary"])])]
             self.save(self.messages)
         elif kind == "rewind":
             self.require_idle()

@@ -35,6 +35,14 @@ globalThis.AI_SDK_LOG_WARNINGS = false; // the SDK's warnings would go to the co
 const MAX_STEPS = 20; // the SDK's own default for its ToolLoopAgent
 const COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]";
 
+// The user's prompts that stand in `messages`, oldest first: a compaction keeps them
+// verbatim after its notice (the application's user messages with text content are
+// prompts, the notice aside), since the summary paraphrases exactly what the user asked.
+const directives = (messages) =>
+  messages
+    .filter((m) => m.role === "user" && typeof m.content === "string" && m.content !== COMPACTION_NOTICE)
+    .map((m) => m.content);
+
 // Object identities for the state digest, numbered afresh for every engine so a reused
 // process gives the digests a new one would.
 let identities = new WeakMap();
@@ -277,6 +285,7 @@ class Engine {
         this.version++;
         this.save([
           { role: "user", content: COMPACTION_NOTICE },
+          ...directives(this.messages).map((content) => ({ role: "user", content })),
           { role: "assistant", content: i.summary },
         ]);
         break;
