@@ -5,6 +5,10 @@
 //! so its responses do not depend on how requests of other conversations interleave.
 //! A reply carries thinking (or reasoning) only when the request asked for it, as the
 //! real APIs do: a script's thinking is left out of a reply to a request without it.
+//! The converse holds on the Messages API: a scripted reply to a request that turned
+//! thinking on opens with a signed thinking block even when its script gave none,
+//! since a client echoes back only what it was sent, and a reply with tool calls and
+//! no thinking would make its own next request one the API (and this server) refuses.
 
 use super::*;
 
@@ -43,7 +47,10 @@ impl Server {
         let ws = &self.config.workspace;
         let tag = g.tag.clone();
         let tools = &p.tools;
-        let step = step.map(|s| without_unasked_thinking(s, p.thinking));
+        let added_thinking = step
+            .as_ref()
+            .is_some_and(|s| adds_thinking(s, p.thinking, p.messages_api));
+        let step = step.map(|s| thinking_as_asked(s, p.thinking, p.messages_api));
         let plan = |g: &mut Gen, scripted: Option<&ScriptedResponse>, faults: bool| {
             let mut input = |d: &mut Decider, name: &str, id: &str| {
                 tools::make_input(d, tools, name, &wire_id(&tag, id), ws).to_string()
@@ -126,11 +133,19 @@ impl Server {
             ) => {
                 let (events, _, _) = plan(g, reply.as_ref(), false);
                 let delays = vec![0; events.len()];
+                // A cut is placed by the script's own events: a thinking block this
+                // server added moves it by its length, so it still lands where the
+                // script put it (inside a call's input, say).
+                let added = if added_thinking {
+                    thinking_events(&events)
+                } else {
+                    0
+                };
                 Shaped {
                     events,
                     delays,
                     delivery: Delivery::Cut {
-                        after: Some(after_events),
+                        after: Some(after_events.saturating_add(added)),
                         mid_event,
                     },
                     played: s.describe(),
@@ -322,27 +337,67 @@ pub(super) fn plain_reply() -> Shaped {
     }
 }
 
-/// `step` with its scripted reply's thinking left out when the request did not ask
-/// for thinking: the real APIs never send a thinking block (or a reasoning item)
-/// unasked, and a client that never asked may not know what to do with one.
-fn without_unasked_thinking(step: Step, asked: bool) -> Step {
-    if asked {
+/// The thinking a scripted reply opens with when a Messages API request turned
+/// thinking on and the script gave none.
+pub(super) const SCRIPTED_THINKING: &str = "Planning the next step.";
+
+/// Whether [`thinking_as_asked`] gives `step` a thinking block it did not have.
+fn adds_thinking(step: &Step, asked: bool, messages_api: bool) -> bool {
+    let bare = |r: &ScriptedResponse| matches!(r, ScriptedResponse::Reply { thinking: None, .. });
+    asked
+        && messages_api
+        && match step {
+            Step::Sim(r) | Step::Cut { reply: Some(r), .. } | Step::Slow { reply: Some(r), .. } => {
+                bare(r)
+            }
+            _ => false,
+        }
+}
+
+/// Events of the thinking block at index 0 of `events`, its start and stop included.
+fn thinking_events(events: &[StreamEvent]) -> u32 {
+    let n = events
+        .iter()
+        .filter(|e| match e {
+            StreamEvent::BlockStart { index, block } => {
+                *index == 0 && matches!(block, BlockStart::Thinking)
+            }
+            StreamEvent::ThinkingDelta { index, .. }
+            | StreamEvent::SignatureDelta { index, .. }
+            | StreamEvent::BlockStop { index } => *index == 0,
+            _ => false,
+        })
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// `step` with its scripted reply's thinking as the request asked: left out when it
+/// did not ask (the real APIs never send a thinking block or a reasoning item unasked,
+/// and a client that never asked may not know what to do with one), and on the
+/// Messages API given one when it asked and the script has none.
+fn thinking_as_asked(step: Step, asked: bool, messages_api: bool) -> Step {
+    if asked && !messages_api {
         return step;
     }
-    let strip = |r: ScriptedResponse| match r {
+    let set = |r: ScriptedResponse| match r {
         ScriptedResponse::Reply {
+            thinking,
             text,
             tool_calls,
             stop,
-            ..
         } => ScriptedResponse::Reply {
-            thinking: None,
+            thinking: if asked {
+                thinking.or_else(|| Some(SCRIPTED_THINKING.to_owned()))
+            } else {
+                None
+            },
             text,
             tool_calls,
             stop,
         },
         other => other,
     };
+    let strip = set;
     match step {
         Step::Sim(r) => Step::Sim(strip(r)),
         Step::Cut {
