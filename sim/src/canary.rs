@@ -9,6 +9,7 @@
 mod turns;
 use turns::{TurnCanary, restore_log};
 mod judged;
+mod stream;
 
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
@@ -89,10 +90,16 @@ pub enum Bug {
     /// same tools in another order send another prefix (`tool_order`, the reference
     /// profile's convention).
     HostToolOrder,
+    /// A tool call whose input JSON a `max_tokens` stop cut short is closed off into
+    /// an object (as a partial-JSON reader does) and run, instead of being refused.
+    SalvagesCutInput,
+    /// A compaction the host asks for while a call is open is applied at once, by
+    /// stopping the call first, instead of being refused or deferred.
+    CompactsWhileBusy,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 25] = [
+    pub const ALL: [Bug; 27] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -118,6 +125,8 @@ impl Bug {
         Bug::SchemaKeysReorderedOnRestore,
         Bug::MessagesBeforeTools,
         Bug::HostToolOrder,
+        Bug::SalvagesCutInput,
+        Bug::CompactsWhileBusy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -147,6 +156,8 @@ impl Bug {
             Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
             Bug::MessagesBeforeTools => "messages_before_tools",
             Bug::HostToolOrder => "host_tool_order",
+            Bug::SalvagesCutInput => "salvages_cut_input",
+            Bug::CompactsWhileBusy => "compacts_while_busy",
         }
     }
 
@@ -199,6 +210,8 @@ impl Bug {
             Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
             Bug::MessagesBeforeTools => Invariant::PrefixStable,
             Bug::HostToolOrder => Invariant::ToolOrder,
+            Bug::SalvagesCutInput => Invariant::ModelWordsExact,
+            Bug::CompactsWhileBusy => Invariant::StaleNoop,
         }
     }
 }
@@ -240,6 +253,9 @@ struct CanaryEngine {
     /// `host_tool_order` only: the tools as the host last listed them.
     #[serde(skip)]
     host_tools: Option<Arc<[turnsim_core::ToolSpec]>>,
+    /// `salvages_cut_input` only: tool-input fragments held until their block stops.
+    #[serde(skip)]
+    salvage: stream::Salvage,
 }
 
 impl CanaryEngine {
@@ -258,6 +274,7 @@ impl CanaryEngine {
             adopted: None,
             bodies: Vec::new(),
             host_tools: None,
+            salvage: stream::Salvage::default(),
         }
     }
 
@@ -381,6 +398,47 @@ impl CanaryEngine {
 
 impl Engine for CanaryEngine {
     fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        match (self.bug, input) {
+            (Bug::SalvagesCutInput, input) => {
+                let live = self.current_op();
+                let mut outputs = Vec::new();
+                for input in self.salvage.inputs(live, input) {
+                    outputs.extend(self.handle_one(input)?);
+                }
+                Ok(outputs)
+            }
+            (Bug::CompactsWhileBusy, Input::Compact { summary }) if self.current_op().is_some() => {
+                stream::compact_now(&mut self.inner, summary)
+            }
+            (_, input) => self.handle_one(input),
+        }
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        self.adopted.as_deref().unwrap_or(self.inner.history())
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        self.inner.pending_operation()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.inner.to_bytes();
+        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
+        bytes
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        Engine::fixed_texts(&self.inner)
+    }
+}
+
+impl CanaryEngine {
+    fn handle_one(&mut self, input: Input) -> Result<Vec<Output>, String> {
         let before = self.inner.pending_operation();
         let stale_op = match &input {
             Input::Stream { op, .. } | Input::ToolResult { op, .. } => {

@@ -244,3 +244,13 @@ fn tools_sent_in_the_host_s_order_are_found_by_tool_order() {
     // the host's order, so its twin configured in reverse sends another prefix.
     canary_is_found_shrunk_and_replayed(Bug::HostToolOrder);
 }
+
+#[test]
+fn a_call_run_with_input_salvaged_from_a_cut_stream_is_found_by_model_words_exact() {
+    canary_is_found_shrunk_and_replayed(Bug::SalvagesCutInput);
+}
+
+#[test]
+fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
+    canary_is_found_shrunk_and_replayed(Bug::CompactsWhileBusy);
+}
