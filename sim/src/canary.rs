@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::request::directive_words;
 use turnsim_core::{
-    Block, BlockStart, Content, Input, Message, OperationId, Output, PendingOperation, Record,
-    Role, Session, SessionConfig, SharedMessage, StreamEvent, decode_log, is_marker_message,
+    Block, BlockStart, Content, Input, Message, OperationId, Output, PendingOperation, Role,
+    Session, SessionConfig, SharedMessage, StreamEvent, is_marker_message,
 };
 
 /// The planted bugs.
@@ -435,6 +435,13 @@ impl Engine for CanaryEngine {
     fn fixed_texts(&self) -> Vec<String> {
         Engine::fixed_texts(&self.inner)
     }
+
+    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
+        self.bodies
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, b)| Arc::clone(b))
+    }
 }
 
 impl CanaryEngine {
@@ -534,54 +541,6 @@ impl CanaryEngine {
         }
         Ok(outputs)
     }
-
-    fn history(&self) -> &[SharedMessage] {
-        self.adopted.as_deref().unwrap_or(self.inner.history())
-    }
-
-    fn pending_operation(&self) -> PendingOperation {
-        self.inner.pending_operation()
-    }
-
-    fn is_idle(&self) -> bool {
-        self.inner.is_idle()
-    }
-
-    fn state_bytes(&self) -> Vec<u8> {
-        let mut bytes = self.inner.to_bytes();
-        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
-        bytes
-    }
-
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.inner)
-    }
-
-    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
-        self.bodies
-            .iter()
-            .find(|(o, _)| *o == op)
-            .map(|(_, b)| Arc::clone(b))
-    }
-}
-
-/// The tool batch a log says was pending when it ends, if any.
-fn pending_at_end(log: &[u8]) -> Option<(OperationId, Vec<turnsim_core::ToolCall>)> {
-    let decoded = decode_log(log).ok()?;
-    let mut pending = None;
-    for r in decoded.records {
-        match r {
-            Record::Append { pending: p, .. } => {
-                pending = match p {
-                    PendingOperation::Tools { op, calls } => Some((op, calls)),
-                    _ => None,
-                }
-            }
-            Record::TurnEnd { .. } => pending = None,
-            _ => {}
-        }
-    }
-    pending
 }
 
 impl EngineFactory for Canary {
@@ -634,7 +593,7 @@ impl EngineFactory for Canary {
             }
         };
         if self.0 == Bug::RestartRedispatches
-            && let Some((op, calls)) = pending_at_end(log)
+            && let Some((op, calls)) = judged::pending_at_end(log)
         {
             outputs.push(Output::Dispatch { op, calls });
         }
