@@ -9,6 +9,7 @@
 mod turns;
 use turns::{TurnCanary, restore_log};
 mod judged;
+mod stream;
 
 use crate::checkers::Invariant;
 use crate::engine::{Engine, EngineFactory};
@@ -17,8 +18,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::request::directive_words;
 use turnsim_core::{
-    Block, BlockStart, Content, Input, Message, OperationId, Output, PendingOperation, Record,
-    Role, Session, SessionConfig, SharedMessage, StreamEvent, decode_log, is_marker_message,
+    Block, BlockStart, Content, Input, Message, OperationId, Output, PendingOperation, Role,
+    Session, SessionConfig, SharedMessage, StreamEvent, is_marker_message,
 };
 
 /// The planted bugs.
@@ -92,10 +93,16 @@ pub enum Bug {
     /// The turn context leaves out the directives a compaction hid: after a
     /// compaction the model sees the host's summary in place of the user's words.
     CompactionDropsDirectives,
+    /// A tool call whose input JSON a `max_tokens` stop cut short is closed off into
+    /// an object (as a partial-JSON reader does) and run, instead of being refused.
+    SalvagesCutInput,
+    /// A compaction the host asks for while a call is open is applied at once, by
+    /// stopping the call first, instead of being refused or deferred.
+    CompactsWhileBusy,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 26] = [
+    pub const ALL: [Bug; 28] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -122,6 +129,8 @@ impl Bug {
         Bug::MessagesBeforeTools,
         Bug::HostToolOrder,
         Bug::CompactionDropsDirectives,
+        Bug::SalvagesCutInput,
+        Bug::CompactsWhileBusy,
     ];
 
     pub fn name(self) -> &'static str {
@@ -152,6 +161,8 @@ impl Bug {
             Bug::MessagesBeforeTools => "messages_before_tools",
             Bug::HostToolOrder => "host_tool_order",
             Bug::CompactionDropsDirectives => "compaction_drops_directives",
+            Bug::SalvagesCutInput => "salvages_cut_input",
+            Bug::CompactsWhileBusy => "compacts_while_busy",
         }
     }
 
@@ -205,6 +216,8 @@ impl Bug {
             Bug::MessagesBeforeTools => Invariant::PrefixStable,
             Bug::HostToolOrder => Invariant::ToolOrder,
             Bug::CompactionDropsDirectives => Invariant::DirectivesKept,
+            Bug::SalvagesCutInput => Invariant::ModelWordsExact,
+            Bug::CompactsWhileBusy => Invariant::StaleNoop,
         }
     }
 }
@@ -246,6 +259,9 @@ struct CanaryEngine {
     /// `host_tool_order` only: the tools as the host last listed them.
     #[serde(skip)]
     host_tools: Option<Arc<[turnsim_core::ToolSpec]>>,
+    /// `salvages_cut_input` only: tool-input fragments held until their block stops.
+    #[serde(skip)]
+    salvage: stream::Salvage,
 }
 
 impl CanaryEngine {
@@ -264,6 +280,7 @@ impl CanaryEngine {
             adopted: None,
             bodies: Vec::new(),
             host_tools: None,
+            salvage: stream::Salvage::default(),
         }
     }
 
@@ -395,6 +412,54 @@ impl CanaryEngine {
 
 impl Engine for CanaryEngine {
     fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
+        match (self.bug, input) {
+            (Bug::SalvagesCutInput, input) => {
+                let live = self.current_op();
+                let mut outputs = Vec::new();
+                for input in self.salvage.inputs(live, input) {
+                    outputs.extend(self.handle_one(input)?);
+                }
+                Ok(outputs)
+            }
+            (Bug::CompactsWhileBusy, Input::Compact { summary }) if self.current_op().is_some() => {
+                stream::compact_now(&mut self.inner, summary)
+            }
+            (_, input) => self.handle_one(input),
+        }
+    }
+
+    fn history(&self) -> &[SharedMessage] {
+        self.adopted.as_deref().unwrap_or(self.inner.history())
+    }
+
+    fn pending_operation(&self) -> PendingOperation {
+        self.inner.pending_operation()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    fn state_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.inner.to_bytes();
+        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
+        bytes
+    }
+
+    fn fixed_texts(&self) -> Vec<String> {
+        Engine::fixed_texts(&self.inner)
+    }
+
+    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
+        self.bodies
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map(|(_, b)| Arc::clone(b))
+    }
+}
+
+impl CanaryEngine {
+    fn handle_one(&mut self, input: Input) -> Result<Vec<Output>, String> {
         let before = self.inner.pending_operation();
         let stale_op = match &input {
             Input::Stream { op, .. } | Input::ToolResult { op, .. } => {
@@ -490,54 +555,6 @@ impl Engine for CanaryEngine {
         }
         Ok(outputs)
     }
-
-    fn history(&self) -> &[SharedMessage] {
-        self.adopted.as_deref().unwrap_or(self.inner.history())
-    }
-
-    fn pending_operation(&self) -> PendingOperation {
-        self.inner.pending_operation()
-    }
-
-    fn is_idle(&self) -> bool {
-        self.inner.is_idle()
-    }
-
-    fn state_bytes(&self) -> Vec<u8> {
-        let mut bytes = self.inner.to_bytes();
-        bytes.extend(serde_json::to_vec(self).unwrap_or_default());
-        bytes
-    }
-
-    fn fixed_texts(&self) -> Vec<String> {
-        Engine::fixed_texts(&self.inner)
-    }
-
-    fn request_body(&self, op: OperationId) -> Option<Arc<str>> {
-        self.bodies
-            .iter()
-            .find(|(o, _)| *o == op)
-            .map(|(_, b)| Arc::clone(b))
-    }
-}
-
-/// The tool batch a log says was pending when it ends, if any.
-fn pending_at_end(log: &[u8]) -> Option<(OperationId, Vec<turnsim_core::ToolCall>)> {
-    let decoded = decode_log(log).ok()?;
-    let mut pending = None;
-    for r in decoded.records {
-        match r {
-            Record::Append { pending: p, .. } => {
-                pending = match p {
-                    PendingOperation::Tools { op, calls } => Some((op, calls)),
-                    _ => None,
-                }
-            }
-            Record::TurnEnd { .. } => pending = None,
-            _ => {}
-        }
-    }
-    pending
 }
 
 impl EngineFactory for Canary {
@@ -590,7 +607,7 @@ impl EngineFactory for Canary {
             }
         };
         if self.0 == Bug::RestartRedispatches
-            && let Some((op, calls)) = pending_at_end(log)
+            && let Some((op, calls)) = judged::pending_at_end(log)
         {
             outputs.push(Output::Dispatch { op, calls });
         }

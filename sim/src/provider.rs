@@ -45,6 +45,9 @@ pub struct Plan {
     /// Which world behaviour of the later options (`tool_stop_other`, `reused_ids`),
     /// if any, shaped it too; counted apart from `fault` since both can happen at once.
     pub world: Option<FaultKind>,
+    /// Where the provider cut this stream and how (an error, a hang, a `max_tokens`
+    /// stop), for the stream coverage gate.
+    pub cut: Option<(Interruption, StreamPos)>,
 }
 
 /// Draws tool-use ids that are unique within a run.
@@ -302,6 +305,7 @@ pub fn plan_response_with(
             hangs: false,
             fault: Some(FaultKind::ProviderErrorBefore),
             world: None,
+            cut: Some((Interruption::ProviderError, StreamPos::Unstarted)),
         };
     }
     let mut b = Builder::new();
@@ -320,7 +324,19 @@ pub fn plan_response_with(
         let mut signature = String::with_capacity(8);
         signature.push_str("sig");
         push_decimal(&mut signature, d.below(1 << 16));
-        b.push(StreamEvent::SignatureDelta { index, signature });
+        // Split only when the seed's shapes say so: a narrow-grammar seed draws
+        // nothing more here, so its decision list is what it was.
+        if opts.stream.signature_pieces_max > 1 {
+            let pieces = d.range(1, opts.stream.signature_pieces_max);
+            split(d, signature, pieces, |piece| {
+                b.push(StreamEvent::SignatureDelta {
+                    index,
+                    signature: piece,
+                })
+            });
+        } else {
+            b.push(StreamEvent::SignatureDelta { index, signature });
+        }
         b.close(index);
     }
     d.mark(Tag::Choice);
@@ -361,14 +377,14 @@ pub fn plan_response_with(
             };
             let input = input(d, &name, &id);
             d.mark(Tag::Pieces);
-            let pieces = d.range(1, 4);
-            let index = b.split_block(
-                d,
-                BlockStart::ToolUse { id, name },
-                input,
-                pieces,
-                input_delta,
-            );
+            let pieces = d.range(1, opts.stream.input_pieces_max.max(1));
+            let empty_first =
+                !opts.stream.empty_input_delta.is_zero() && d.chance(opts.stream.empty_input_delta);
+            let index = b.open(BlockStart::ToolUse { id, name });
+            if empty_first {
+                b.push(input_delta(index, String::new()));
+            }
+            split(d, input, pieces, |piece| b.push(input_delta(index, piece)));
             b.close(index);
         }
     }
@@ -401,23 +417,35 @@ pub fn plan_response_with(
     let mut events = b.events;
     let mut hangs = false;
     let mut fault = None;
+    let mut cut = None;
     if other == Some(OtherStop::ResetAfterCall) {
         // The stream dies right after the last tool_use block finished, before the
         // stop reason: the calls are complete, the reply is not.
-        let cut = events
+        let at = events
             .iter()
             .rposition(|(_, e)| matches!(e, StreamEvent::BlockStop { .. }))
             .map_or(1, |i| i + 1);
-        events.truncate(cut);
+        events.truncate(at);
+        cut = Some((Interruption::ProviderError, StreamPos::BetweenBlocks));
         events.push((0, connection_reset()));
+    } else if fault_on(d, opts, faults, FaultKind::MaxTokensCut) {
+        // Every event before the stop reason may be the last one kept.
+        let kept = 1 + d.below(events.len() as u32 - 2) as usize;
+        let pos = stop_at_max_tokens(&mut events, kept);
+        cut = Some((Interruption::MaxTokens, pos));
+        fault = Some(FaultKind::MaxTokensCut);
     } else if fault_on(d, opts, faults, FaultKind::ProviderErrorMid) {
-        let cut = 1 + d.below(events.len() as u32 - 1) as usize;
-        events.truncate(cut);
+        let at = settle_cut(&events, 1 + d.below(events.len() as u32 - 1) as usize);
+        events.truncate(at);
+        cut = Some((Interruption::ProviderError, prefix_pos(&events)));
         events.push((0, connection_reset()));
         fault = Some(FaultKind::ProviderErrorMid);
     } else if fault_on(d, opts, faults, FaultKind::Hang) {
-        let cut = 1 + d.below(events.len() as u32 - 1) as usize;
-        events.truncate(cut);
+        let lo = opts.stream.hang_cut_min.min(1);
+        let at = lo as usize + d.below(events.len() as u32 - lo) as usize;
+        let at = settle_cut(&events, at);
+        events.truncate(at);
+        cut = Some((Interruption::Hang, prefix_pos(&events)));
         hangs = true;
         fault = Some(FaultKind::Hang);
     }
@@ -427,6 +455,7 @@ pub fn plan_response_with(
         hangs,
         fault,
         world,
+        cut,
     }
 }
 
@@ -550,13 +579,33 @@ fn plan_scripted(
         }
     }
     fill_latencies(d, opts, &mut events);
+    let cut = fault.map(|kind| {
+        let how = if kind == FaultKind::Hang {
+            Interruption::Hang
+        } else {
+            Interruption::ProviderError
+        };
+        let kept = events.len() - usize::from(error.is_some());
+        (how, prefix_pos(&events[..kept]))
+    });
     Plan {
         events,
         hangs: hang,
         fault,
         world: None,
+        cut,
     }
 }
+
+/// Where a stream stands after `events`.
+fn prefix_pos(events: &[(u64, StreamEvent)]) -> StreamPos {
+    StreamPos::of_prefix(events.iter().map(|(_, e)| e))
+}
+
+// Where streams are cut, in its own file, re-exported here.
+#[path = "provider_cut.rs"]
+mod cut;
+pub use cut::{Interruption, StreamPos, settle_cut, stop_at_max_tokens};
 
 // The provider's refusals live in their own file, re-exported here.
 #[path = "provider_refusal.rs"]

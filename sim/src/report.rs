@@ -7,6 +7,7 @@
 use crate::checkers::INVARIANTS;
 use crate::exit::Exit;
 use crate::options::FaultKind;
+use crate::provider::{Interruption, StreamPos};
 use crate::runner::Summary;
 use crate::world::{EnginePhase, FailureClass, HOSTILE_KINDS};
 use std::fmt::Write as _;
@@ -140,6 +141,7 @@ pub fn summary(
             .collect();
         let _ = writeln!(o, "  never hit: {}", names.join(", "));
     }
+    stream_coverage(&mut o, s);
     // Only a run that handed hostile inputs at all says which kinds it handed.
     if s.faults
         .get(&FaultKind::HostileInput)
@@ -200,5 +202,43 @@ fn idle_reason(name: &str) -> &'static str {
         "twin_agrees" => "no delivery that must change nothing had a twin to compare with",
         "thinking_intact" => "no thinking block was streamed and sent back",
         _ => "no event of the kind it judges happened in these seeds",
+    }
+}
+
+/// The stream coverage gate: each interruption kind at each position between two
+/// stream events, with the cells that are possible and were never hit named.
+fn stream_coverage(o: &mut String, s: &Summary) {
+    let _ = writeln!(
+        o,
+        "stream coverage (interruption x stream position; '+' hit, '.' never hit, ' ' impossible):"
+    );
+    let mut header = format!("  {:<16}", "");
+    for p in StreamPos::ALL {
+        let _ = write!(header, " {:<14}", p.name());
+    }
+    let _ = writeln!(o, "{}", header.trim_end());
+    for how in Interruption::ALL {
+        let mut row = format!("  {:<16}", how.name());
+        for p in StreamPos::ALL {
+            let mark = if !how.possible(p) {
+                " "
+            } else if s.stream_coverage.contains(&(how, p)) {
+                "+"
+            } else {
+                "."
+            };
+            let _ = write!(row, " {mark:<14}");
+        }
+        let _ = writeln!(o, "{}", row.trim_end());
+    }
+    let missed = s.missed_stream_coverage();
+    if missed.is_empty() {
+        let _ = writeln!(o, "  every possible stream cell was hit");
+    } else {
+        let names: Vec<String> = missed
+            .iter()
+            .map(|(h, p)| format!("{}@{}", h.name(), p.name()))
+            .collect();
+        let _ = writeln!(o, "  stream cells never hit: {}", names.join(", "));
     }
 }

@@ -14,6 +14,7 @@ use crate::checkers::determinism::first_divergence;
 use crate::engine::EngineFactory;
 use crate::engine::Judged;
 use crate::options::{FaultKind, SimOptions};
+use crate::provider::{Interruption, StreamPos};
 use crate::run_digest::RunDigest;
 use crate::scenario::{Expectation, Scenario};
 use crate::world::{EnginePhase, FailureClass, RunOutcome, RunSpec, run};
@@ -101,6 +102,8 @@ pub struct Summary {
     pub failures: Vec<(u64, Violation)>,
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    /// (interruption, stream position) pairs hit: the stream coverage gate.
+    pub stream_coverage: BTreeSet<(Interruption, StreamPos)>,
     pub checks: BTreeMap<&'static str, u64>,
     /// Hostile inputs handed, by kind.
     pub hostile: BTreeMap<&'static str, u64>,
@@ -132,6 +135,19 @@ impl Summary {
         }
         missed
     }
+
+    /// (interruption, stream position) pairs that are possible and were never hit.
+    pub fn missed_stream_coverage(&self) -> Vec<(Interruption, StreamPos)> {
+        let mut missed = Vec::new();
+        for how in Interruption::ALL {
+            for pos in StreamPos::ALL {
+                if how.possible(pos) && !self.stream_coverage.contains(&(how, pos)) {
+                    missed.push((how, pos));
+                }
+            }
+        }
+        missed
+    }
 }
 
 /// The per-seed part of a result kept for the summary.
@@ -145,6 +161,8 @@ pub struct SeedReport {
     pub tool_executions: u64,
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    /// (interruption, stream position) pairs hit: the stream coverage gate.
+    pub stream_coverage: BTreeSet<(Interruption, StreamPos)>,
     pub checks: BTreeMap<&'static str, u64>,
     pub hostile: BTreeMap<&'static str, u64>,
     pub hostile_not_applicable: BTreeMap<&'static str, u64>,
@@ -161,6 +179,7 @@ impl SeedReport {
             tool_executions: o.tool_executions as u64,
             faults: o.faults,
             coverage: o.coverage,
+            stream_coverage: o.stream_coverage,
             checks: o.checks,
             hostile: o.hostile,
             hostile_not_applicable: o.hostile_not_applicable,
@@ -192,6 +211,7 @@ impl Summary {
             *self.faults.entry(k).or_default() += n;
         }
         self.coverage.extend(r.coverage);
+        self.stream_coverage.extend(r.stream_coverage);
         for (k, n) in r.checks {
             *self.checks.entry(k).or_default() += n;
         }
@@ -217,6 +237,7 @@ impl Summary {
             *self.faults.entry(k).or_default() += n;
         }
         self.coverage.extend(other.coverage);
+        self.stream_coverage.extend(other.stream_coverage);
         for (k, n) in other.checks {
             *self.checks.entry(k).or_default() += n;
         }

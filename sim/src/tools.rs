@@ -125,6 +125,10 @@ pub fn plan_execution(
             true,
             Some(FaultKind::ToolCancel),
         )
+    } else if !opts.stream.long_output.is_zero() && d.chance(opts.stream.long_output) {
+        // Drawn only when the seed's shapes have long output at all, so a
+        // narrow-grammar seed's decision list is what it was.
+        (long_output(name, id, d.range(40, 400)), false, None)
     } else {
         (["output of ", name, " for ", id].concat(), false, None)
     };
@@ -137,4 +141,23 @@ pub fn plan_execution(
         },
         fault,
     )
+}
+
+/// A tool's long answer: `lines` numbered lines (about 40 bytes each, so 1.6 to 16
+/// KB), long enough that an engine which truncates, re-wraps or drops a tool's output
+/// is seen to, and every line different so that no two stretches of it are alike.
+fn long_output(name: &str, id: &str, lines: u32) -> String {
+    let mut s = String::with_capacity(lines as usize * 48);
+    s.push_str("output of ");
+    s.push_str(name);
+    s.push_str(" for ");
+    s.push_str(id);
+    for n in 1..=lines {
+        s.push_str("\nline ");
+        s.push_str(&n.to_string());
+        s.push_str(": src/module_");
+        s.push_str(&(n * 7 % 97).to_string());
+        s.push_str(".rs ok");
+    }
+    s
 }

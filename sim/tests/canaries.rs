@@ -250,3 +250,13 @@ fn directives_a_compaction_hid_and_the_turn_context_drops_are_found_by_directive
     // Needs a seed with `compaction` on that compacts after an acknowledged prompt.
     canary_is_found_within(Bug::CompactionDropsDirectives, RARE_BUDGET);
 }
+
+#[test]
+fn a_call_run_with_input_salvaged_from_a_cut_stream_is_found_by_model_words_exact() {
+    canary_is_found_shrunk_and_replayed(Bug::SalvagesCutInput);
+}
+
+#[test]
+fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
+    canary_is_found_shrunk_and_replayed(Bug::CompactsWhileBusy);
+}

@@ -173,7 +173,9 @@ class Engine:
     # --- the harness side ------------------------------------------------------------
 
     def persist(self, record):
-        self.out.append({"output": "persist", "bytes": (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode()})
+        # Keys in the order they came: the configure record holds the host's tool
+        # schemas, and a restart must send them back byte for byte (prefix_stable).
+        self.out.append({"output": "persist", "bytes": (json.dumps(record, separators=(",", ":")) + "\n").encode()})
 
     def fresh_op(self):
         op = self.next_op

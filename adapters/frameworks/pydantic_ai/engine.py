@@ -347,8 +347,13 @@ def restore(config, log):
         raise RestoreFailed(f"the saved history does not load: {e}")
     # pydantic-ai refuses a new prompt on a history whose last response has unanswered
     # calls and tells the application to close them out with repair_messages(), which
-    # answers each as interrupted (outcome 'interrupted').
-    repaired = repair_messages(messages)
+    # answers each as interrupted (outcome 'interrupted'). Only then: the repair also
+    # joins adjacent requests (pydantic-ai does that itself before every request), and
+    # applied to a history that needs nothing it rewrote the log at every restore, so a
+    # restore between turns had work to do (durable_live, seed 237).
+    last = messages[-1] if messages else None
+    dangling = isinstance(last, ModelResponse) and any(isinstance(p, ToolCallPart) for p in last.parts)
+    repaired = repair_messages(messages) if dangling else messages
     # Ids after a restart must not repeat the ones the saved history holds.
     hm.IDS.reset(end << 16)
     engine = Engine(config, messages, last_op + 1)

@@ -9,7 +9,10 @@
 use super::Bug;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use turnsim_core::{Block, Message, Output, Record, Request, Role, decode_log, encode_record};
+use turnsim_core::{
+    Block, Message, OperationId, Output, PendingOperation, Record, Request, Role, ToolCall,
+    decode_log, encode_record,
+};
 
 /// What these bugs remember besides the reference engine's state. None of it is in the
 /// canary's state bytes: `twin_agrees` must see the stale-delivery bug from outside.
@@ -315,4 +318,23 @@ pub(super) fn without_thread(blocks: &[Block]) -> Option<Vec<Block>> {
         })
         .collect();
     changed.then_some(out)
+}
+
+/// The tool batch a log says was pending when it ends, if any.
+pub(super) fn pending_at_end(log: &[u8]) -> Option<(OperationId, Vec<ToolCall>)> {
+    let decoded = decode_log(log).ok()?;
+    let mut pending = None;
+    for r in decoded.records {
+        match r {
+            Record::Append { pending: p, .. } => {
+                pending = match p {
+                    PendingOperation::Tools { op, calls } => Some((op, calls)),
+                    _ => None,
+                }
+            }
+            Record::TurnEnd { .. } => pending = None,
+            _ => {}
+        }
+    }
+    pending
 }

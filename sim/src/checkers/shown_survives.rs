@@ -13,7 +13,9 @@
 //! of the generation) before it, so nothing is required. Only the generation that was
 //! interrupted counts: a reply that failed with a provider error keeps nothing of
 //! itself (docs/spec.md §6), so an engine that retries it owes the user none of its
-//! text, whatever later happens to the retry.
+//! text, whatever later happens to the retry. The same holds for a reply with a tool
+//! call whose input JSON does not parse at its `block_stop` (a `max_tokens` stop inside
+//! it): no engine can keep that call, and failing the whole generation is allowed.
 
 use super::interrupted_turn::{Due, TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
@@ -42,6 +44,9 @@ pub struct ShownSurvives {
     calls: Vec<usize>,
     /// The last delivery, until its step ends: a crash in it undoes it.
     undo: Option<Undo>,
+    /// The input JSON of the tool call streaming now, to see whether it parses at its
+    /// `block_stop`.
+    input: String,
 }
 
 enum Undo {
@@ -85,16 +90,27 @@ impl ShownSurvives {
             StreamEvent::BlockStart {
                 index,
                 block: BlockStart::ToolUse { id, name },
-            } => self.tool_blocks.push((*index, id.clone(), name.clone())),
-            StreamEvent::Error { .. } => {
-                // A failed generation: what it showed is not owed (a retrying engine
-                // sends a new request; a failing one ends the turn).
-                self.texts.truncate(self.reply_start);
-                self.finished.truncate(self.reply_start);
-                self.calls.retain(|&p| p < self.reply_tools);
-                self.tool_blocks.truncate(self.reply_tools);
+            } => {
+                self.input.clear();
+                self.tool_blocks.push((*index, id.clone(), name.clone()))
+            }
+            // A failed generation: what it showed is not owed (a retrying engine sends
+            // a new request; a failing one ends the turn).
+            StreamEvent::Error { .. } => self.forget_reply(),
+            // A call whose input does not parse cannot be kept, and an engine may fail
+            // its whole generation for it (docs/spec.md, Streaming).
+            StreamEvent::BlockStop { index }
+                if !self.input.is_empty()
+                    && self.tool_blocks[self.reply_tools..]
+                        .iter()
+                        .any(|(i, _, _)| i == index)
+                    && serde_json::from_str::<serde::de::IgnoredAny>(&self.input).is_err() =>
+            {
+                self.input.clear();
+                self.forget_reply();
             }
             StreamEvent::BlockStop { index } => {
+                self.input.clear();
                 if let Some(done) = self.finished.get_mut(self.reply_start + index) {
                     *done = true;
                 }
@@ -108,6 +124,14 @@ impl ShownSurvives {
             }
             _ => {}
         }
+    }
+
+    /// The reply streaming now keeps nothing of itself.
+    fn forget_reply(&mut self) {
+        self.texts.truncate(self.reply_start);
+        self.finished.truncate(self.reply_start);
+        self.calls.retain(|&p| p < self.reply_tools);
+        self.tool_blocks.truncate(self.reply_tools);
     }
 
     /// The record check of an interrupted turn whose record is due.
@@ -199,7 +223,7 @@ impl Checker for ShownSurvives {
     /// and those the turn watch reads; every other kind answers `None` below.
     fn events(&self) -> u32 {
         use super::on;
-        WATCHED | on::STEP | on::STREAMED
+        WATCHED | on::STEP | on::STREAMED | on::INPUT_STREAMED
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
@@ -222,6 +246,13 @@ impl Checker for ShownSurvives {
             }
             Event::Streamed { event, .. } => {
                 self.streamed(event);
+                return None;
+            }
+            Event::InputStreamed {
+                event: StreamEvent::InputJsonDelta { partial_json, .. },
+                ..
+            } => {
+                self.input.push_str(partial_json);
                 return None;
             }
             Event::Crashed { .. } => match self.undo.take() {

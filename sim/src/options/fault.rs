@@ -39,10 +39,18 @@ pub enum FaultKind {
     /// splits a tool pair, a blank compaction summary, a log whose last record breaks
     /// the history.
     HostileInput,
+    /// The provider stops a reply with `max_tokens` after any event of its stream:
+    /// the block it was in gets its `block_stop` (a tool call's input JSON unfinished,
+    /// a thinking block without its signature), then the stop reason.
+    MaxTokensCut,
+    /// The host asks for a compaction, a rewind or a configure while the engine
+    /// streams or runs tools; the engine must refuse it or defer it, never apply it
+    /// under the open call.
+    BusyHost,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 18] = [
+    pub const ALL: [FaultKind; 20] = [
         FaultKind::Cancel,
         FaultKind::Crash,
         FaultKind::TornWrite,
@@ -61,6 +69,8 @@ impl FaultKind {
         FaultKind::ToolStopOther,
         FaultKind::ReusedIds,
         FaultKind::HostileInput,
+        FaultKind::MaxTokensCut,
+        FaultKind::BusyHost,
     ];
 
     /// How many kinds of [`FaultKind::ALL`] are drawn in the first loop of the option
@@ -91,6 +101,8 @@ impl FaultKind {
             FaultKind::ToolStopOther => "tool_stop_other",
             FaultKind::ReusedIds => "reused_ids",
             FaultKind::HostileInput => "hostile_input",
+            FaultKind::MaxTokensCut => "max_tokens_cut",
+            FaultKind::BusyHost => "busy_host",
         }
     }
 }

@@ -14,11 +14,13 @@
 
 mod fault;
 mod ratio;
+mod stream;
 #[cfg(test)]
 mod tests;
 
 pub use fault::{FaultKind, HOSTILE_KINDS, UnknownFaultKind};
 pub use ratio::Ratio;
+pub use stream::StreamShapes;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,6 +62,11 @@ pub struct SimOptions {
     /// before they existed, and files written now, are the same bytes).
     #[serde(default, skip_serializing_if = "FixedRates::is_default")]
     pub rates: FixedRates,
+    /// How finely the provider splits what it streams and how much tools write
+    /// ([`StreamShapes`]): drawn from a generator of their own, and left out of a saved
+    /// scenario while they are the narrow grammar's, so older files replay unchanged.
+    #[serde(default, skip_serializing_if = "StreamShapes::is_default")]
+    pub stream: StreamShapes,
 }
 
 /// Probabilities the simulator and `turnsim serve` apply on top of the seed's own,
@@ -254,6 +261,7 @@ impl SimOptions {
             tool_latency,
             faults,
             rates: FixedRates::default(),
+            stream: StreamShapes::from_seed(seed),
         }
     }
 
@@ -343,6 +351,28 @@ impl fmt::Display for SimOptions {
             format_args!("{} of log writes", r.durable_check),
         )?;
         row(f, "twin check", format_args!("{} of seeds", r.twin_check))?;
+        let st = &self.stream;
+        row(
+            f,
+            "input pieces max",
+            format_args!("{}", st.input_pieces_max),
+        )?;
+        row(
+            f,
+            "empty input delta",
+            format_args!("{}", st.empty_input_delta),
+        )?;
+        row(
+            f,
+            "signature pieces",
+            format_args!("{} max", st.signature_pieces_max),
+        )?;
+        row(f, "long tool output", format_args!("{}", st.long_output))?;
+        row(
+            f,
+            "hang cut min",
+            format_args!("after event {}", st.hang_cut_min),
+        )?;
         row(f, "faults on", format_args!("{}", list_or_none(&on)))?;
         row(f, "faults off", format_args!("{}", list_or_none(&off)))?;
         if self.faults.contains_key(&FaultKind::HostileInput) {

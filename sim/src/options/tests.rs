@@ -57,6 +57,7 @@ fn seed_zero_derives_the_pinned_options() {
             ("rewind", 20),
             ("prefix_change", 150),
             ("reused_ids", 1),
+            ("max_tokens_cut", 150),
         ]
     );
 }
@@ -183,7 +184,7 @@ fn display_is_one_readable_block() {
         "  faults off         torn_write, stale_delivery, duplicate_delivery, \
          provider_error_before, provider_error_mid, hang, tool_error, tool_empty, \
          tool_cancel, busy_input, compaction, rewind, prefix_change, tool_stop_other, \
-         reused_ids, hostile_input\n"
+         reused_ids, hostile_input, max_tokens_cut, busy_host\n"
     ));
 }
 
@@ -242,7 +243,10 @@ fn parsing_an_unknown_fault_kind_lists_the_known_ones() {
     assert_eq!(err.found, "Crash");
     let text = err.to_string();
     assert!(text.starts_with("unknown fault kind \"Crash\"; expected one of: cancel, crash,"));
-    assert!(text.ends_with("rewind, prefix_change, tool_stop_other, reused_ids, hostile_input"));
+    assert!(text.ends_with(
+        "rewind, prefix_change, tool_stop_other, reused_ids, hostile_input, max_tokens_cut, \
+         busy_host"
+    ));
 }
 
 #[test]
@@ -324,4 +328,62 @@ fn the_durable_check_sample_is_a_fixed_function_of_seed_and_write_near_its_share
     }
     assert!((0..1000u64).all(|i| !FixedRates::picked(3, i, Ratio::new(0, 1))));
     assert!((0..1000u64).all(|i| FixedRates::picked(3, i, Ratio::new(1, 1))));
+}
+
+#[test]
+fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
+    use std::collections::BTreeSet;
+    let shapes: Vec<StreamShapes> = (0..200).map(|s| SimOptions::from_seed(s).stream).collect();
+    let pieces: BTreeSet<u32> = shapes.iter().map(|s| s.input_pieces_max).collect();
+    let sigs: BTreeSet<u32> = shapes.iter().map(|s| s.signature_pieces_max).collect();
+    let empty: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.empty_input_delta.num, s.empty_input_delta.den))
+        .collect();
+    let long: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.long_output.num, s.long_output.den))
+        .collect();
+    assert_eq!(pieces, BTreeSet::from([4, 12, 40]));
+    assert_eq!(sigs, BTreeSet::from([1]));
+    assert_eq!(empty, BTreeSet::from([(0, 1), (1, 2), (1, 1)]));
+    assert_eq!(long, BTreeSet::from([(0, 1), (1, 20), (1, 4)]));
+    assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
+}
+
+#[test]
+fn options_without_stream_shapes_read_back_as_the_narrow_grammar() {
+    let mut o = SimOptions::from_seed(9);
+    let mut json = serde_json::to_value(&o).unwrap();
+    assert!(json.get("stream").is_some(), "{json}");
+    json.as_object_mut().unwrap().remove("stream");
+    let back: SimOptions = serde_json::from_value(json).unwrap();
+    assert_eq!(back.stream, StreamShapes::default());
+    assert_eq!(
+        (
+            back.stream.input_pieces_max,
+            back.stream.signature_pieces_max,
+            back.stream.hang_cut_min
+        ),
+        (4, 1, 1)
+    );
+    o.stream = StreamShapes::default();
+    let narrow = serde_json::to_value(&o).unwrap();
+    assert!(narrow.get("stream").is_none(), "{narrow}");
+}
+
+#[test]
+fn display_prints_the_stream_shapes() {
+    let o = SimOptions::from_seed(0);
+    let text = o.to_string();
+    let s = &o.stream;
+    for line in [
+        format!("  input pieces max   {}\n", s.input_pieces_max),
+        format!("  empty input delta  {}\n", s.empty_input_delta),
+        format!("  signature pieces   {} max\n", s.signature_pieces_max),
+        format!("  long tool output   {}\n", s.long_output),
+        "  hang cut min       after event 0\n".to_owned(),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in\n{text}");
+    }
 }

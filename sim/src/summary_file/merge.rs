@@ -76,6 +76,7 @@ pub fn merge(inputs: &[(PathBuf, SummaryFile)]) -> Result<SummaryFile, String> {
         checks: Default::default(),
         hostile: Default::default(),
         coverage: first.coverage.clone(),
+        stream_coverage: first.stream_coverage.clone(),
         failures: Vec::new(),
         digest: String::new(),
         digest_sum: String::new(),
@@ -107,6 +108,12 @@ pub fn merge(inputs: &[(PathBuf, SummaryFile)]) -> Result<SummaryFile, String> {
                 let merged = out.coverage.entry(*kind).or_default();
                 for (phase, hit) in row {
                     *merged.entry(phase.clone()).or_default() |= hit;
+                }
+            }
+            for (how, row) in &f.stream_coverage {
+                let merged = out.stream_coverage.entry(how.clone()).or_default();
+                for (pos, hit) in row {
+                    *merged.entry(pos.clone()).or_default() |= hit;
                 }
             }
         }

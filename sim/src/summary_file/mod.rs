@@ -18,6 +18,7 @@ pub mod merge;
 use crate::checkers::{Invariant, Violation};
 use crate::conventions::Judging;
 use crate::options::{FaultKind, HOSTILE_KINDS};
+use crate::provider::{Interruption, StreamPos};
 use crate::run_digest::RunDigest;
 use crate::runner::Summary;
 use crate::scenario::EngineProcess;
@@ -56,6 +57,10 @@ pub struct SummaryFile {
     /// Fault kind, then engine phase: whether the combination was hit. Only possible
     /// combinations are listed.
     pub coverage: BTreeMap<FaultKind, BTreeMap<String, bool>>,
+    /// Interruption, then stream position: whether the pair was hit. Only possible
+    /// pairs are listed; a file written before the gate existed has none.
+    #[serde(default)]
+    pub stream_coverage: BTreeMap<String, BTreeMap<String, bool>>,
     pub failures: Vec<FailureEntry>,
     pub digest: String,
     pub digest_sum: String,
@@ -181,6 +186,7 @@ impl SummaryFile {
                 .map(|k| (k.to_string(), s.hostile.get(k).copied().unwrap_or(0)))
                 .collect(),
             coverage: coverage_matrix(&s.coverage),
+            stream_coverage: stream_matrix(&s.stream_coverage),
             failures,
             digest: s.run_digest.finish(),
             digest_sum: s.run_digest.sum_hex(),
@@ -202,7 +208,16 @@ impl SummaryFile {
                 }
             }
         }
+        let mut stream_coverage = BTreeSet::new();
+        for (how, row) in &self.stream_coverage {
+            for (pos, hit) in row {
+                if *hit {
+                    stream_coverage.insert(stream_cell(how, pos)?);
+                }
+            }
+        }
         Ok(Summary {
+            stream_coverage,
             seeds: self.counts.seeds,
             skipped: self.counts.not_started,
             steps: self.counts.steps,
@@ -389,6 +404,35 @@ fn coverage_matrix(
             (*k, row)
         })
         .collect()
+}
+
+/// The stream coverage matrix with every possible pair, hit or not.
+fn stream_matrix(
+    hit: &BTreeSet<(Interruption, StreamPos)>,
+) -> BTreeMap<String, BTreeMap<String, bool>> {
+    Interruption::ALL
+        .iter()
+        .map(|how| {
+            let row = StreamPos::ALL
+                .iter()
+                .filter(|p| how.possible(**p))
+                .map(|p| (p.name().to_string(), hit.contains(&(*how, *p))))
+                .collect();
+            (how.name().to_string(), row)
+        })
+        .collect()
+}
+
+fn stream_cell(how: &str, pos: &str) -> Result<(Interruption, StreamPos), String> {
+    let how = Interruption::ALL
+        .into_iter()
+        .find(|h| h.name() == how)
+        .ok_or_else(|| format!("stream_coverage: unknown interruption {how:?}"))?;
+    let pos = StreamPos::ALL
+        .into_iter()
+        .find(|p| p.name() == pos)
+        .ok_or_else(|| format!("stream_coverage: unknown stream position {pos:?}"))?;
+    Ok((how, pos))
 }
 
 /// Reads and checks one summary file.

@@ -21,6 +21,7 @@ impl World<'_> {
     ) -> Step {
         if !dup && self.is_live(op, false) {
             self.note(|| format!("provider {op} {}", show_event(&event)));
+            self.stream_pos = self.stream_pos.after(&event);
             // Thinking fragments are judged once whole (`ThinkingStreamed`); tool-input
             // fragments go only to the checker that compares calls with what the model
             // said, so the checkers of what the user saw are not called for them.
@@ -149,7 +150,11 @@ impl World<'_> {
     pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
         let before = match mode {
             Mode::Live => None,
-            Mode::Noop(_) | Mode::MayRefuse(_) => Some(self.state_now()?),
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::WhileBusy(_) => Some(self.state_now()?),
+        };
+        let history_before = match mode {
+            Mode::WhileBusy(_) => Some(self.engine.history().to_vec()),
+            _ => None,
         };
         self.twin_skip = matches!(mode, Mode::Noop(_));
         let result = self.call(input);
@@ -168,7 +173,7 @@ impl World<'_> {
                 })?;
                 Ok(false)
             }
-            (Mode::MayRefuse(what), Err(refusal)) => {
+            (Mode::MayRefuse(what) | Mode::WhileBusy(what), Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
                 let after = self.state_now()?;
                 self.ctx_check(Event::Noop {
@@ -183,7 +188,77 @@ impl World<'_> {
                 self.note(|| format!("refused: {refusal}"));
                 Ok(false)
             }
+            (Mode::WhileBusy(what), Ok(outputs)) => {
+                // Accepted: deferred at most. The history stays as it was, and nothing
+                // but a persist (the deferral made durable) or an activity report may
+                // be asked for under the open call.
+                let kept = history_before.as_deref() == Some(self.engine.history());
+                let asked: Vec<Output> = outputs
+                    .iter()
+                    .filter(|o| !matches!(o, Output::Persist { .. } | Output::Activity { .. }))
+                    .cloned()
+                    .collect();
+                let changed: &[u8] = if kept { b"" } else { b"history" };
+                self.ctx_check(Event::Noop {
+                    what,
+                    before: b"",
+                    after: changed,
+                    outputs: &asked,
+                })?;
+                self.execute(outputs)
+            }
             (Mode::Live | Mode::MayRefuse(_), Ok(outputs)) => self.execute(outputs),
         }
+    }
+}
+
+impl World<'_> {
+    /// Counts an interruption landing in the live stream at the position it has
+    /// reached (cancels and crashes; the provider's own cuts are counted as planned).
+    pub(super) fn cover_stream(&mut self, how: Interruption) {
+        if self.faults_on && self.phase() == EnginePhase::Streaming {
+            self.stream_coverage.insert((how, self.stream_pos));
+        }
+    }
+
+    /// The host asks for a compaction, a rewind or a configure while the engine
+    /// streams or runs tools (`busy_host`): the engine must refuse it or defer it.
+    pub(super) fn busy_host(&mut self) -> Step {
+        self.d.mark(Tag::Interrupt);
+        let len = self.engine.history().len();
+        let (input, what) = match self.d.below(3) {
+            0 => (
+                Input::Compact {
+                    summary: format!("{MODEL_MARK} summary of {len} messages"),
+                },
+                "a compaction asked for while a call is open",
+            ),
+            1 => (
+                Input::Rewind {
+                    index: self.d.below(len as u32 + 1) as usize,
+                },
+                "a rewind asked for while a call is open",
+            ),
+            _ => {
+                let system = format!("{} (while busy)", self.config.system);
+                let tools = self.config.tools.to_vec();
+                (
+                    Input::Configure { system, tools },
+                    "a configure asked for while a call is open",
+                )
+            }
+        };
+        let summary = match &input {
+            Input::Compact { summary } => Some(summary.clone()),
+            _ => None,
+        };
+        self.note(|| format!("host asks while busy: {what}"));
+        if self.deliver(input, Mode::WhileBusy(what))? {
+            // Deferred: what the engine places later is the host's text.
+            if let Some(summary) = summary {
+                self.host_texts.push(summary);
+            }
+        }
+        Ok(())
     }
 }

@@ -67,6 +67,10 @@ impl World<'_> {
             let at = u64::from(self.d.below(window.saturating_add(1)));
             self.sched.push_after(at, Ev::BusyInput);
         }
+        if self.roll(FaultKind::BusyHost) {
+            let at = u64::from(self.d.below(window.saturating_add(1)));
+            self.sched.push_after(at, Ev::BusyHost);
+        }
     }
 
     /// The process dies: memory is gone, unsynced bytes are lost (a torn write keeps a

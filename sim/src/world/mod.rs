@@ -30,7 +30,7 @@ use crate::disk::FakeDisk;
 use crate::engine::{Engine, EngineFactory};
 pub use crate::invariant::FailureClass;
 use crate::options::{FaultKind, Ratio, SimOptions};
-use crate::provider::{IdGen, MODEL_MARK, plan_response};
+use crate::provider::{IdGen, Interruption, MODEL_MARK, StreamPos, plan_response};
 use crate::scheduler::Scheduler;
 use crate::script::ScriptedResponse;
 use crate::tools::{Ledger, plan_execution};
@@ -81,7 +81,8 @@ impl EnginePhase {
             ToolError | ToolEmpty | ToolCancel => self == Tools,
             BusyInput => matches!(self, Streaming | Tools),
             Compaction | Rewind | PrefixChange | HostileInput => self == Idle,
-            ToolStopOther | ReusedIds => self == Streaming,
+            ToolStopOther | ReusedIds | MaxTokensCut => self == Streaming,
+            BusyHost => matches!(self, Streaming | Tools),
         }
     }
 }
@@ -99,6 +100,8 @@ pub struct RunOutcome {
     pub decisions: Vec<u32>,
     pub faults: BTreeMap<FaultKind, u64>,
     pub coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    /// (interruption, stream position) pairs that happened: the stream coverage gate.
+    pub stream_coverage: BTreeSet<(Interruption, StreamPos)>,
     /// Hostile inputs handed, by kind ([`HOSTILE_KINDS`]).
     pub hostile: BTreeMap<&'static str, u64>,
     /// Hostile inputs drawn but not handed, by kind: log-borne ones, to an engine
@@ -160,6 +163,8 @@ enum Ev {
     },
     Crash,
     BusyInput,
+    /// The host asks for a compaction, rewind or configure while a call is open.
+    BusyHost,
     Watchdog {
         op: OperationId,
     },
@@ -175,7 +180,7 @@ impl Ev {
     fn is_fault(&self) -> bool {
         matches!(
             self,
-            Ev::Cancel { .. } | Ev::Crash | Ev::BusyInput | Ev::Late { .. }
+            Ev::Cancel { .. } | Ev::Crash | Ev::BusyInput | Ev::BusyHost | Ev::Late { .. }
         )
     }
 }
@@ -188,6 +193,9 @@ enum Mode<'s> {
     Noop(&'s str),
     /// May be refused; if refused it must change nothing.
     MayRefuse(&'s str),
+    /// A host input while a call is open: refused, it changes nothing; accepted
+    /// (deferred), it leaves the history as it was and asks for nothing but a persist.
+    WhileBusy(&'s str),
 }
 
 type Step = Result<(), Violation>;
@@ -270,6 +278,9 @@ struct World<'a> {
     fixed_texts: Vec<String>,
     faults: BTreeMap<FaultKind, u64>,
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
+    stream_coverage: BTreeSet<(Interruption, StreamPos)>,
+    /// Where the live stream stands: the last event it delivered.
+    stream_pos: StreamPos,
     hostile: BTreeMap<&'static str, u64>,
     hostile_not_applicable: BTreeMap<&'static str, u64>,
     config_revision: u32,
@@ -343,6 +354,8 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         fixed_texts,
         faults: BTreeMap::new(),
         coverage: BTreeSet::new(),
+        stream_coverage: BTreeSet::new(),
+        stream_pos: StreamPos::Unstarted,
         hostile: BTreeMap::new(),
         hostile_not_applicable: BTreeMap::new(),
         config_revision: 0,
@@ -385,6 +398,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         decisions,
         faults: w.faults,
         coverage: w.coverage,
+        stream_coverage: w.stream_coverage,
         hostile: w.hostile,
         hostile_not_applicable: w.hostile_not_applicable,
         checks: w.checks.counts(),

@@ -10,8 +10,9 @@ use super::*;
 use turnsim_core::log::TurnOutcome;
 
 /// Fault kinds that may legitimately fail a turn: the provider broke or a tool did
-/// (`tool_stop_other` includes a stream cut after a finished tool call).
-pub const TURN_FAILING_FAULTS: [FaultKind; 7] = [
+/// (`tool_stop_other` includes a stream cut after a finished tool call; `max_tokens_cut`
+/// can leave a tool call's input JSON unfinished, which no engine may run).
+pub const TURN_FAILING_FAULTS: [FaultKind; 8] = [
     FaultKind::ProviderErrorBefore,
     FaultKind::ProviderErrorMid,
     FaultKind::Hang,
@@ -19,6 +20,7 @@ pub const TURN_FAILING_FAULTS: [FaultKind; 7] = [
     FaultKind::ToolEmpty,
     FaultKind::ToolCancel,
     FaultKind::ToolStopOther,
+    FaultKind::MaxTokensCut,
 ];
 
 impl World<'_> {

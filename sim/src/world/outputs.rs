@@ -92,6 +92,7 @@ impl World<'_> {
                 });
                 self.outstanding = Some((op, false));
                 let body = self.engine.request_body(op);
+                self.stream_pos = StreamPos::Unstarted;
                 // The request becomes the last one sent by a move, not a copy, once
                 // nothing here reads it any more; a violation keeps it too.
                 if let Err(violation) = self.ctx_check(Event::Request {
@@ -138,6 +139,9 @@ impl World<'_> {
                 }
                 if let Some(kind) = plan.world {
                     self.count_fault(kind);
+                }
+                if let Some(cut) = plan.cut {
+                    self.stream_coverage.insert(cut);
                 }
                 let mut t = self.sched.now();
                 let last = plan.events.len().saturating_sub(1);

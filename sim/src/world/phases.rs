@@ -80,6 +80,7 @@ impl World<'_> {
             Ev::Provider { op, event, dup } => self.provider_event(op, event, dup)?,
             Ev::ToolDone { op, outcome, dup } => self.tool_done(op, outcome, dup)?,
             Ev::Cancel { cause } => {
+                self.cover_stream(Interruption::Cancel);
                 if self.turn_open {
                     self.count_fault(FaultKind::Cancel);
                     self.note(|| format!("user/host cancels ({cause:?})"));
@@ -90,6 +91,7 @@ impl World<'_> {
                 }
             }
             Ev::Crash => {
+                self.cover_stream(Interruption::Crash);
                 self.count_fault(FaultKind::Crash);
                 self.crash(None)?;
             }
@@ -101,6 +103,12 @@ impl World<'_> {
                         now: format!("t+{now}ms"),
                     };
                     self.deliver(input, Mode::Noop("input while busy"))?;
+                }
+            }
+            Ev::BusyHost => {
+                if self.turn_open && self.outstanding.is_some() && !self.recovering {
+                    self.count_fault(FaultKind::BusyHost);
+                    self.busy_host()?;
                 }
             }
             Ev::Late { input, what } => {

@@ -176,7 +176,10 @@ fn saved_text_keeps_empty_containers_and_escapes_keys_and_strings() {
     );
     assert!(text.contains("\"k\\\"ey\": [],"), "{text}");
     assert!(text.contains("\"e\": {},"), "{text}");
-    assert!(text.contains("\"faults\": {}\n"), "{text}");
+    assert!(
+        text.contains("\"faults\": {},\n    \"stream\": {\n"),
+        "{text}"
+    );
     assert_eq!(parse_scenario(&text, "e.json").unwrap(), s);
 }
 

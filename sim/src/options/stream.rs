@@ -1,0 +1,101 @@
+//! The stream shapes of one run: how finely the provider splits what it streams and
+//! how much a tool writes back, derived from the seed by a generator of their own.
+//!
+//! Guarantee: `StreamShapes::from_seed(s)` draws from its own generator (its own salt),
+//! never from the options generator or the decisions, so adding these shapes moved no
+//! earlier option of any seed; and `StreamShapes::default()` is the narrow grammar the
+//! provider played before they existed, so a scenario file that does not name them
+//! replays its pinned decisions exactly as it did.
+//!
+//! Why: real providers split tool input into many small `input_json_delta` pieces
+//! (inside strings and escapes, and an empty one first), may send a signature in
+//! several deltas, and tools answer with long output. An engine that only ever saw a
+//! few large pieces passes with bugs that a real stream finds.
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::Ratio;
+
+/// XORed into the seed: unrelated to the options generator and to the decisions.
+const SHAPES_SALT: u64 = 0x5354_5245_414d_5348;
+
+const INPUT_PIECES: [u32; 3] = [4, 12, 40];
+const EMPTY_INPUT_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
+const LONG_OUTPUT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 20), Ratio::new(1, 4)];
+
+/// How the provider and the tools shape what they send.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamShapes {
+    /// Most `input_json_delta` pieces one tool call's input is split into (at any
+    /// char, inside strings and escapes too).
+    #[serde(default = "StreamShapes::input_pieces_default")]
+    pub input_pieces_max: u32,
+    /// Chance that a `tool_use` block's first delta is an empty `input_json_delta`,
+    /// as the Messages API sends it.
+    #[serde(default = "StreamShapes::never")]
+    pub empty_input_delta: Ratio,
+    /// Most `signature_delta` pieces one thinking block's signature is split into.
+    #[serde(default = "StreamShapes::one")]
+    pub signature_pieces_max: u32,
+    /// Chance that a tool that succeeds writes long output (kilobytes of lines).
+    #[serde(default = "StreamShapes::never")]
+    pub long_output: Ratio,
+    /// The first event after which a hang may cut a stream: 0 lets a provider hang
+    /// before `message_start`, as a connection that never answers does.
+    #[serde(default = "StreamShapes::one")]
+    pub hang_cut_min: u32,
+}
+
+impl StreamShapes {
+    fn input_pieces_default() -> u32 {
+        4
+    }
+    fn never() -> Ratio {
+        Ratio::NEVER
+    }
+    fn one() -> u32 {
+        1
+    }
+
+    /// The shapes of `seed`: every draw happens for every seed, in this order.
+    pub fn from_seed(seed: u64) -> StreamShapes {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ SHAPES_SALT);
+        let input_pieces_max = INPUT_PIECES[rng.random_range(0..INPUT_PIECES.len())];
+        let empty_input_delta = EMPTY_INPUT_DELTA[rng.random_range(0..EMPTY_INPUT_DELTA.len())];
+        // The Messages API sends a signature in one `signature_delta`, and clients
+        // rely on it (pydantic-ai and the Vercel AI SDK keep the last delta as the
+        // signature): split signatures made every framework adapter fail
+        // `thinking_intact` for the world's own doing, so seeds never split them; a
+        // scenario may still ask for it.
+        let signature_pieces_max = 1;
+        let long_output = LONG_OUTPUT[rng.random_range(0..LONG_OUTPUT.len())];
+        StreamShapes {
+            input_pieces_max,
+            empty_input_delta,
+            signature_pieces_max,
+            long_output,
+            hang_cut_min: 0,
+        }
+    }
+
+    pub(super) fn is_default(&self) -> bool {
+        *self == StreamShapes::default()
+    }
+}
+
+impl Default for StreamShapes {
+    /// The narrow grammar: up to four input pieces, no empty delta, one signature
+    /// delta, short tool output, no hang before the first event.
+    fn default() -> Self {
+        StreamShapes {
+            input_pieces_max: StreamShapes::input_pieces_default(),
+            empty_input_delta: Ratio::NEVER,
+            signature_pieces_max: 1,
+            long_output: Ratio::NEVER,
+            hang_cut_min: 1,
+        }
+    }
+}
