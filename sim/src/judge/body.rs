@@ -76,12 +76,48 @@ pub fn get<'a>(fields: &'a [Field<'a>], key: &str) -> Option<&'a str> {
     fields.iter().find(|f| f.key == key).map(|f| f.value)
 }
 
-/// The raw value of member `key` of the object whose bytes are `object`.
-pub fn member<'a>(object: &'a str, key: &str) -> Result<Option<&'a str>, String> {
-    Ok(fields(object)?
-        .into_iter()
-        .find(|f| f.key == key)
-        .map(|f| f.value))
+/// The raw value of the first member `key` of `object`, read no further than that
+/// member: for a line already parsed whole (so well formed, with no key twice),
+/// where reading the rest again would only cost time.
+pub fn first_member<'a>(object: &'a str, key: &str) -> Result<Option<&'a str>, String> {
+    let b = object.as_bytes();
+    let mut at = skip_space(b, 0);
+    if b.get(at) != Some(&b'{') {
+        return Err(format!("byte {at}: expected an object"));
+    }
+    at = skip_space(b, at + 1);
+    if b.get(at) == Some(&b'}') {
+        return Ok(None);
+    }
+    loop {
+        if b.get(at) != Some(&b'"') {
+            return Err(format!("byte {at}: expected a member's key"));
+        }
+        let key_end = skip_string(b, at)?;
+        let raw_key = &object[at..key_end];
+        let same = if raw_key.contains('\\') {
+            serde_json::from_str::<String>(raw_key)
+                .map_err(|e| format!("byte {at}: a key that does not decode ({e})"))?
+                == key
+        } else {
+            &raw_key[1..raw_key.len() - 1] == key
+        };
+        at = skip_space(b, key_end);
+        if b.get(at) != Some(&b':') {
+            return Err(format!("byte {at}: expected `:` after a key"));
+        }
+        let start = skip_space(b, at + 1);
+        let stop = skip_value(b, start)?;
+        if same {
+            return Ok(Some(&object[start..stop]));
+        }
+        at = skip_space(b, stop);
+        match b.get(at) {
+            Some(b',') => at = skip_space(b, at + 1),
+            Some(b'}') => return Ok(None),
+            _ => return Err(format!("byte {at}: expected `,` or `}}` after a member")),
+        }
+    }
 }
 
 /// The elements of the array whose bytes are `array`, each as its raw bytes.
@@ -116,13 +152,15 @@ fn skip_space(b: &[u8], mut at: usize) -> usize {
 }
 
 /// Past the string opening at `at` (its closing quote included).
+/// Why memchr: a request or reply line is mostly string bytes (texts, base64 log
+/// records), and this runs on every line a subprocess engine writes.
 fn skip_string(b: &[u8], at: usize) -> Result<usize, String> {
     let mut i = at + 1;
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => return Ok(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+    while let Some(rest) = b.get(i..) {
+        match memchr::memchr2(b'"', b'\\', rest) {
+            Some(k) if rest[k] == b'"' => return Ok(i + k + 1),
+            Some(k) => i += k + 2,
+            None => break,
         }
     }
     Err(format!("byte {at}: a string that never closes"))
@@ -228,8 +266,34 @@ mod tests {
         );
         assert_eq!(elements("[]").unwrap(), Vec::<&str>::new());
         assert_eq!(
-            member(r#"{"a":1,"b":{"c":2}}"#, "b").unwrap(),
+            first_member(r#"{"a":1,"b":{"c":2}}"#, "b").unwrap(),
             Some(r#"{"c":2}"#)
+        );
+    }
+
+    #[test]
+    fn first_member_stops_at_the_first_match_and_reads_escaped_keys() {
+        // Nothing after the member is read: the rest here is not even JSON.
+        assert_eq!(
+            first_member(r#" { "x" : "a\"}" , "b\u0061":[1,"]"], oops"#, "ba").unwrap(),
+            Some(r#"[1,"]"]"#)
+        );
+        assert_eq!(first_member(r#"{"a":1}"#, "b").unwrap(), None);
+        assert_eq!(first_member("{}", "b").unwrap(), None);
+        assert_eq!(
+            first_member(r#"{"a" 1}"#, "a").unwrap_err(),
+            "byte 5: expected `:` after a key"
+        );
+    }
+
+    #[test]
+    fn strings_with_escapes_are_skipped_whole() {
+        let body = r#"{"a":"x\\","b":"\"y\\\"","c":"unterminated\"}"#;
+        let f = first_member(body, "b").unwrap();
+        assert_eq!(f, Some(r#""\"y\\\"""#));
+        assert_eq!(
+            first_member(body, "d").unwrap_err(),
+            "byte 29: a string that never closes"
         );
     }
 }

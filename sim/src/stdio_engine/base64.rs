@@ -25,6 +25,16 @@ const VALUES: [u8; 256] = {
 /// Standard base64 with padding.
 pub fn encode(bytes: &[u8]) -> String {
     let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    encode_into(bytes, &mut out);
+    // Only alphabet bytes and '=' were pushed: always ASCII.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Appends standard base64 with padding to `out`: only alphabet bytes and `=`,
+/// which a JSON string carries unescaped, so a reply writes them straight into
+/// its line.
+pub fn encode_into(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(bytes.len().div_ceil(3) * 4);
     let mut chunks = bytes.chunks_exact(3);
     for c in &mut chunks {
         let n = (u32::from(c[0]) << 16) | (u32::from(c[1]) << 8) | u32::from(c[2]);
@@ -56,8 +66,6 @@ pub fn encode(bytes: &[u8]) -> String {
         }
         _ => {}
     }
-    // Only alphabet bytes and '=' were pushed: always ASCII.
-    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The error for the first character of `chunk` (at `start` in the text) that is

@@ -459,14 +459,16 @@ impl Engine for StdioEngine {
 
 /// The `request` of every `send` output in a reply line, in order, as the raw bytes
 /// the engine wrote (read by the judge's own reader, never parsed and re-written).
+/// The line has already been parsed whole, so each object is read only as far as
+/// the member wanted: the history after `outputs` is often most of the line.
 fn sent_bodies(line: &str) -> Result<Vec<Arc<str>>, String> {
     use crate::judge::body;
-    let Some(outputs) = body::member(line, "outputs")? else {
+    let Some(outputs) = body::first_member(line, "outputs")? else {
         return Ok(Vec::new());
     };
     let mut bodies = Vec::new();
     for output in body::elements(outputs)? {
-        let tag = body::member(output, "output")?;
+        let tag = body::first_member(output, "output")?;
         if tag
             .and_then(|t| serde_json::from_str::<String>(t).ok())
             .as_deref()
@@ -474,7 +476,8 @@ fn sent_bodies(line: &str) -> Result<Vec<Arc<str>>, String> {
         {
             continue;
         }
-        let request = body::member(output, "request")?.ok_or("a `send` without a `request`")?;
+        let request =
+            body::first_member(output, "request")?.ok_or("a `send` without a `request`")?;
         bodies.push(Arc::from(request));
     }
     Ok(bodies)

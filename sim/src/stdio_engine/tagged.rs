@@ -23,20 +23,49 @@ pub enum First<A> {
     Whole(Value),
 }
 
+/// A key, borrowed from the input when it has no escapes: the first key is read
+/// on every tagged object, and is almost always the tag.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// Reads the first key of `map`; if it is `tag`, its value too.
 pub fn first<'de, A: MapAccess<'de>>(mut map: A, tag: &str) -> Result<First<A>, A::Error> {
-    let mut whole = serde_json::Map::new();
-    match map.next_key::<String>()? {
-        Some(k) if k == tag => {
+    // The map for a whole object is made only when the tag is not first: making
+    // one (and its hasher's keys) for every object cost more than reading the tag.
+    let mut whole = match map.next_key::<Key<'de>>()? {
+        Some(k) if k.0 == tag => {
             let value: String = map.next_value()?;
             return Ok(First::Tag(value, MapAccessDeserializer::new(map)));
         }
         Some(k) => {
             let v: Value = map.next_value()?;
-            whole.insert(k, v);
+            let mut whole = serde_json::Map::new();
+            whole.insert(k.0.into_owned(), v);
+            whole
         }
-        None => {}
-    }
+        None => serde_json::Map::new(),
+    };
     while let Some((k, v)) = map.next_entry::<String, Value>()? {
         whole.insert(k, v);
     }

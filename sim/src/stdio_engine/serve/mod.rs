@@ -11,14 +11,16 @@
 use super::tagged::{self, First, variant_fields};
 use super::wire::{self, Hello};
 use crate::engine::{Engine, EngineFactory};
+use reply::{DeltaOut, ReplyOut, reply};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
-use turnsim_core::log::TurnOutcome;
-use turnsim_core::{
-    Activity, CacheHints, Input, Message, OperationId, Output, PendingOperation, SessionConfig,
-    SharedMessage, ToolCall, ToolSpec,
-};
+use turnsim_core::{Input, Message, Output, SessionConfig, SharedMessage};
+
+mod input;
+mod reply;
+
+use input::WireInput;
 
 enum Req {
     Create {
@@ -96,7 +98,7 @@ variant_fields!(
     #[serde(deny_unknown_fields)]
     InputFields {
         n: u64,
-        input: Input
+        input: WireInput
     }
 );
 variant_fields!(
@@ -145,7 +147,7 @@ impl<'de> serde::de::Visitor<'de> for ReqVisitor {
                     let f: InputFields = tagged::fields(rest, T)?;
                     Req::Input {
                         n: f.n,
-                        input: f.input,
+                        input: f.input.0,
                     }
                 }
                 "state" => {
@@ -173,76 +175,6 @@ impl<'de> Deserialize<'de> for Req {
     }
 }
 
-#[derive(Serialize)]
-#[serde(untagged)]
-enum MessagesOut<'a> {
-    Prefix(usize),
-    Full(&'a [SharedMessage]),
-}
-
-#[derive(Serialize)]
-struct RequestOut<'a> {
-    system: &'a str,
-    tools: &'a [ToolSpec],
-    messages: MessagesOut<'a>,
-    cache: &'a CacheHints,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "output", rename_all = "snake_case")]
-enum OutputOut<'a> {
-    Persist {
-        bytes: String,
-    },
-    TruncateLog {
-        len: usize,
-    },
-    Send {
-        op: OperationId,
-        request: RequestOut<'a>,
-    },
-    Dispatch {
-        op: OperationId,
-        calls: &'a [ToolCall],
-    },
-    Abort {
-        op: OperationId,
-    },
-    TurnEnded {
-        outcome: &'a TurnOutcome,
-    },
-    Activity {
-        activity: &'a Activity,
-    },
-}
-
-#[derive(Serialize)]
-struct DeltaOut<'a> {
-    keep: usize,
-    append: &'a [SharedMessage],
-}
-
-#[derive(Serialize)]
-struct ReplyOut<'a> {
-    reply: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    outputs: Option<Vec<OutputOut<'a>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    refused: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    history: Option<DeltaOut<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pending: Option<PendingOperation>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    idle: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fixed_texts: Option<Vec<String>>,
-}
-
 /// One served engine and the history it last reported.
 struct Served {
     engine: Box<dyn Engine>,
@@ -265,41 +197,6 @@ impl Served {
             state: Vec::new(),
             state_no: 0,
         }
-    }
-}
-
-fn output_out<'a>(o: &'a Output, history: &[SharedMessage]) -> OutputOut<'a> {
-    match o {
-        Output::Persist { bytes } => OutputOut::Persist {
-            bytes: wire::base64_encode(bytes),
-        },
-        Output::TruncateLog { len } => OutputOut::TruncateLog { len: *len },
-        Output::Send { op, request } => {
-            let n = request.messages.len();
-            let shared = n <= history.len()
-                && request
-                    .messages
-                    .iter()
-                    .zip(history)
-                    .all(|(a, b)| Arc::ptr_eq(a, b));
-            OutputOut::Send {
-                op: *op,
-                request: RequestOut {
-                    system: &request.system,
-                    tools: &request.tools,
-                    messages: if shared {
-                        MessagesOut::Prefix(n)
-                    } else {
-                        MessagesOut::Full(&request.messages)
-                    },
-                    cache: &request.cache,
-                },
-            }
-        }
-        Output::Dispatch { op, calls } => OutputOut::Dispatch { op: *op, calls },
-        Output::Abort { op } => OutputOut::Abort { op: *op },
-        Output::TurnEnded { outcome } => OutputOut::TurnEnded { outcome },
-        Output::Activity { activity } => OutputOut::Activity { activity },
     }
 }
 
@@ -337,16 +234,13 @@ impl Served {
                 .take_while(|(a, b)| Arc::ptr_eq(a, b))
                 .count()
         };
-        reply.outputs = reply
-            .outputs
-            .map(|_| outputs.iter().map(|o| output_out(o, history)).collect());
         reply.history = Some(DeltaOut {
             keep,
             append: &history[keep..],
         });
         reply.pending = Some(self.engine.pending_operation());
         reply.idle = Some(self.engine.is_idle());
-        out.send(&reply)?;
+        out.send_reply(&reply, outputs, history)?;
         self.reported.clear();
         self.reported.extend_from_slice(history);
         Ok(())
@@ -369,19 +263,18 @@ impl<W: Write> Line<W> {
         self.out.write_all(&self.buf)?;
         self.out.flush()
     }
-}
 
-fn reply(kind: &'static str) -> ReplyOut<'static> {
-    ReplyOut {
-        reply: kind,
-        outputs: None,
-        refused: None,
-        error: None,
-        history: None,
-        pending: None,
-        idle: None,
-        state: None,
-        fixed_texts: None,
+    fn send_reply(
+        &mut self,
+        reply: &ReplyOut<'_>,
+        outputs: &[Output],
+        history: &[SharedMessage],
+    ) -> std::io::Result<()> {
+        self.buf.clear();
+        reply.encode(&mut self.buf, outputs, history)?;
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)?;
+        self.out.flush()
     }
 }
 
@@ -454,7 +347,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                     Ok((engine, outputs)) => {
                         let mut r = reply("restore");
                         r.fixed_texts = Some(engine.fixed_texts());
-                        r.outputs = Some(Vec::new());
+                        r.outputs = true;
                         let mut s = Served::new(engine);
                         s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
                         served = Some(s);
@@ -462,7 +355,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                     Err(why) => {
                         let mut r = reply("restore");
                         r.error = Some(why);
-                        out.send(&r).map_err(io)?;
+                        out.send_reply(&r, &[], &[]).map_err(io)?;
                     }
                 }
             }
@@ -478,7 +371,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                     Ok((engine, outputs)) => {
                         let mut r = reply("import");
                         r.fixed_texts = Some(engine.fixed_texts());
-                        r.outputs = Some(Vec::new());
+                        r.outputs = true;
                         let mut s = Served::new(engine);
                         s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
                         served = Some(s);
@@ -486,7 +379,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                     Err(why) => {
                         let mut r = reply("import");
                         r.error = Some(why);
-                        out.send(&r).map_err(io)?;
+                        out.send_reply(&r, &[], &[]).map_err(io)?;
                     }
                 }
             }
@@ -502,7 +395,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                 match s.engine.handle(input) {
                     Ok(outputs) => {
                         let mut r = reply("input");
-                        r.outputs = Some(Vec::new());
+                        r.outputs = true;
                         s.write(&mut out, r, &outputs, false, v1).map_err(io)?;
                     }
                     Err(why) => {
@@ -524,7 +417,7 @@ pub fn serve_version<R: BufRead, W: Write>(
             (Req::Digest, Some(s)) => {
                 let mut r = reply("digest");
                 r.state = Some(s.digest());
-                out.send(&r).map_err(io)?;
+                out.send_reply(&r, &[], &[]).map_err(io)?;
             }
             (Req::Input { .. } | Req::State | Req::Digest, None) => {
                 return Err(format!(

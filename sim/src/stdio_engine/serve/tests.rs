@@ -115,3 +115,153 @@ fn the_state_digest_stays_for_a_stale_input_and_moves_for_a_live_one() {
         .collect();
     assert_eq!(states, ["1", "2", "2", "3", "4"]);
 }
+
+/// The reply as a derived struct: what `ReplyOut::encode` must write byte for byte.
+#[derive(serde::Serialize)]
+struct Derived<'a> {
+    reply: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outputs: Option<Vec<super::reply::OutputOut<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<super::reply::DeltaOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pending: Option<turnsim_core::PendingOperation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fixed_texts: Option<Vec<String>>,
+}
+
+#[test]
+fn a_reply_written_by_hand_is_the_derived_reply_byte_for_byte() {
+    use super::reply::{DeltaOut, output_out, reply};
+    use crate::engine::EngineFactory;
+    use turnsim_core::{Input, OperationId, Output};
+    let config = serde_json::from_str(
+        r#"{"system":"s \"quoted\"\n","tools":[{"name":"read_file","description":"Read.","input_schema":{"type":"object"}}],"session_key":"k","stance":"st","max_truncated_resumes":3}"#,
+    )
+    .unwrap();
+    let mut engine = Reference.create(config);
+    let mut outputs = engine
+        .handle(Input::Prompt {
+            text: "hi \u{1F600} \\ \"there\"".into(),
+            now: "t0".into(),
+        })
+        .unwrap();
+    assert!(outputs.iter().any(|o| matches!(o, Output::Send { .. })));
+    outputs.extend([
+        Output::Persist { bytes: vec![] },
+        Output::Persist {
+            bytes: vec![0, 1, 2, 254, 255],
+        },
+        Output::TruncateLog { len: 3 },
+        Output::Abort { op: OperationId(7) },
+    ]);
+    let history = engine.history();
+    // (outputs field, refused, error, the engine's view, fixed_texts)
+    type Case = (
+        bool,
+        Option<String>,
+        Option<String>,
+        bool,
+        Option<Vec<String>>,
+    );
+    let cases: Vec<Case> = vec![
+        (true, None, None, true, Some(vec!["a\"b".into()])),
+        (false, Some("no \"way\"".into()), None, true, None),
+        (false, None, Some("bad log".into()), false, None),
+        (true, None, None, false, None),
+    ];
+    for (with_outputs, refused, error, with_view, fixed_texts) in cases {
+        let mut r = reply("input");
+        r.outputs = with_outputs;
+        r.refused = refused.clone();
+        r.error = error.clone();
+        r.fixed_texts = fixed_texts.clone();
+        if with_view {
+            r.history = Some(DeltaOut {
+                keep: 0,
+                append: history,
+            });
+            r.pending = Some(engine.pending_operation());
+            r.idle = Some(engine.is_idle());
+            r.state = Some("12".into());
+        }
+        let mut got = Vec::new();
+        r.encode(&mut got, &outputs, history).unwrap();
+        let derived = Derived {
+            reply: "input",
+            outputs: with_outputs.then(|| outputs.iter().map(|o| output_out(o, history)).collect()),
+            refused,
+            error,
+            history: with_view.then_some(DeltaOut {
+                keep: 0,
+                append: history,
+            }),
+            pending: with_view.then(|| engine.pending_operation()),
+            idle: with_view.then(|| engine.is_idle()),
+            state: with_view.then(|| "12".to_string()),
+            fixed_texts,
+        };
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            serde_json::to_string(&derived).unwrap()
+        );
+    }
+}
+
+#[test]
+fn an_input_read_tag_first_is_the_derived_input() {
+    use super::input::WireInput;
+    use turnsim_core::Input;
+    let lines = [
+        r#"{"input":"prompt","text":"hi \"x\"","now":"t0"}"#,
+        r#"{"input":"prompt","text":"hi","now":"t0","extra":[1,{"a":2}]}"#,
+        r#"{"text":"hi","input":"prompt","now":"t0"}"#,
+        r#"{"input":"prompt","text":"hi"}"#,
+        r#"{"input":"prompt","input":"prompt","text":"hi","now":"t0"}"#,
+        r#"{"input":"prompt","text":"a","text":"b","now":"t0"}"#,
+        r#"{"input":"nope"}"#,
+        r#"{"input":7}"#,
+        r#"{}"#,
+        r#"["prompt","hi","t0"]"#,
+        r#""prompt""#,
+        r#"{"input":"stream","op":3,"event":{"event":"message_start"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"message_start","x":1}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"message_stop"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"block_start","index":0,"block":{"type":"tool_use","id":"t","name":"n"}}}"#,
+        r#"{"input":"stream","op":3,"event":{"index":0,"event":"text_delta","text":"x"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"text_delta","index":0,"text":"x\u00e9"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"text_delta","index":-1,"text":"x"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"thinking_delta","index":1,"thinking":"t"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"signature_delta","index":1,"signature":"s"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"input_json_delta","index":1,"partial_json":"{\"a"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"block_stop","index":1}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"block_stop","index":1,"event":"block_stop"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"message_delta","stop_reason":"end_turn","usage":{"input_tokens":0,"output_tokens":80}}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"error","kind":"overloaded","message":"m"}}"#,
+        r#"{"input":"stream","op":3,"event":{"event":"huh"}}"#,
+        r#"{"input":"stream","event":{"event":"message_stop"}}"#,
+        r#"{"input":"tool_result","op":99,"outcome":{"tool_use_id":"x","content":"c","is_error":false}}"#,
+        r#"{"input":"cancel","cause":"cost_cap"}"#,
+        r#"{"input":"cancel","cause":"nope"}"#,
+        r#"{"input":"compact","summary":"s"}"#,
+        r#"{"input":"rewind","index":2}"#,
+        r#"{"input":"configure","system":"s","tools":[{"name":"a","description":"d","input_schema":{"type":"object"}}]}"#,
+    ];
+    for line in lines {
+        let derived = serde_json::from_str::<Input>(line);
+        let fast = serde_json::from_str::<WireInput>(line).map(|w| w.0);
+        match (&derived, &fast) {
+            (Ok(d), Ok(f)) => assert_eq!(d, f, "{line}"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{line}: derived {derived:?}, tag first {fast:?}"),
+        }
+    }
+}
