@@ -1,6 +1,6 @@
 //! Every canary's pinned scenario (`scenarios/canary-*.json`, one per entry of
 //! `canary::Bug::ALL`) shrinks to at most 12 steps, save the one whose floor is higher
-//! (below), and the shrunk file fails exactly as it reports.
+//! (`Bug::shrink_bound`), and the shrunk file fails exactly as it reports.
 //! `cargo test --release --test shrink_canaries -- --nocapture` prints the table quoted
 //! in docs/shrinking.md.
 
@@ -9,12 +9,6 @@ use turnsim::load_scenario;
 use turnsim::testing::shrink::story;
 use turnsim::{Budget, shrink_with};
 use turnsim::{matches_expectation, run_scenario};
-
-/// Canaries that cannot fail in 12 steps, with their floor. `reused_ids_verbatim`
-/// needs two replies that each call a tool (the second reuses the first one's id) and
-/// the request that carries both: a prompt, two replies of at least six streamed
-/// events each and two tool results are 15 steps.
-const ABOVE_12: [(&str, u64); 1] = [("reused_ids_verbatim", 15)];
 
 #[test]
 fn every_canary_shrinks_to_at_most_12_steps_or_its_stated_floor() {
@@ -47,10 +41,7 @@ fn every_canary_shrinks_to_at_most_12_steps_or_its_stated_floor() {
         if std::env::var_os("SHRINK_STORIES").is_some() {
             println!("{}", story::story(&out).join("\n"));
         }
-        let bound = ABOVE_12
-            .iter()
-            .find(|(name, _)| *name == bug.name())
-            .map_or(12, |&(_, floor)| floor);
+        let bound = bug.shrink_bound();
         if shrunk.steps_after > bound {
             over.push(format!(
                 "{}: {} -> {} steps:\n{}",

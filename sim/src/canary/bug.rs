@@ -1,0 +1,223 @@
+//! The planted bugs, each named with the invariant that must catch it and the most
+//! steps its failure may need once shrunk.
+//!
+//! Guarantee: one list ([`Bug::ALL`]) is what the canary tests, the scenario generator
+//! and the shrink test walk, so a canary cannot be added without its checker and its
+//! shrink bound.
+
+use crate::checkers::Invariant;
+use serde::Serialize;
+
+/// The planted bugs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bug {
+    /// A cancel during tools drops the results message, leaving `tool_use` unanswered.
+    CancelOrphansToolUse,
+    /// A late completion for an operation that is over is applied.
+    StaleCompletionApplied,
+    /// A restart dispatches the pending tool batch again.
+    RestartRedispatches,
+    /// The turn context moves from the directive onto the latest tool-result message.
+    TailOnToolResult,
+    /// A cancel's marker is appended twice.
+    MarkerTwice,
+    /// Tool-use ids are sent back exactly as the provider streamed them, so a provider
+    /// that numbers calls per reply puts one id in the history twice.
+    ReusedIdsVerbatim,
+    /// A live cancel's marker omits its cause (the generic marker for every cancel).
+    MarkerWithoutCause,
+    /// The tool-in-flight note names every call of the batch, finished ones too.
+    NoteNamesFinished,
+    /// A cancel during a stream still dispatches the calls whose blocks had finished.
+    DispatchAfterCancel,
+    /// Restore drops the text streamed before a crash.
+    CrashLosesDraft,
+    /// A reply with two or more tool calls fails the turn.
+    ParallelCallsFail,
+    /// Every finished reply is read as cut off at the output limit and resumed.
+    ContinuesAfterEndTurn,
+    /// Parallel tool results are listed in the order the tools finished.
+    ResultsInCompletionOrder,
+    /// Thinking blocks are sent back without their signatures.
+    UnsignedThinking,
+    /// The system prompt carries the current time, so it changes at every turn.
+    TimeInSystemPrompt,
+    /// The records written as a turn ends are never persisted.
+    TurnEndNotPersisted,
+    /// A stale delivery bumps a counter that leaks into the cache key, while the
+    /// engine's state bytes stay the same.
+    StaleBumpsCacheKey,
+    /// The receipt recorded before each request carries an empty digest.
+    EmptyReceipt,
+    /// A log the reference engine refuses is adopted anyway: its messages are replayed
+    /// as they are, unchecked.
+    LenientRestore,
+    /// A live cancel leaves no trace: its marker and tool-in-flight note are dropped,
+    /// so the model never hears the turn was stopped. Judged under the generic profile
+    /// (no wording known), as an engine of another design would be.
+    CancelRecordsNothing,
+    /// Model text that reads like the engine's own interruption marker is cut out of
+    /// the reply before it goes back to the provider (a defence against a model that
+    /// fakes a marker, which alters what the model said).
+    ScrubsMarkerText,
+    /// A cancel ends the turn but aborts nothing: the stream and the tools in flight
+    /// run on, their effects unseen (the engine sends nothing new, so the rules of
+    /// what it sends alone never notice).
+    CancelLeavesToolsRunning,
+    /// A restore rebuilds the tool schemas with their keys in another order: every
+    /// value is equal, every byte after the first key moved, and the prompt cache
+    /// misses on the first request after each restart.
+    SchemaKeysReorderedOnRestore,
+    /// The request body is written with its message list first and the fixed fields
+    /// (`system`, `tools`) after it, so the body's head changes at every request.
+    MessagesBeforeTools,
+    /// Tools are sent in the order the host listed them, so two sessions given the
+    /// same tools in another order send another prefix (`tool_order`, the reference
+    /// profile's convention).
+    HostToolOrder,
+    /// The turn context leaves out the directives a compaction hid: after a
+    /// compaction the model sees the host's summary in place of the user's words.
+    CompactionDropsDirectives,
+    /// A tool call whose input JSON a `max_tokens` stop cut short is closed off into
+    /// an object (as a partial-JSON reader does) and run, instead of being refused.
+    SalvagesCutInput,
+    /// A compaction the host asks for while a call is open is applied at once, by
+    /// stopping the call first, instead of being refused or deferred.
+    CompactsWhileBusy,
+}
+
+impl Bug {
+    pub const ALL: [Bug; 28] = [
+        Bug::CancelOrphansToolUse,
+        Bug::StaleCompletionApplied,
+        Bug::RestartRedispatches,
+        Bug::TailOnToolResult,
+        Bug::MarkerTwice,
+        Bug::ReusedIdsVerbatim,
+        Bug::MarkerWithoutCause,
+        Bug::NoteNamesFinished,
+        Bug::DispatchAfterCancel,
+        Bug::CrashLosesDraft,
+        Bug::ParallelCallsFail,
+        Bug::ContinuesAfterEndTurn,
+        Bug::ResultsInCompletionOrder,
+        Bug::UnsignedThinking,
+        Bug::TimeInSystemPrompt,
+        Bug::TurnEndNotPersisted,
+        Bug::StaleBumpsCacheKey,
+        Bug::EmptyReceipt,
+        Bug::LenientRestore,
+        Bug::CancelRecordsNothing,
+        Bug::ScrubsMarkerText,
+        Bug::CancelLeavesToolsRunning,
+        Bug::SchemaKeysReorderedOnRestore,
+        Bug::MessagesBeforeTools,
+        Bug::HostToolOrder,
+        Bug::CompactionDropsDirectives,
+        Bug::SalvagesCutInput,
+        Bug::CompactsWhileBusy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Bug::CancelOrphansToolUse => "cancel_orphans_tool_use",
+            Bug::StaleCompletionApplied => "stale_completion_applied",
+            Bug::RestartRedispatches => "restart_redispatches",
+            Bug::TailOnToolResult => "tail_on_tool_result",
+            Bug::MarkerTwice => "marker_twice",
+            Bug::ReusedIdsVerbatim => "reused_ids_verbatim",
+            Bug::MarkerWithoutCause => "marker_without_cause",
+            Bug::NoteNamesFinished => "note_names_finished",
+            Bug::DispatchAfterCancel => "dispatch_after_cancel",
+            Bug::CrashLosesDraft => "crash_loses_draft",
+            Bug::ParallelCallsFail => "parallel_calls_fail",
+            Bug::ContinuesAfterEndTurn => "continues_after_end_turn",
+            Bug::ResultsInCompletionOrder => "results_in_completion_order",
+            Bug::UnsignedThinking => "unsigned_thinking",
+            Bug::TimeInSystemPrompt => "time_in_system_prompt",
+            Bug::TurnEndNotPersisted => "turn_end_not_persisted",
+            Bug::StaleBumpsCacheKey => "stale_bumps_cache_key",
+            Bug::EmptyReceipt => "empty_receipt",
+            Bug::LenientRestore => "lenient_restore",
+            Bug::CancelRecordsNothing => "cancel_records_nothing",
+            Bug::ScrubsMarkerText => "scrubs_marker_text",
+            Bug::CancelLeavesToolsRunning => "cancel_leaves_tools_running",
+            Bug::SchemaKeysReorderedOnRestore => "schema_keys_reordered_on_restore",
+            Bug::MessagesBeforeTools => "messages_before_tools",
+            Bug::HostToolOrder => "host_tool_order",
+            Bug::CompactionDropsDirectives => "compaction_drops_directives",
+            Bug::SalvagesCutInput => "salvages_cut_input",
+            Bug::CompactsWhileBusy => "compacts_while_busy",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Bug> {
+        Bug::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether it is one of the interruption and turn-end canaries of
+    /// [`turns`].
+    pub(super) fn turns_canary(self) -> bool {
+        matches!(
+            self,
+            Bug::MarkerWithoutCause
+                | Bug::CancelRecordsNothing
+                | Bug::NoteNamesFinished
+                | Bug::DispatchAfterCancel
+                | Bug::CrashLosesDraft
+                | Bug::ParallelCallsFail
+                | Bug::ContinuesAfterEndTurn
+        )
+    }
+
+    /// The invariant that should catch it.
+    pub fn caught_by(self) -> Invariant {
+        match self {
+            Bug::CancelOrphansToolUse => Invariant::Pairing,
+            Bug::StaleCompletionApplied => Invariant::StaleNoop,
+            Bug::RestartRedispatches => Invariant::AtMostOnce,
+            Bug::TailOnToolResult => Invariant::AppendOnly,
+            Bug::MarkerTwice => Invariant::MarkerOnce,
+            Bug::ReusedIdsVerbatim => Invariant::Pairing,
+            Bug::MarkerWithoutCause => Invariant::InterruptionRecorded,
+            Bug::NoteNamesFinished => Invariant::LabelMatches,
+            Bug::DispatchAfterCancel => Invariant::QuietAfterCancel,
+            Bug::CrashLosesDraft => Invariant::ShownSurvives,
+            Bug::ParallelCallsFail => Invariant::ReplyNeverFails,
+            Bug::ContinuesAfterEndTurn => Invariant::ModelEndsTurn,
+            Bug::ResultsInCompletionOrder => Invariant::LogicalOrder,
+            // An empty signature is a rule of the API's own (`thinking_signed`), which
+            // the judge's validator behind `pairing` finds on the same request, first.
+            Bug::UnsignedThinking => Invariant::Pairing,
+            Bug::TimeInSystemPrompt => Invariant::PrefixStable,
+            Bug::TurnEndNotPersisted => Invariant::DurableLive,
+            Bug::StaleBumpsCacheKey => Invariant::TwinAgrees,
+            Bug::EmptyReceipt => Invariant::PrefixReported,
+            Bug::LenientRestore => Invariant::HostileInput,
+            Bug::CancelRecordsNothing => Invariant::InterruptionRecorded,
+            Bug::ScrubsMarkerText => Invariant::ModelWordsExact,
+            Bug::CancelLeavesToolsRunning => Invariant::QuietAfterCancel,
+            Bug::SchemaKeysReorderedOnRestore => Invariant::PrefixStable,
+            Bug::MessagesBeforeTools => Invariant::PrefixStable,
+            Bug::HostToolOrder => Invariant::ToolOrder,
+            Bug::CompactionDropsDirectives => Invariant::DirectivesKept,
+            Bug::SalvagesCutInput => Invariant::ModelWordsExact,
+            Bug::CompactsWhileBusy => Invariant::StaleNoop,
+        }
+    }
+}
+
+impl Bug {
+    /// The most steps its failure may need after shrinking: 12, or the floor this
+    /// event model sets. `reused_ids_verbatim` needs two replies that each call a tool
+    /// (the second reuses the first one's id) and the request that carries both: a
+    /// prompt, two replies of at least six streamed events each and two tool results
+    /// are 15 steps.
+    pub fn shrink_bound(self) -> u64 {
+        match self {
+            Bug::ReusedIdsVerbatim => 15,
+            _ => 12,
+        }
+    }
+}
