@@ -64,6 +64,9 @@ pub struct ParsedRequest {
     pub model_sent: Option<String>,
     /// The `betas` field, when sent.
     pub betas: Vec<String>,
+    /// The most output tokens the reply may have (`max_tokens`; another API's
+    /// request sets it from its own field), when the request says.
+    pub max_tokens: Option<u64>,
     /// The body was sent to the Messages API as it is (true from [`parse_request`]);
     /// false for a body laid out from another API's request, which the Messages
     /// API's request-level rules do not judge.
@@ -175,6 +178,7 @@ pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, String> {
                     .collect()
             })
             .unwrap_or_default(),
+        max_tokens: map.get("max_tokens").and_then(Value::as_u64),
         messages_api: true,
     })
 }

@@ -27,6 +27,7 @@ pub(crate) mod sse;
 pub(crate) mod tools;
 pub(crate) mod verdict;
 
+mod budget;
 mod cli;
 mod delivery;
 mod gemini_deliver;

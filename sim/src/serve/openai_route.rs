@@ -231,6 +231,7 @@ impl Server {
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        j.parsed.max_tokens = raw.get("max_output_tokens").and_then(Value::as_u64);
         j.verdict
             .violations
             .extend(reasoning_findings(&st.openai, &context, &conv));
@@ -305,13 +306,17 @@ impl Server {
         let conv = req.to_neutral();
         let laid = lay(&conv, &[], &raw_tools, req.stream, false);
         let own = openai_rules::chat_findings(&raw, index);
-        let j = match self.judge_openai(st, inc, index, &laid, "messages", own) {
+        let mut j = match self.judge_openai(st, inc, index, &laid, "messages", own) {
             Ok(j) => j,
             Err(e) => {
                 let reply = bad_request(e, "messages", request_id);
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        // `max_tokens` is the older spelling; o-series models take only the newer.
+        j.parsed.max_tokens = ["max_completion_tokens", "max_tokens"]
+            .iter()
+            .find_map(|k| raw.get(*k).and_then(Value::as_u64));
         if let Some(rejected) = self.rejected(st, &j, "messages", request_id, req.stream) {
             return rejected;
         }

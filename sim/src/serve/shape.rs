@@ -5,6 +5,7 @@
 //! so its responses do not depend on how requests of other conversations interleave.
 //! A reply carries thinking (or reasoning) only when the request asked for it, as the
 //! real APIs do: a script's thinking is left out of a reply to a request without it.
+//! A generated reply is held to the request's output budget ([`super::budget`]).
 
 use super::*;
 
@@ -73,7 +74,11 @@ impl Server {
                 } else {
                     "generated"
                 };
-                let (events, delays, hangs) = plan(g, None, script.faults);
+                let (mut events, mut delays, hangs) = plan(g, None, script.faults);
+                if !hangs {
+                    super::budget::fit(&mut events, p.max_tokens);
+                    delays.resize(events.len(), 0);
+                }
                 let delays = if script.faults {
                     delays
                 } else {
