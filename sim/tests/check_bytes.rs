@@ -152,3 +152,61 @@ fn a_cassette_s_tools_are_judged_as_the_bytes_it_kept() {
     assert_eq!(violations(&report), Vec::<String>::new());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn serve_and_check_judge_a_chat_request_s_respaced_tools_alike() {
+    let rec = temp_dir("bytes-chat-rec");
+    let steps = r#"[
+        {"kind": "reply", "text": "Hi.", "stop": "end_turn"},
+        {"kind": "reply", "text": "Again.", "stop": "end_turn"}
+    ]"#;
+    let (server, _dir) = start_with(script(steps), "bytes-chat", |c| {
+        c.record = Some(rec.clone())
+    });
+    let tools = json!([{"type": "function", "function": {"name": "exec_command",
+        "description": "Runs a command", "parameters": {"type": "object",
+        "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}}]);
+    let chat = |messages: &[Value], tools: &str| {
+        format!(
+            "{{\"model\":\"gpt-5\",\"tools\":{tools},\"messages\":{}}}",
+            Value::Array(messages.to_vec())
+        )
+    };
+    let post_chat = |body: String| {
+        send(
+            server.addr,
+            "POST",
+            "/v1/chat/completions",
+            &[
+                ("content-type", "application/json"),
+                ("authorization", "Bearer dummy"),
+            ],
+            body.as_bytes(),
+            Duration::from_secs(10),
+        )
+    };
+    let mut messages = vec![json!({"role": "user", "content": "Say hi."})];
+    let first = post_chat(chat(&messages, &tools.to_string()));
+    assert_eq!(first.status, 200, "{}", first.text());
+    messages.push(json!({"role": "assistant", "content": "Hi."}));
+    messages.push(json!({"role": "user", "content": "Again."}));
+    let second = post_chat(chat(&messages, &spaced(&tools)));
+    assert_eq!(second.status, 200, "{}", second.text());
+    let live = server.server.verdicts();
+    let kinds: Vec<String> = live[1]
+        .violations
+        .iter()
+        .map(|v| format!("{}/{}", v.rule, v.kind))
+        .collect();
+    assert_eq!(kinds, ["prefix_changed/tools_bytes_changed"]);
+    let report = check_files(std::slice::from_ref(&rec), None)
+        .files
+        .remove(0);
+    assert_eq!(violations(&report), ["prefix_changed/tools_bytes_changed"]);
+    assert_eq!(
+        report.findings.counts.get("recording/verdict_changed"),
+        None
+    );
+    assert_eq!(report.stat("prefix_judged_on_bytes"), 2);
+    let _ = std::fs::remove_dir_all(&rec);
+}

@@ -256,6 +256,8 @@ pub(super) fn recheck(
     let mut parsed = parse_request(laid.body.to_string().as_bytes())
         .map_err(|e| format!("its layout could not be judged: {e}"))?;
     parsed.messages_api = false;
+    parsed.prefix_bytes =
+        super::record::sent_bytes(r).and_then(|b| super::openai_route::sent_prefix(&b, "contents"));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),

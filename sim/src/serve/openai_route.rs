@@ -115,6 +115,20 @@ pub(super) fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict 
     verdict
 }
 
+/// The prefix bytes of an OpenAI or Gemini body as sent, by the name of its list:
+/// Responses keeps its system text in `instructions`, Gemini in `systemInstruction`
+/// (or `system_instruction`), Chat in its messages (no top-level system).
+pub(super) fn sent_prefix(body: &[u8], list: &str) -> Option<[String; 2]> {
+    use crate::judge::body::prefix_of;
+    match list {
+        "input" => prefix_of(body, "instructions"),
+        "contents" => prefix_of(body, "systemInstruction")
+            .filter(|b| !b[0].is_empty())
+            .or_else(|| prefix_of(body, "system_instruction")),
+        _ => prefix_of(body, "system"),
+    }
+}
+
 /// Everything the OpenAI and Gemini routes share once the body is read.
 pub(super) struct Judged {
     pub(super) parsed: ParsedRequest,
@@ -136,6 +150,8 @@ impl Server {
         let mut parsed = parse_request(laid.body.to_string().as_bytes())?;
         // Laid out from an OpenAI body: the Messages API's own rules do not apply.
         parsed.messages_api = false;
+        // The body as the client sent it: its prefix is judged as bytes.
+        parsed.prefix_bytes = sent_prefix(&inc.body, list);
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
         let verdict = st.judge.judge(&RequestFacts {
@@ -464,6 +480,8 @@ pub(super) fn recheck(
         .map_err(|e| format!("its layout could not be judged: {e}"))?;
     // Laid out from an OpenAI body: the Messages API's own rules do not apply.
     parsed.messages_api = false;
+    // The record's bytes, as the live server judged them (none in an older record).
+    parsed.prefix_bytes = super::record::sent_bytes(r).and_then(|b| sent_prefix(&b, list));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),

@@ -16,8 +16,8 @@ use std::path::Path;
 pub struct Checked {
     pub verdicts: Vec<Verdict>,
     pub mismatches: Vec<String>,
-    /// Messages requests whose `system` and `tools` were judged on the bytes the
-    /// client sent (the record kept them), and those judged on values (older records).
+    /// Requests whose `system` and `tools` were judged on the bytes the client sent
+    /// (the record kept them), and those judged on values (older records).
     pub prefix_on_bytes: usize,
     pub prefix_on_values: usize,
 }
@@ -38,6 +38,19 @@ pub fn check_records(records: &[Record]) -> Checked {
             Value::String(s) => s.clone().into_bytes(),
             v => v.to_string().into_bytes(),
         };
+        let generate = matches!(
+            super::gemini_route::route(&r.method, path),
+            Some(super::gemini_route::Call::Generate { .. })
+        );
+        let openai = r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions");
+        if generate || openai {
+            // Judged on the record's bytes when it kept them (version 2 on).
+            if sent_bytes(r).is_some() {
+                on_bytes += 1;
+            } else {
+                on_values += 1;
+            }
+        }
         if let Some(super::gemini_route::Call::Generate { .. }) =
             super::gemini_route::route(&r.method, path)
         {
