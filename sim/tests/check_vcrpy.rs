@@ -42,9 +42,11 @@ fn violations(r: &FileReport) -> Vec<(&'static str, String, Option<usize>, Optio
         .collect()
 }
 
-const THREE_CLEAN: [(&str, usize); 4] = [
+const THREE_CLEAN: [(&str, usize); 6] = [
     ("conversations", 1),
     ("interactions_skipped", 0),
+    ("prefix_judged_on_bytes", 3),
+    ("prefix_judged_on_values", 0),
     ("requests", 3),
     ("responses", 3),
 ];
@@ -88,6 +90,8 @@ fn the_dropped_tool_result_is_found_at_the_request_the_server_refused() {
         [
             ("conversations", 1),
             ("interactions_skipped", 0),
+            ("prefix_judged_on_bytes", 3),
+            ("prefix_judged_on_values", 0),
             ("requests", 3),
             ("responses", 2)
         ]

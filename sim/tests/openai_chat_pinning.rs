@@ -117,6 +117,7 @@ fn reply_of(records: &[String]) -> Reply {
         id: first["id"].as_str().unwrap().to_string(),
         model: first["model"].as_str().unwrap().to_string(),
         created_at: first["created"].as_u64().unwrap(),
+        length_stop: false,
         items,
         usage,
     }

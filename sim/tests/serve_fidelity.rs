@@ -1,12 +1,55 @@
 //! `turnsim serve` answers like the real APIs where a client can tell: a scripted
 //! reply's thinking is played only to a request that asked for thinking, and a Messages
-//! API request that asked always gets a thinking block first.
+//! API request that asked always gets a thinking block first; a `tool_use` block has the
+//! same fields in JSON as streamed (`caller` included); a generated reply stops with
+//! `max_tokens` only when the request's budget runs out; a `max_tokens` stop with calls
+//! is a length stop in every format.
 
 mod serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
 use turnsim::testing::serve::sse::{WireBlock, WireEvent};
+use std::net::SocketAddr;
+use std::time::Duration;
+use turnsim::Ratio;
+use turnsim::testing::serve::script::Script;
+
+fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
+    send(
+        addr,
+        "POST",
+        path,
+        &[
+            ("content-type", "application/json"),
+            ("authorization", "Bearer dummy"),
+        ],
+        body.to_string().as_bytes(),
+        Duration::from_secs(10),
+    )
+}
+
+/// The `data:` payloads of an SSE body.
+fn data(raw: &Raw) -> Vec<Value> {
+    raw.text()
+        .split("\n\n")
+        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|d| *d != "[DONE]")
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+fn shell_function(chat: bool) -> Value {
+    let parameters = json!({"type": "object", "properties": {"cmd": {"type": "string"}},
+                            "required": ["cmd"]});
+    if chat {
+        json!({"type": "function", "function": {"name": "exec_command",
+               "description": "Runs a command", "parameters": parameters}})
+    } else {
+        json!({"type": "function", "name": "exec_command", "description": "Runs a command",
+               "parameters": parameters})
+    }
+}
 
 const THINKING_TWICE: &str = r#"[
     {"kind": "reply", "thinking": "Planning.", "text": "Hi.", "stop": "end_turn"},
@@ -153,4 +196,169 @@ fn a_scripted_cut_lands_on_the_same_event_of_the_reply_when_thinking_is_added() 
             "content_block_delta"
         ]
     );
+}
+
+#[test]
+fn a_non_streamed_tool_use_carries_caller_as_the_streamed_one_does() {
+    let steps = r#"[
+        {"kind": "reply", "tool_calls": [{"name": "bash", "input": {"command": "true"}}], "stop": "tool_use"},
+        {"kind": "reply", "tool_calls": [{"name": "bash", "input": {"command": "true"}}], "stop": "tool_use"}
+    ]"#;
+    let (server, _dir) = start(script(steps), "caller-in-json");
+    let json_reply = post(
+        server.addr,
+        &body(&[json!({"role": "user", "content": "Run it."})], false),
+    );
+    let streamed = post(
+        server.addr,
+        &body(
+            &[json!({"role": "user", "content": "Run it, streamed."})],
+            true,
+        ),
+    );
+    let block = json_reply.json()["content"][0].clone();
+    let start: Value = streamed
+        .text()
+        .split("\n\n")
+        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|e| e["type"] == "content_block_start")
+        .expect("a content_block_start");
+    let keys =
+        |v: &Value| -> Vec<String> { v.as_object().expect("object").keys().cloned().collect() };
+    assert_eq!(keys(&block), ["type", "id", "name", "input", "caller"]);
+    assert_eq!(keys(&block), keys(&start["content_block"]));
+    assert_eq!(block["caller"], json!({"type": "direct"}));
+    assert_eq!(block["caller"], start["content_block"]["caller"]);
+}
+
+/// `(stop_reason, output_tokens)` of a Messages reply.
+fn stop_and_tokens(raw: &Raw, stream: bool) -> (String, u64) {
+    let message = if stream {
+        turnsim::testing::serve::sse::message_json(&raw.events())
+    } else {
+        raw.json()
+    };
+    (
+        message["stop_reason"]
+            .as_str()
+            .expect("a stop reason")
+            .to_owned(),
+        message["usage"]["output_tokens"]
+            .as_u64()
+            .expect("output tokens"),
+    )
+}
+
+#[test]
+fn a_generated_reply_stops_with_max_tokens_only_when_the_request_s_budget_runs_out() {
+    // Every generated reply draws a `max_tokens` stop (when it makes no call).
+    let mut seeded = Script::seeded(7, false);
+    seeded.options.max_tokens = Ratio::ALWAYS;
+    let (server, _dir) = start(seeded, "budget");
+    let mut cut = 0;
+    for i in 0..12 {
+        let stream = i % 2 == 0;
+        let mut roomy = body(
+            &[json!({"role": "user", "content": format!("Task {i}.")})],
+            stream,
+        );
+        roomy["max_tokens"] = json!(64_000);
+        let raw = post(server.addr, &roomy);
+        assert_eq!(raw.status, 200, "{}", raw.text());
+        let (stop, tokens) = stop_and_tokens(&raw, stream);
+        assert_ne!(
+            stop, "max_tokens",
+            "request {i}: 64,000 tokens allowed, {tokens} used"
+        );
+        assert!(matches!(stop.as_str(), "end_turn" | "tool_use"), "{stop}");
+        let mut tight = body(
+            &[json!({"role": "user", "content": format!("Short task {i}.")})],
+            stream,
+        );
+        tight["max_tokens"] = json!(6);
+        let raw = post(server.addr, &tight);
+        assert_eq!(raw.status, 200, "{}", raw.text());
+        let (stop, tokens) = stop_and_tokens(&raw, stream);
+        assert!(
+            tokens <= 6,
+            "request {i}: {tokens} output tokens for a budget of 6"
+        );
+        if stop == "max_tokens" {
+            assert_eq!(tokens, 6, "a budget stop spends the whole budget");
+            cut += 1;
+        }
+    }
+    assert!(
+        cut > 0,
+        "no reply of a few dozen tokens was cut at a budget of 6"
+    );
+}
+
+#[test]
+fn a_scripted_max_tokens_stop_with_calls_is_a_length_stop_in_every_format() {
+    let anthropic = r#"{"kind": "reply", "tool_calls": [{"name": "bash", "input": {"command": "true"}}], "stop": "max_tokens"}"#;
+    let openai = r#"{"kind": "reply", "tool_calls": [{"name": "exec_command", "input": {"cmd": "true"}}], "stop": "max_tokens"}"#;
+    let steps = format!("[{anthropic}, {openai}, {openai}, {openai}, {openai}]");
+    let (server, _dir) = start(script(&steps), "length-stop");
+    let raw = post(
+        server.addr,
+        &body(&[json!({"role": "user", "content": "Run it."})], false),
+    );
+    assert_eq!(raw.json()["stop_reason"], "max_tokens");
+    assert_eq!(raw.json()["content"][0]["type"], "tool_use");
+    // Chat Completions: `length`, streamed and not, the call still there.
+    for stream in [true, false] {
+        let chat = json!({"model": "gpt-5", "stream": stream, "tools": [shell_function(true)],
+                          "messages": [{"role": "user", "content": format!("Run it ({stream}).")}]});
+        let raw = post_to(server.addr, "/v1/chat/completions", &chat);
+        assert_eq!(raw.status, 200, "{}", raw.text());
+        let (finish, has_call) = if stream {
+            let chunks = data(&raw);
+            let finish = chunks
+                .iter()
+                .find_map(|c| c["choices"][0]["finish_reason"].as_str().map(str::to_owned))
+                .expect("a finish chunk");
+            let call = chunks
+                .iter()
+                .any(|c| c["choices"][0]["delta"]["tool_calls"].is_array());
+            (finish, call)
+        } else {
+            let v = raw.json();
+            let choice = &v["choices"][0];
+            (
+                choice["finish_reason"].as_str().expect("finish").to_owned(),
+                choice["message"]["tool_calls"].is_array(),
+            )
+        };
+        assert_eq!(finish, "length", "stream {stream}");
+        assert!(has_call, "stream {stream}: the call is still sent");
+    }
+    // Responses: status `incomplete` for `max_output_tokens`, streamed and not.
+    for stream in [true, false] {
+        let req = json!({"model": "gpt-5", "stream": stream, "store": false,
+                         "tools": [shell_function(false)],
+                         "input": [{"role": "user", "content": format!("Run it ({stream}).")}]});
+        let raw = post_to(server.addr, "/v1/responses", &req);
+        assert_eq!(raw.status, 200, "{}", raw.text());
+        let response = if stream {
+            let events = data(&raw);
+            let last = events.last().expect("events").clone();
+            assert_eq!(last["type"], "response.incomplete");
+            assert!(!events.iter().any(|e| e["type"] == "response.completed"));
+            last["response"].clone()
+        } else {
+            raw.json()
+        };
+        assert_eq!(response["status"], "incomplete", "stream {stream}");
+        assert_eq!(
+            response["incomplete_details"],
+            json!({"reason": "max_output_tokens"}),
+            "stream {stream}"
+        );
+        assert_eq!(
+            response["output"][0]["type"], "function_call",
+            "stream {stream}"
+        );
+    }
 }

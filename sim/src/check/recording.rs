@@ -114,5 +114,12 @@ pub fn check(dir: &Path) -> Result<FileReport, InputError> {
     report.stats.insert("records", records.len());
     report.stats.insert("requests", checked.verdicts.len());
     report.stats.insert("conversations", conversations.len());
+    // Which judgement the prefix got: the recording's bytes, or (older records) values.
+    report
+        .stats
+        .insert("prefix_judged_on_bytes", checked.prefix_on_bytes);
+    report
+        .stats
+        .insert("prefix_judged_on_values", checked.prefix_on_values);
     Ok(report)
 }

@@ -315,6 +315,8 @@ struct State {
     requests: usize,
     skipped: usize,
     responses: usize,
+    /// Requests whose prefix was judged on the cassette's bytes.
+    on_bytes: usize,
 }
 
 impl State {
@@ -354,6 +356,9 @@ impl State {
             .map_err(|why| unreadable(format!("request body: {why}")))?;
         self.requests += 1;
         if api == Api::Responses {
+            if crate::judge::body::prefix_of(text.as_bytes(), "instructions").is_some() {
+                self.on_bytes += 1;
+            }
             return self.stored.judge(&mut self.judge, &ex, text, &at, report);
         }
         let body: Value = serde_json::from_str(text).map_err(|e| {
@@ -373,6 +378,13 @@ impl State {
         let (mut request, openai) =
             request_of(&body, id, &ex.headers).map_err(|e| unreadable(e.message))?;
         drop(body);
+        // A cassette keeps the request body as sent: its prefix is judged as bytes
+        // (chat-completions bodies have no top-level `system`: their system text is a
+        // message, judged with the history).
+        request.prefix.bytes = crate::judge::body::prefix_of(text.as_bytes(), "system");
+        if request.prefix.bytes.is_some() {
+            self.on_bytes += 1;
+        }
         request.line = line;
         for m in &mut request.messages {
             m.line = line.unwrap_or(0);
@@ -441,6 +453,12 @@ impl State {
             .stats
             .insert("conversations", self.judge.conversations());
         report.stats.insert("interactions_skipped", self.skipped);
+        // Which judgement each request's prefix got: the cassette's bytes, or values
+        // (a body that is not one JSON object in UTF-8).
+        report.stats.insert("prefix_judged_on_bytes", self.on_bytes);
+        report
+            .stats
+            .insert("prefix_judged_on_values", self.requests - self.on_bytes);
         Ok(())
     }
 }
@@ -480,6 +498,7 @@ fn request_of(
             tools: normal_tools(body.get("tools")).to_string(),
             model: body.get("model").and_then(Value::as_str).map(str::to_owned),
             betas: Vec::new(),
+            bytes: None,
         },
         normal: raw_messages
             .iter()

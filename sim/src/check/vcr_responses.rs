@@ -191,6 +191,8 @@ impl Stored {
         // Laid out from an OpenAI body: the Messages API's own rules do not apply.
         parsed.messages_api = false;
         let mut request = parsed.view(id, &ex.headers);
+        // A cassette keeps the request body as sent: its prefix is judged as bytes.
+        request.prefix.bytes = crate::judge::body::prefix_of(body.as_bytes(), "instructions");
         request.line = at.line;
         let judged = judge.judge(&request);
         for f in judged.fresh() {

@@ -136,6 +136,7 @@ mod tests {
             id: "r".into(),
             model: "gemini-2.5-pro".into(),
             created_at: 0,
+            length_stop: false,
             items: vec![
                 ReplyItem::Reasoning {
                     id: "rs".into(),

@@ -64,6 +64,13 @@ pub struct ParsedRequest {
     pub model_sent: Option<String>,
     /// The `betas` field, when sent.
     pub betas: Vec<String>,
+    /// The most output tokens the reply may have (`max_tokens`; another API's
+    /// request sets it from its own field), when the request says.
+    pub max_tokens: Option<u64>,
+    /// `[system, tools]` as the client's bytes, when the caller holds the body as
+    /// sent ([`super::body::prefix_of`]); `None` from [`parse_request`], which may be
+    /// handed a body rebuilt from values.
+    pub prefix_bytes: Option<[String; 2]>,
     /// The body was sent to the Messages API as it is (true from [`parse_request`]);
     /// false for a body laid out from another API's request, which the Messages
     /// API's request-level rules do not judge.
@@ -175,6 +182,8 @@ pub fn parse_request(body: &[u8]) -> Result<ParsedRequest, String> {
                     .collect()
             })
             .unwrap_or_default(),
+        max_tokens: map.get("max_tokens").and_then(Value::as_u64),
+        prefix_bytes: None,
         messages_api: true,
     })
 }
@@ -203,6 +212,7 @@ impl ParsedRequest {
                 tools: normal_tools(self.tools_raw.as_ref()).to_string(),
                 model: self.model_sent.clone(),
                 betas,
+                bytes: self.prefix_bytes.clone(),
             },
             normal: self
                 .messages

@@ -15,6 +15,8 @@
 pub struct Field<'a> {
     pub key: std::borrow::Cow<'a, str>,
     pub value: &'a str,
+    /// Where the member starts in the object: its key's opening quote.
+    pub at: usize,
 }
 
 /// The members of the object `body`, in order.
@@ -33,6 +35,7 @@ pub fn fields(body: &str) -> Result<Vec<Field<'_>>, String> {
         if b.get(at) != Some(&b'"') {
             return Err(format!("byte {at}: expected a member's key"));
         }
+        let key_start = at;
         let key_end = skip_string(b, at)?;
         let raw_key = &body[at..key_end];
         let key = if raw_key.contains('\\') {
@@ -52,6 +55,7 @@ pub fn fields(body: &str) -> Result<Vec<Field<'_>>, String> {
         out.push(Field {
             key,
             value: &body[start..stop],
+            at: key_start,
         });
         at = skip_space(b, stop);
         match b.get(at) {
@@ -142,6 +146,76 @@ pub fn elements(array: &str) -> Result<Vec<&str>, String> {
             _ => return Err(format!("byte {at}: expected `,` or `]` in an array")),
         }
     }
+}
+
+/// The bytes of the prefix fields of the request body `raw` exactly as sent:
+/// `[system, tools]`, each through [`prefix_bytes`] (empty when absent), the system
+/// read under `system_key` (`system`; Responses `instructions`; Gemini
+/// `systemInstruction`). `None` when the body is not one JSON object in UTF-8: then
+/// there are no bytes to judge, and the prefix is judged on values.
+pub fn prefix_of(raw: &[u8], system_key: &str) -> Option<[String; 2]> {
+    let text = std::str::from_utf8(raw).ok()?;
+    let fs = fields(text).ok()?;
+    let one = |key: &str| prefix_bytes(get(&fs, key).unwrap_or_default()).ok();
+    Some([one(system_key)?, one("tools")?])
+}
+
+/// Where `part` (a slice of `whole`) starts in `whole`.
+fn offset(whole: &str, part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// The bytes of the object `object` with every member named `key` cut out, with the
+/// one separator that joined it, every other byte as written.
+pub fn without_member(object: &str, key: &str) -> Result<String, String> {
+    let fs = fields(object)?;
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for (i, f) in fs.iter().enumerate() {
+        if f.key != key {
+            continue;
+        }
+        let value_end = offset(object, f.value) + f.value.len();
+        let cut = match (fs.get(i + 1), i.checked_sub(1).and_then(|p| fs.get(p))) {
+            (Some(next), _) => (f.at, next.at),
+            (None, Some(prev)) => (offset(object, prev.value) + prev.value.len(), value_end),
+            (None, None) => (f.at, value_end),
+        };
+        cuts.push(cut);
+    }
+    let mut out = String::with_capacity(object.len());
+    let mut from = 0;
+    for (start, end) in cuts {
+        // A member cut after its predecessor's value may overlap a cut that ended there.
+        let start = start.max(from);
+        out.push_str(&object[from..start]);
+        from = end.max(from);
+    }
+    out.push_str(&object[from..]);
+    Ok(out)
+}
+
+/// The bytes of a prefix field's value (`system`, `tools`) as its cache reads them:
+/// the value as written, with each element's own `cache_control` member cut out when
+/// it is an array (clients move their breakpoints as a conversation grows; a moved
+/// breakpoint is not a changed prefix).
+pub fn prefix_bytes(value: &str) -> Result<String, String> {
+    if !value.trim_start().starts_with('[') {
+        return Ok(value.to_owned());
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut from = 0;
+    for element in elements(value)? {
+        let start = offset(value, element);
+        out.push_str(&value[from..start]);
+        if element.starts_with('{') {
+            out.push_str(&without_member(element, "cache_control")?);
+        } else {
+            out.push_str(element);
+        }
+        from = start + element.len();
+    }
+    out.push_str(&value[from..]);
+    Ok(out)
 }
 
 fn skip_space(b: &[u8], mut at: usize) -> usize {
@@ -256,6 +330,40 @@ mod tests {
             fields(r#"{"a" 1}"#).unwrap_err(),
             "byte 5: expected `:` after key \"a\""
         );
+    }
+
+    #[test]
+    fn a_cut_member_takes_one_separator_and_leaves_every_other_byte() {
+        let o = r#"{"a":1, "cache_control":{"type":"ephemeral"},"b":[2]}"#;
+        assert_eq!(
+            without_member(o, "cache_control").unwrap(),
+            r#"{"a":1, "b":[2]}"#
+        );
+        let last = r#"{"a":1 ,"cache_control":{}}"#;
+        assert_eq!(without_member(last, "cache_control").unwrap(), r#"{"a":1}"#);
+        assert_eq!(
+            without_member(r#"{"cache_control":{}}"#, "cache_control").unwrap(),
+            "{}"
+        );
+        assert_eq!(
+            without_member(r#"{ "a" : 1 }"#, "x").unwrap(),
+            r#"{ "a" : 1 }"#
+        );
+    }
+
+    #[test]
+    fn prefix_bytes_drop_each_element_s_breakpoint_and_keep_spacing_and_order() {
+        let tools =
+            r#"[ {"name":"a","cache_control":{"type":"ephemeral"}}, {"b" : 1,"name":"b"} ]"#;
+        assert_eq!(
+            prefix_bytes(tools).unwrap(),
+            r#"[ {"name":"a"}, {"b" : 1,"name":"b"} ]"#
+        );
+        assert_eq!(
+            prefix_bytes(r#""You are \u0041""#).unwrap(),
+            r#""You are \u0041""#
+        );
+        assert!(prefix_bytes("[1,").is_err());
     }
 
     #[test]

@@ -13,6 +13,13 @@
 //!   while a turn's tool loop continues. The model and the beta flags are the
 //!   client's choice at any time (a fallback model after an overload is legitimate),
 //!   so they are always information.
+//! - Where the input kept the request's bytes (a live request, a cassette, a
+//!   recording), `system` and `tools` are also judged as bytes, as the simulator's
+//!   `prefix_stable` judges an engine's: the same value written in other bytes (keys
+//!   reordered, spacing, escapes) is `system_bytes_changed` / `tools_bytes_changed`,
+//!   a violation at any time, since no reconfiguration rewrites a value unchanged and
+//!   the provider's cache misses on it. A moved `cache_control` is not a change.
+//!   Input that keeps only values (a transcript) is judged on values.
 //! - The message history is judged apart ([`super::append_only`]).
 
 use super::append_only::Previous;
@@ -28,15 +35,67 @@ fn first_difference(a: &str, b: &str) -> usize {
         .unwrap_or(a.len().min(b.len()))
 }
 
+/// Whether two normal-form JSON texts hold the same value, key order aside.
+fn same_value(a: &str, b: &str) -> bool {
+    a == b
+        || matches!(
+            (serde_json::from_str::<serde_json::Value>(a), serde_json::from_str::<serde_json::Value>(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// `what` kept its value but not its bytes: the provider's cache, which keys on the
+/// bytes, misses for nothing. A violation whenever it happens, as in the simulator's
+/// `prefix_stable`: no reconfiguration writes the same value anew.
+fn bytes_changed(
+    what: &str,
+    was: &str,
+    now: &str,
+    id: usize,
+    p: usize,
+    place: &Place,
+    out: &mut Findings,
+) {
+    let at = first_difference(was, now);
+    let (w, n) = difference(was, now);
+    out.push(
+        Finding::new(
+            Severity::Violation,
+            "prefix_changed",
+            format!("{what}_bytes_changed"),
+            place.clone(),
+            format!(
+                "request {id}: `{what}` holds the same value as in request {p} in other bytes (key order, spacing or escapes), from byte {at}: was …{}",
+                excerpt(&w)
+            ),
+        )
+        .with_excerpt(&n),
+    );
+}
+
 /// Judges the prefix of `cur` against the previous request; `in_loop` says whether
 /// `cur` continues a tool loop.
 pub fn check(prev: &Previous, cur: &Request, in_loop: bool, place: &Place, out: &mut Findings) {
     let (id, p) = (cur.id, prev.request);
     let between = "prefix changed between turns";
-    for (what, was, now) in [
+    for (i, (what, was, now)) in [
         ("system", &prev.prefix.system, &cur.prefix.system),
         ("tools", &prev.prefix.tools, &cur.prefix.tools),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let bytes = prev.prefix.bytes.as_ref().zip(cur.prefix.bytes.as_ref());
+        if let Some((a, b)) = bytes
+            && same_value(was, now)
+        {
+            // The same value: only its bytes can differ, and that is never the host's
+            // choice, only a serializer's (key order, spacing, escapes).
+            if a[i] != b[i] {
+                bytes_changed(what, &a[i], &b[i], id, p, place, out);
+            }
+            continue;
+        }
         if was == now {
             continue;
         }
@@ -127,12 +186,14 @@ mod tests {
             tools: "[]".into(),
             model: Some("claude-sonnet-4-5".into()),
             betas: vec!["context-1m-2025-08-07".into(), "oauth".into()],
+            bytes: None,
         };
         let now = Prefix {
             system: r#"[{"text":"You are Claude Code, v2","type":"text"}]"#.into(),
             tools: "[]".into(),
             model: Some("claude-sonnet-4-5-20250929".into()),
             betas: vec!["oauth".into()],
+            bytes: None,
         };
         let cur = Request {
             id: 4,
@@ -168,6 +229,65 @@ mod tests {
         assert_eq!(
             out.kept[2].detail,
             "request 4: prefix changed between turns: beta flags changed from request 3: removed [context-1m-2025-08-07], added []"
+        );
+    }
+
+    #[test]
+    fn the_same_tools_in_other_bytes_are_a_violation_only_where_bytes_were_kept() {
+        let with = |tools: &str, bytes: Option<&str>| Prefix {
+            tools: tools.into(),
+            bytes: bytes.map(|b| [String::new(), b.into()]),
+            ..Prefix::default()
+        };
+        let judge = |was: Prefix, now: Prefix| {
+            let cur = Request {
+                id: 4,
+                prefix: now,
+                ..Request::default()
+            };
+            let mut out = Findings::default();
+            check(&prev(was), &cur, false, &Place::default(), &mut out);
+            out
+        };
+        // Keys reordered: the same value, other bytes.
+        let out = judge(
+            with(r#"[{"name":"a","b":1}]"#, Some(r#"[{"name":"a","b":1}]"#)),
+            with(r#"[{"b":1,"name":"a"}]"#, Some(r#"[{"b":1, "name":"a"}]"#)),
+        );
+        assert_eq!(out.violations, 1);
+        assert_eq!(out.kept[0].kind, "tools_bytes_changed");
+        assert!(
+            out.kept[0].detail.starts_with(
+                "request 4: `tools` holds the same value as in request 3 in other bytes (key order, spacing or escapes), from byte 3"
+            ),
+            "{}",
+            out.kept[0].detail
+        );
+        // Spacing alone, values in the same order.
+        let out = judge(
+            with(r#"[{"name":"a"}]"#, Some(r#"[{"name":"a"}]"#)),
+            with(r#"[{"name":"a"}]"#, Some(r#"[{"name": "a"}]"#)),
+        );
+        assert_eq!(out.kept[0].kind, "tools_bytes_changed");
+        // Same bytes: clean; no bytes kept (a transcript): judged on values alone.
+        let same = with(r#"[{"name":"a"}]"#, Some(r#"[{"name":"a"}]"#));
+        assert!(judge(same.clone(), same).kept.is_empty());
+        let out = judge(
+            with(r#"[{"name":"a","b":1}]"#, None),
+            with(r#"[{"b":1,"name":"a"}]"#, None),
+        );
+        assert_eq!(
+            (out.violations, out.kept[0].kind.as_str()),
+            (0, "tools_changed")
+        );
+        // A changed value stays a change of value, bytes or not.
+        let out = judge(
+            with(r#"[{"name":"a"}]"#, Some(r#"[{"name":"a"}]"#)),
+            with(r#"[{"name":"b"}]"#, Some(r#"[{"name":"b"}]"#)),
+        );
+        assert_eq!(
+            (out.violations, out.kept[0].kind.as_str()),
+            (0, "tools_changed")
         );
     }
 

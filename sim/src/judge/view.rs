@@ -61,6 +61,11 @@ pub struct Prefix {
     pub model: Option<String>,
     /// Beta flags (the `anthropic-beta` header and a `betas` field), sorted.
     pub betas: Vec<String>,
+    /// `[system, tools]` as the bytes the client sent (each element's
+    /// `cache_control` cut out, [`super::body::prefix_of`]), when the input kept the
+    /// request's bytes (a live request, a cassette, a recording); `None` for input
+    /// that keeps only values (a transcript), which is judged on values.
+    pub bytes: Option<[String; 2]>,
 }
 
 /// One request, as every rule reads it.

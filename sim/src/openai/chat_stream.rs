@@ -36,8 +36,13 @@ pub fn usage_json(u: &Usage) -> Value {
     })
 }
 
+/// Why the reply ended: a reply that ran out of its budget is `length` even when it
+/// holds calls (OpenAI's reference: `length` when the token limit was reached; a
+/// call cut there may be incomplete, which `tool_calls` would hide).
 fn finish_reason(reply: &Reply) -> &'static str {
-    if reply.has_calls() {
+    if reply.length_stop {
+        "length"
+    } else if reply.has_calls() {
         "tool_calls"
     } else {
         "stop"
@@ -180,6 +185,7 @@ mod tests {
             id: "chatcmpl-1".into(),
             model: "gpt-5-2025-08-07".into(),
             created_at: 7,
+            length_stop: false,
             items: vec![ReplyItem::Text {
                 id: "msg_1".into(),
                 fragments: vec!["Hi".into(), "!".into()],

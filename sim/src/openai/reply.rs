@@ -58,6 +58,10 @@ pub struct Reply {
     pub model: String,
     /// Unix seconds, chosen by the caller (virtual time, never the wall clock).
     pub created_at: u64,
+    /// The reply ran out of its output budget (the model's `max_tokens` stop): Chat
+    /// ends it with `finish_reason: "length"`, Responses with status `incomplete`,
+    /// whatever items it holds, calls included.
+    pub length_stop: bool,
     pub items: Vec<ReplyItem>,
     pub usage: Usage,
 }
@@ -141,6 +145,7 @@ mod tests {
             id: "resp_1".into(),
             model: "m".into(),
             created_at: 0,
+            length_stop: false,
             items: vec![ReplyItem::Call {
                 id: "fc_1".into(),
                 call_id: "call_1".into(),
@@ -167,6 +172,7 @@ mod tests {
             id: "resp_1".into(),
             model: "m".into(),
             created_at: 0,
+            length_stop: false,
             items: vec![ReplyItem::Reasoning {
                 id: "rs_1".into(),
                 summary: vec![],

@@ -134,11 +134,25 @@ fn item_started_json(item: &ReplyItem, echo: &Echo) -> Value {
 enum Status {
     InProgress,
     Completed,
+    /// Ended by the output budget: status `incomplete`, reason `max_output_tokens`.
+    Incomplete,
     Failed,
 }
 
+/// How a reply that was not cut or failed ends: `completed`, or `incomplete` when it
+/// ran out of its budget (the API's `response.incomplete` with `incomplete_details:
+/// {"reason": "max_output_tokens"}`, whatever items it holds, calls included).
+fn end_status(reply: &Reply) -> Status {
+    if reply.length_stop {
+        Status::Incomplete
+    } else {
+        Status::Completed
+    }
+}
+
 fn response_object(reply: &Reply, echo: &Echo, status: Status, error: Option<Value>) -> Value {
-    let output: Vec<Value> = if status == Status::Completed {
+    let ended = matches!(status, Status::Completed | Status::Incomplete);
+    let output: Vec<Value> = if ended {
         reply.items.iter().map(|i| item_json(i, echo)).collect()
     } else {
         vec![]
@@ -150,12 +164,17 @@ fn response_object(reply: &Reply, echo: &Echo, status: Status, error: Option<Val
         "status": match status {
             Status::InProgress => "in_progress",
             Status::Completed => "completed",
+            Status::Incomplete => "incomplete",
             Status::Failed => "failed",
         },
         "background": false,
         "completed_at": if status == Status::Completed { json!(reply.created_at) } else { Value::Null },
         "error": error.unwrap_or(Value::Null),
-        "incomplete_details": null,
+        "incomplete_details": if status == Status::Incomplete {
+            json!({"reason": "max_output_tokens"})
+        } else {
+            Value::Null
+        },
         "instructions": echo.instructions,
         "max_output_tokens": null,
         "model": reply.model,
@@ -169,7 +188,7 @@ fn response_object(reply: &Reply, echo: &Echo, status: Status, error: Option<Val
         "tools": echo.tools,
         "top_p": 1.0,
         "truncation": "disabled",
-        "usage": if status == Status::Completed { usage_json(&reply.usage) } else { Value::Null },
+        "usage": if ended { usage_json(&reply.usage) } else { Value::Null },
         "user": null,
         "metadata": {},
     })
@@ -177,7 +196,7 @@ fn response_object(reply: &Reply, echo: &Echo, status: Status, error: Option<Val
 
 /// The non-streaming response body.
 pub fn response_json(reply: &Reply, echo: &Echo) -> String {
-    response_object(reply, echo, Status::Completed, None).to_string()
+    response_object(reply, echo, end_status(reply), None).to_string()
 }
 
 /// Numbers events as they are pushed.
@@ -320,8 +339,14 @@ pub fn stream_events(reply: &Reply, echo: &Echo) -> Vec<SseEvent> {
             vec![("item", item_json(item, echo)), ("output_index", oi)],
         );
     }
-    let done = response_object(reply, echo, Status::Completed, None);
-    seq.push("response.completed", vec![("response", done)]);
+    let status = end_status(reply);
+    let done = response_object(reply, echo, status, None);
+    let last = if status == Status::Incomplete {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    seq.push(last, vec![("response", done)]);
     seq.events
 }
 
@@ -357,6 +382,7 @@ mod tests {
             id: "resp_1".into(),
             model: "gpt-5-2025-08-07".into(),
             created_at: 100,
+            length_stop: false,
             items: vec![ReplyItem::Call {
                 id: "fc_1".into(),
                 call_id: "call_1".into(),

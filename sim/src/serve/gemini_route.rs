@@ -98,6 +98,18 @@ fn unread_verdict(index: u64, body: &[u8], why: &str) -> Option<Verdict> {
     })
 }
 
+/// `generationConfig.maxOutputTokens` (either JSON spelling), when the body sets it.
+fn max_output_tokens(body: &[u8]) -> Option<u64> {
+    let raw: Value = serde_json::from_slice(body).ok()?;
+    let config = raw
+        .get("generationConfig")
+        .or_else(|| raw.get("generation_config"))?;
+    config
+        .get("maxOutputTokens")
+        .or_else(|| config.get("max_output_tokens"))
+        .and_then(Value::as_u64)
+}
+
 fn own_findings(body: &[u8], index: u64) -> Vec<Finding> {
     let raw: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     rules_gemini::findings(&raw, usize::try_from(index).unwrap_or(usize::MAX))
@@ -172,13 +184,14 @@ impl Server {
         };
         let laid = laid_of(&req, model, stream);
         let own = own_findings(&inc.body, index);
-        let j = match self.judge_openai(st, inc, index, &laid, "contents", own) {
+        let mut j = match self.judge_openai(st, inc, index, &laid, "contents", own) {
             Ok(j) => j,
             Err(e) => {
                 let reply = gemini_error(400, &e, request_id);
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        j.parsed.max_tokens = max_output_tokens(&inc.body);
         if let Some(rejected) = self.rejected_gemini(st, &j, request_id, stream) {
             return rejected;
         }
@@ -243,6 +256,8 @@ pub(super) fn recheck(
     let mut parsed = parse_request(laid.body.to_string().as_bytes())
         .map_err(|e| format!("its layout could not be judged: {e}"))?;
     parsed.messages_api = false;
+    parsed.prefix_bytes =
+        super::record::sent_bytes(r).and_then(|b| super::openai_route::sent_prefix(&b, "contents"));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),

@@ -27,6 +27,7 @@ pub(crate) mod sse;
 pub(crate) mod tools;
 pub(crate) mod verdict;
 
+mod budget;
 mod cli;
 mod delivery;
 mod gemini_deliver;
@@ -292,6 +293,7 @@ impl Server {
             target: inc.target.clone(),
             headers: kept_headers(&inc.headers),
             body: body_value(&inc.body),
+            raw_body: record::raw_body(&inc.body),
             answer,
             verdict,
         };
@@ -316,7 +318,7 @@ impl Server {
         index: u64,
         request_id: &str,
     ) -> (Reply, Answer, Option<Verdict>) {
-        let parsed = match parse_request(&inc.body) {
+        let mut parsed = match parse_request(&inc.body) {
             Ok(p) => p,
             Err(e) => {
                 let reply = Reply::json(
@@ -327,6 +329,8 @@ impl Server {
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        // The body as the client sent it: its prefix is judged as bytes.
+        parsed.prefix_bytes = crate::judge::body::prefix_of(&inc.body, "system");
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
         let retry_count = inc

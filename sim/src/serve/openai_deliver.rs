@@ -8,7 +8,10 @@
 //! transport's; a cut keeps what the plan streamed before its reset — a call cut inside
 //! its arguments ends inside them, a reply whose items all finished ends after the last
 //! `output_item.done` and before `response.completed` (Chat: before the finish chunk),
-//! and a scripted cut counts this format's own SSE records. Bytes are a pure function
+//! and a scripted cut counts this format's own SSE records. A `max_tokens` stop stays
+//! a length stop with its calls (Chat `finish_reason: "length"`, Responses status
+//! `incomplete` for `max_output_tokens`), as the same stop is `max_tokens` on
+//! `/v1/messages`: one script, one reply, in every format. Bytes are a pure function
 //! of the plan and the ids, as for Messages.
 
 use super::delivery::{cut_parts, first_answer, unanswered, whole_body};
@@ -20,7 +23,7 @@ use crate::openai::reply::{Reply as OaReply, ReplyItem, Usage};
 use crate::openai::responses_stream::{self, Echo};
 use crate::openai::sse::SseEvent;
 use crate::openai::{chat_stream, reply::split_fragments};
-use turnsim_core::{BlockStart, StreamEvent};
+use turnsim_core::{BlockStart, StopReason, StreamEvent};
 
 /// Which OpenAI format to write.
 pub(super) enum Format<'a> {
@@ -51,6 +54,7 @@ pub(super) fn reply_from(
     let mut done: Vec<bool> = Vec::new();
     let mut slot: Vec<(usize, usize)> = Vec::new();
     let mut output_tokens = 0;
+    let mut length_stop = false;
     let find = |slot: &[(usize, usize)], index: usize| {
         slot.iter()
             .rev()
@@ -119,7 +123,10 @@ pub(super) fn reply_from(
                     done[i] = true;
                 }
             }
-            StreamEvent::MessageDelta { usage, .. } => output_tokens = usage.output_tokens,
+            StreamEvent::MessageDelta { usage, stop_reason } => {
+                output_tokens = usage.output_tokens;
+                length_stop = *stop_reason == StopReason::MaxTokens;
+            }
             _ => {}
         }
     }
@@ -127,6 +134,7 @@ pub(super) fn reply_from(
         id: id.to_owned(),
         model: model.to_owned(),
         created_at: 1_700_000_000,
+        length_stop,
         items,
         usage: Usage {
             input_tokens,
@@ -253,10 +261,13 @@ pub(super) fn deliver_openai(
             })
             .collect()
     };
-    let stop = if reply.has_calls() {
-        "tool_calls"
-    } else {
-        "stop"
+    // How the reply ended, in this format's words: a budget stop is a length stop
+    // even when the reply holds calls, as the APIs report it.
+    let stop = match (format, reply.length_stop) {
+        (Format::Chat { .. }, true) => "length",
+        (Format::Responses(_), true) => "max_output_tokens",
+        _ if reply.has_calls() => "tool_calls",
+        _ => "stop",
     };
     if !stream {
         let body = match format {

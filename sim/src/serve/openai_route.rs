@@ -115,6 +115,20 @@ pub(super) fn to_wire(mut verdict: Verdict, laid: &Laid, list: &str) -> Verdict 
     verdict
 }
 
+/// The prefix bytes of an OpenAI or Gemini body as sent, by the name of its list:
+/// Responses keeps its system text in `instructions`, Gemini in `systemInstruction`
+/// (or `system_instruction`), Chat in its messages (no top-level system).
+pub(super) fn sent_prefix(body: &[u8], list: &str) -> Option<[String; 2]> {
+    use crate::judge::body::prefix_of;
+    match list {
+        "input" => prefix_of(body, "instructions"),
+        "contents" => prefix_of(body, "systemInstruction")
+            .filter(|b| !b[0].is_empty())
+            .or_else(|| prefix_of(body, "system_instruction")),
+        _ => prefix_of(body, "system"),
+    }
+}
+
 /// Everything the OpenAI and Gemini routes share once the body is read.
 pub(super) struct Judged {
     pub(super) parsed: ParsedRequest,
@@ -136,6 +150,8 @@ impl Server {
         let mut parsed = parse_request(laid.body.to_string().as_bytes())?;
         // Laid out from an OpenAI body: the Messages API's own rules do not apply.
         parsed.messages_api = false;
+        // The body as the client sent it: its prefix is judged as bytes.
+        parsed.prefix_bytes = sent_prefix(&inc.body, list);
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
         let verdict = st.judge.judge(&RequestFacts {
@@ -231,6 +247,7 @@ impl Server {
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        j.parsed.max_tokens = raw.get("max_output_tokens").and_then(Value::as_u64);
         j.verdict
             .violations
             .extend(reasoning_findings(&st.openai, &context, &conv));
@@ -305,13 +322,17 @@ impl Server {
         let conv = req.to_neutral();
         let laid = lay(&conv, &[], &raw_tools, req.stream, false);
         let own = openai_rules::chat_findings(&raw, index);
-        let j = match self.judge_openai(st, inc, index, &laid, "messages", own) {
+        let mut j = match self.judge_openai(st, inc, index, &laid, "messages", own) {
             Ok(j) => j,
             Err(e) => {
                 let reply = bad_request(e, "messages", request_id);
                 return (reply, plain_answer(400, "malformed request"), None);
             }
         };
+        // `max_tokens` is the older spelling; o-series models take only the newer.
+        j.parsed.max_tokens = ["max_completion_tokens", "max_tokens"]
+            .iter()
+            .find_map(|k| raw.get(*k).and_then(Value::as_u64));
         if let Some(rejected) = self.rejected(st, &j, "messages", request_id, req.stream) {
             return rejected;
         }
@@ -459,6 +480,8 @@ pub(super) fn recheck(
         .map_err(|e| format!("its layout could not be judged: {e}"))?;
     // Laid out from an OpenAI body: the Messages API's own rules do not apply.
     parsed.messages_api = false;
+    // The record's bytes, as the live server judged them (none in an older record).
+    parsed.prefix_bytes = super::record::sent_bytes(r).and_then(|b| sent_prefix(&b, list));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),

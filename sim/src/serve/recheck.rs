@@ -6,7 +6,7 @@
 //! again is named, never overwritten in silence.
 
 use super::conversation::{CONVERSATION_HEADER, conversation_key};
-use super::record::{Record, read_dir};
+use super::record::{Record, read_dir, sent_bytes};
 use super::verdict::{Judge, RequestFacts, Verdict, parse_request};
 use serde_json::Value;
 use std::path::Path;
@@ -16,6 +16,10 @@ use std::path::Path;
 pub struct Checked {
     pub verdicts: Vec<Verdict>,
     pub mismatches: Vec<String>,
+    /// Requests whose `system` and `tools` were judged on the bytes the client sent
+    /// (the record kept them), and those judged on values (older records).
+    pub prefix_on_bytes: usize,
+    pub prefix_on_values: usize,
 }
 
 /// Judges a recording again, in request order, exactly as the live server did: the
@@ -26,6 +30,7 @@ pub fn check_records(records: &[Record]) -> Checked {
     let mut verdicts = Vec::new();
     let mut mismatches = Vec::new();
     let mut stored = super::openai_route::Recorded::default();
+    let (mut on_bytes, mut on_values) = (0, 0);
     for r in records {
         let path = r.target.split('?').next().unwrap_or_default();
         let body = match &r.body {
@@ -33,6 +38,19 @@ pub fn check_records(records: &[Record]) -> Checked {
             Value::String(s) => s.clone().into_bytes(),
             v => v.to_string().into_bytes(),
         };
+        let generate = matches!(
+            super::gemini_route::route(&r.method, path),
+            Some(super::gemini_route::Call::Generate { .. })
+        );
+        let openai = r.method == "POST" && matches!(path, "/v1/responses" | "/v1/chat/completions");
+        if generate || openai {
+            // Judged on the record's bytes when it kept them (version 2 on).
+            if sent_bytes(r).is_some() {
+                on_bytes += 1;
+            } else {
+                on_values += 1;
+            }
+        }
         if let Some(super::gemini_route::Call::Generate { .. }) =
             super::gemini_route::route(&r.method, path)
         {
@@ -112,9 +130,18 @@ pub fn check_records(records: &[Record]) -> Checked {
         if r.method != "POST" || path != "/v1/messages" {
             continue;
         }
-        let Ok(parsed) = parse_request(&body) else {
+        let Ok(mut parsed) = parse_request(&body) else {
             continue;
         };
+        // A record that kept the body's bytes has its prefix judged on them, as the
+        // live server judged it; an older record is judged on values.
+        parsed.prefix_bytes =
+            sent_bytes(r).and_then(|b| crate::judge::body::prefix_of(&b, "system"));
+        if parsed.prefix_bytes.is_some() {
+            on_bytes += 1;
+        } else {
+            on_values += 1;
+        }
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(
             r.headers.get(CONVERSATION_HEADER).map(String::as_str),
@@ -149,6 +176,8 @@ pub fn check_records(records: &[Record]) -> Checked {
     Checked {
         verdicts,
         mismatches,
+        prefix_on_bytes: on_bytes,
+        prefix_on_values: on_values,
     }
 }
 

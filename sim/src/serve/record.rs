@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const RECORD_FORMAT: &str = "turnsim-serve-record";
-pub const RECORD_VERSION: u32 = 1;
+/// Version 2 keeps the body's bytes: `body` re-serialized is the bytes the client
+/// sent, or `raw_body` holds them. Version 1 kept values only.
+pub const RECORD_VERSION: u32 = 2;
 
 /// Headers worth keeping; anything else a client sends is left out.
 pub const KEPT_HEADERS: [&str; 16] = [
@@ -82,6 +84,10 @@ pub struct Record {
     pub headers: BTreeMap<String, String>,
     /// The body: JSON when it parses, else the text (lossy UTF-8), else null.
     pub body: Value,
+    /// The body as sent, when `body` written compactly is not those bytes (spacing,
+    /// escapes, number forms): `check` judges the request's prefix on the bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_body: Option<String>,
     pub answer: Answer,
     /// For `POST /v1/messages` bodies that parse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +115,35 @@ pub fn body_value(body: &[u8]) -> Value {
     }
     serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// The bytes to keep beside [`body_value`]: `None` when the value written compactly
+/// gives the same bytes back (most clients write compact JSON), else the body as
+/// text (a body that is not UTF-8 is kept lossily, as `body` keeps it).
+pub fn raw_body(body: &[u8]) -> Option<String> {
+    let value = body_value(body);
+    let rebuilt = match &value {
+        Value::Null => String::new(),
+        Value::String(s) if serde_json::from_slice::<Value>(body).is_err() => s.clone(),
+        v => v.to_string(),
+    };
+    (rebuilt.as_bytes() != body).then(|| String::from_utf8_lossy(body).into_owned())
+}
+
+/// The body of `record` as the client sent it, when the record kept its bytes
+/// (version 2 on); `None` for an older record, which kept values only.
+pub fn sent_bytes(record: &Record) -> Option<Vec<u8>> {
+    if record.version < 2 {
+        return None;
+    }
+    if let Some(raw) = &record.raw_body {
+        return Some(raw.clone().into_bytes());
+    }
+    Some(match &record.body {
+        Value::Null => Vec::new(),
+        Value::String(s) => s.clone().into_bytes(),
+        v => v.to_string().into_bytes(),
+    })
 }
 
 /// The file of request `index` in `dir`.
@@ -154,6 +189,45 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Record>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_keeps_the_bytes_its_value_would_not_give_back() {
+        let compact = br#"{"tools":[{"name":"a"}],"messages":[]}"#;
+        assert_eq!(raw_body(compact), None);
+        let spaced = br#"{"tools": [{"name": "a"}], "system": "A"}"#;
+        assert_eq!(
+            raw_body(spaced).as_deref(),
+            Some(std::str::from_utf8(spaced).unwrap())
+        );
+        let record = |version, raw: &[u8]| Record {
+            format: RECORD_FORMAT.into(),
+            version,
+            index: 0,
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            headers: BTreeMap::new(),
+            body: body_value(raw),
+            raw_body: raw_body(raw),
+            answer: Answer {
+                status: 200,
+                stream: false,
+                played: "generated".into(),
+                outcome: "complete".into(),
+                tool_use_ids: Vec::new(),
+                stop_reason: None,
+                response_id: None,
+                output: Vec::new(),
+                reply: None,
+            },
+            verdict: None,
+        };
+        assert_eq!(
+            sent_bytes(&record(2, compact)).as_deref(),
+            Some(&compact[..])
+        );
+        assert_eq!(sent_bytes(&record(2, spaced)).as_deref(), Some(&spaced[..]));
+        assert_eq!(sent_bytes(&record(1, spaced)), None);
+    }
 
     #[test]
     fn credentials_are_redacted_and_noise_dropped() {

@@ -9,6 +9,7 @@
 //! thinking on opens with a signed thinking block even when its script gave none,
 //! since a client echoes back only what it was sent, and a reply with tool calls and
 //! no thinking would make its own next request one the API (and this server) refuses.
+//! A generated reply is held to the request's output budget ([`super::budget`]).
 
 use super::*;
 
@@ -80,7 +81,11 @@ impl Server {
                 } else {
                     "generated"
                 };
-                let (events, delays, hangs) = plan(g, None, script.faults);
+                let (mut events, mut delays, hangs) = plan(g, None, script.faults);
+                if !hangs {
+                    super::budget::fit(&mut events, p.max_tokens);
+                    delays.resize(events.len(), 0);
+                }
                 let delays = if script.faults {
                     delays
                 } else {

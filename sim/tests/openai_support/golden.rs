@@ -32,6 +32,7 @@ pub fn call_reply() -> Reply {
         id: "resp_ts0000000000000001".into(),
         model: "gpt-5-2025-08-07".into(),
         created_at: 1_800_000_000,
+        length_stop: false,
         items: vec![
             ReplyItem::Reasoning {
                 id: "rs_ts0000000000000001".into(),
@@ -55,6 +56,7 @@ pub fn text_reply() -> Reply {
         id: "resp_ts0000000000000002".into(),
         model: "gpt-5-2025-08-07".into(),
         created_at: 1_800_000_001,
+        length_stop: false,
         items: vec![
             ReplyItem::Reasoning {
                 id: "rs_ts0000000000000002".into(),
@@ -76,6 +78,7 @@ pub fn parallel_reply() -> Reply {
         id: "chatcmpl-ts0000000000000003".into(),
         model: "gpt-5-2025-08-07".into(),
         created_at: 1_800_000_002,
+        length_stop: false,
         items: vec![
             ReplyItem::Call {
                 id: "fc_a".into(),

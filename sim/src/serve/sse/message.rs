@@ -9,6 +9,9 @@ use serde_json::Value;
 
 /// The non-streamed response: the message the events build up, as the API returns it
 /// for `"stream": false`. Tool input that is not valid JSON (a cut plan) becomes `{}`.
+/// A `tool_use` block carries the same fields as when it is streamed, `caller`
+/// included: the API's block type (the SDKs' `ToolUseBlock`, with its optional
+/// `caller`) is one type for both, so a client that reads `caller` sees it either way.
 pub fn message_json(events: &[WireEvent]) -> Value {
     let mut id = String::new();
     let mut model = String::new();
@@ -50,6 +53,7 @@ pub fn message_json(events: &[WireEvent]) -> Value {
                         map.insert("id".into(), id.clone().into());
                         map.insert("name".into(), name.clone().into());
                         map.insert("input".into(), Value::Object(Default::default()));
+                        map.insert("caller".into(), serde_json::json!({"type": "direct"}));
                         input = Some(String::new());
                     }
                 }

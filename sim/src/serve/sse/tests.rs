@@ -63,6 +63,48 @@ fn tool_input_is_split_into_small_pieces_after_an_empty_one() {
 }
 
 #[test]
+fn a_tool_use_block_has_the_same_fields_in_json_as_when_streamed() {
+    let meta = MessageMeta {
+        id: "msg_1".into(),
+        model: "m".into(),
+        input_tokens: 3,
+    };
+    let events = [
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::ToolUse {
+                id: "toolu_1".into(),
+                name: "ls".into(),
+            },
+        },
+        StreamEvent::InputJsonDelta {
+            index: 0,
+            partial_json: r#"{"path":"/tmp"}"#.into(),
+        },
+        StreamEvent::BlockStop { index: 0 },
+    ];
+    let wire = to_wire(&events, &meta);
+    let streamed = String::from_utf8(encode(&wire[1], 0)).expect("utf-8");
+    let start: serde_json::Value = serde_json::from_str(
+        streamed
+            .lines()
+            .nth(1)
+            .and_then(|l| l.strip_prefix("data: "))
+            .expect("a data line"),
+    )
+    .expect("json");
+    let block = &message_json(&wire)["content"][0];
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        v.as_object().expect("object").keys().cloned().collect()
+    };
+    assert_eq!(keys(block), keys(&start["content_block"]));
+    assert_eq!(keys(block), ["type", "id", "name", "input", "caller"]);
+    assert_eq!(block["caller"], serde_json::json!({"type": "direct"}));
+    assert_eq!(block["input"], serde_json::json!({"path": "/tmp"}));
+}
+
+#[test]
 fn every_encoded_event_parses_back_with_its_padding() {
     let events = [
         WireEvent::MessageStart {
