@@ -115,7 +115,7 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 18] = [
+pub const BUILT_IN: [&str; 19] = [
     "claude-code",
     "claude-code-tui",
     "codex-tui",
@@ -134,6 +134,7 @@ pub const BUILT_IN: [&str; 18] = [
     "qwen-code",
     "qwen-code-tui",
     "gemini-cli",
+    "gemini-cli-tui",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
