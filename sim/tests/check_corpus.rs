@@ -83,7 +83,7 @@ fn every_recorded_corpus_file_is_in_the_manifest() {
         .map(|e| e["file"].as_str().expect("a file").to_owned())
         .collect();
     let mut found = Vec::new();
-    for dir in ["openai", "transcripts", "cassettes/go-vcr"] {
+    for dir in ["openai", "transcripts", "cassettes/go-vcr", "gemini"] {
         let Ok(entries) = std::fs::read_dir(data().join(dir)) else {
             continue;
         };

@@ -28,9 +28,10 @@
 //! is waited for as usual. With an MS longer than the rest of the run the child
 //! outlives the client; with a short one it is gone long before.
 //! `--interactive` reads prompts from a terminal instead of the command line, and
-//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat` or
-//! `--api responses` speaks OpenAI's Chat Completions or Responses API instead of
-//! Anthropic's Messages (see `test_client/wire.rs`), with the same behaviours.
+//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat`,
+//! `--api responses` or `--api gemini` speaks OpenAI's Chat Completions or Responses
+//! API or the Gemini API instead of Anthropic's Messages (see `test_client/wire.rs`),
+//! with the same behaviours.
 //!
 //! Usage: `turnsim-test-client --base-url URL --history FILE [--resume]
 //! [FAULT FLAGS] [--api FORMAT] PROMPT`. Exit 0 when the model ends its turn, 128 + the signal's
@@ -124,7 +125,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--api messages|chat|responses] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--api messages|chat|responses|gemini] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }

@@ -152,7 +152,7 @@ impl WindowJudge {
     }
 }
 
-fn judge_conversation(
+pub(crate) fn judge_conversation(
     entries: Vec<Entry>,
     window: usize,
     end: End,

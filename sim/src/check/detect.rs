@@ -28,14 +28,13 @@ pub enum Detected {
     Unsupported(&'static str),
     /// A Codex CLI rollout (`session_meta` / `response_item` lines).
     CodexRollout,
+    /// A gemini-cli session file: JSONL records or one JSON document (`sessionId`,
+    /// `projectHash`, messages of type `user`/`gemini`).
+    GeminiSession,
 }
 
 /// A Responses API request body, as [`unsupported`] words it (judged by `check`).
 pub const RESPONSES_REQUEST: &str = "an OpenAI Responses API request (`input` items)";
-
-/// A gemini-cli session file, as `check` names it until its reader is written (the
-/// Gemini API itself is judged: `serve` and its recordings).
-pub const GEMINI_SESSION: &str = "a gemini-cli session file (`sessionId`, `projectHash`, `messages` of type user/gemini; not read yet, though a `turnsim serve --record` folder of Gemini API traffic is)";
 
 /// Whether a top-level object is a gemini-cli session (its file or its JSONL head).
 fn gemini_session(o: &serde_json::Map<String, serde_json::Value>) -> bool {
@@ -100,7 +99,7 @@ fn unsupported(o: &serde_json::Map<String, serde_json::Value>) -> Option<&'stati
 /// What `check` says of a format it recognises but does not judge.
 pub fn unsupported_error(what: &str) -> InputError {
     InputError::whole(format!(
-        "{what}: this format is not supported yet (turnsim check reads Claude Code session logs, Codex rollouts, Anthropic Messages, OpenAI chat-completions and Responses bodies, go-vcr and vcrpy cassettes, SSE recordings and `turnsim serve --record` folders)"
+        "{what}: this format is not supported yet (turnsim check reads Claude Code session logs, Codex rollouts, gemini-cli session files, Anthropic Messages, OpenAI chat-completions and Responses bodies, go-vcr and vcrpy cassettes, SSE recordings and `turnsim serve --record` folders)"
     ))
 }
 
@@ -140,9 +139,7 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
     if body.starts_with('{') {
         return Ok(match body.split_once('\n') {
             Some((first, _)) => match serde_json::from_str::<serde_json::Value>(first) {
-                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
-                    Detected::Unsupported(GEMINI_SESSION)
-                }
+                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => Detected::GeminiSession,
                 Ok(serde_json::Value::Object(o)) if o.contains_key("messages") => {
                     Detected::JsonDocument
                 }
@@ -153,7 +150,7 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
                 _ if complete && body.contains("\"projectHash\"") => {
                     match serde_json::from_str::<serde_json::Value>(body) {
                         Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
-                            Detected::Unsupported(GEMINI_SESSION)
+                            Detected::GeminiSession
                         }
                         _ => Detected::JsonDocument,
                     }
@@ -161,9 +158,7 @@ pub fn detect(head: &[u8], complete: bool) -> Result<Detected, InputError> {
                 _ => Detected::JsonDocument,
             },
             None if complete => match serde_json::from_str::<serde_json::Value>(body) {
-                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => {
-                    Detected::Unsupported(GEMINI_SESSION)
-                }
+                Ok(serde_json::Value::Object(o)) if gemini_session(&o) => Detected::GeminiSession,
                 Ok(serde_json::Value::Object(o)) if !o.contains_key("messages") => first_object(&o),
                 _ => Detected::JsonDocument,
             },
@@ -240,10 +235,12 @@ mod tests {
         let gemini_pretty = "{\n  \"sessionId\": \"92f6\",\n  \"projectHash\": \"a33c\",\n  \"startTime\": \"t\",\n  \"messages\": [{\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}]\n}\n";
         let gemini_line = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\",\"messages\":[]}";
         let gemini_jsonl = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\"}\n{\"id\":\"m1\",\"type\":\"gemini\",\"content\":\"ok\"}\n";
-        for text in [gemini_pretty, gemini_line, gemini_jsonl] {
+        // gemini-cli 0.61's own head: metadata, then a `$set` of the session context.
+        let gemini_set = "{\"sessionId\":\"92f6\",\"projectHash\":\"a33c\",\"kind\":\"main\"}\n{\"$set\":{\"messages\":[]}}\n";
+        for text in [gemini_pretty, gemini_line, gemini_jsonl, gemini_set] {
             assert_eq!(
                 detect(text.as_bytes(), true),
-                Ok(Detected::Unsupported(GEMINI_SESSION)),
+                Ok(Detected::GeminiSession),
                 "{text}"
             );
         }

@@ -25,7 +25,7 @@
 //!
 //! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
 //! `anthropic`, `openai`, `vcr` with `vcr_exchange` and `vcr_responses`, `sse`,
-//! `recording`) yields messages
+//! `recording`, `codex`, `gemini_cli` with `gemini_contents`) yields messages
 //! (`source`) or requests for the judge, `dir` walks folders, `response` and
 //! `prefix` are `check`'s own comparisons, `report` renders the findings, and
 //! `export` writes a simulated request for `check` to read.
@@ -40,6 +40,8 @@ pub(crate) mod dir;
 pub(crate) mod document;
 pub(crate) mod export;
 pub(crate) mod findings;
+pub(crate) mod gemini_cli;
+pub(crate) mod gemini_contents;
 pub(crate) mod json_stream;
 pub(crate) mod openai;
 pub(crate) mod prefix;
@@ -91,6 +93,9 @@ pub enum Format {
     ServeRecord,
     /// A Codex CLI rollout (`~/.codex/sessions/…/rollout-*.jsonl`).
     Codex,
+    /// A gemini-cli session file (`~/.gemini/tmp/…/chats/session-*.jsonl` or `.json`).
+    #[cfg_attr(feature = "cli", value(name = "gemini-cli"))]
+    GeminiCli,
 }
 
 impl Format {
@@ -104,6 +109,7 @@ impl Format {
             Format::Recording => "recording",
             Format::ServeRecord => "serve-record",
             Format::Codex => "codex",
+            Format::GeminiCli => "gemini-cli",
         }
     }
 }
@@ -236,6 +242,7 @@ fn open(mut input: Box<dyn Read>, format: Option<Format>) -> Result<Opened, Inpu
         Some(Format::Vcrpy) => Detected::Vcrpy,
         Some(Format::Recording) => Detected::Recording,
         Some(Format::Codex) => Detected::CodexRollout,
+        Some(Format::GeminiCli) => Detected::GeminiSession,
         Some(Format::ServeRecord) => {
             return Err(InputError::whole(
                 "--format serve-record names a `turnsim serve --record` folder, not a file",
@@ -407,7 +414,34 @@ pub fn check_reader_with(
             codex::check(opened.reader, limits, &mut report)?;
             Ok(report)
         }
+        Detected::GeminiSession => {
+            let mut report = FileReport::new(&name, Format::GeminiCli.name());
+            let mut reader = opened.reader;
+            if first_line_is_json(&mut reader)? {
+                gemini_cli::check(reader, limits, &mut report)?;
+            } else {
+                // The whole-JSON form, pretty-printed: one document, read whole.
+                let opened = Opened {
+                    detected: Detected::GeminiSession,
+                    reader,
+                };
+                let text =
+                    opened.text_within(limits.max_element, "a JSON session file (read whole)")?;
+                gemini_cli::check_json(&text, &mut report)?;
+            }
+            Ok(report)
+        }
     }
+}
+
+/// Whether the buffered input opens with a line that is a whole JSON value (a JSONL
+/// file, or a JSON document on one line), without consuming it.
+fn first_line_is_json(reader: &mut Input) -> Result<bool, InputError> {
+    let buf = std::io::BufRead::fill_buf(reader)
+        .map_err(|e| InputError::whole(format!("cannot read: {e}")))?;
+    let text = String::from_utf8_lossy(buf);
+    let first = text.trim_start().split('\n').next().unwrap_or("");
+    Ok(serde_json::from_str::<serde_json::Value>(first).is_ok())
 }
 
 /// A file as a message stream, for `--prefix`.
@@ -439,11 +473,13 @@ fn messages_of(
                 format,
             ))
         }
-        Detected::Vcr | Detected::Vcrpy | Detected::Recording | Detected::CodexRollout => {
-            Err(InputError::whole(
-                "--prefix compares message transcripts; a cassette, a recording or a Codex rollout is not one",
-            ))
-        }
+        Detected::Vcr
+        | Detected::Vcrpy
+        | Detected::Recording
+        | Detected::CodexRollout
+        | Detected::GeminiSession => Err(InputError::whole(
+            "--prefix compares message transcripts; a cassette, a recording, a Codex rollout or a gemini-cli session is not one",
+        )),
         Detected::Unsupported(what) => Err(detect::unsupported_error(what)),
     }
 }

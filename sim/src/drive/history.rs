@@ -6,37 +6,130 @@
 //! happens to say "skill" or "cancelled" cannot make a check pass or fail. Anything
 //! a client sent that is not the expected shape reads as absent, never as a panic.
 //!
-//! OpenAI bodies (`/v1/responses`, `/v1/chat/completions`) are read through the same
+//! OpenAI bodies (`/v1/responses`, `/v1/chat/completions`) and Gemini API bodies
+//! (`…:generateContent`, `…:streamGenerateContent`) are read through the same
 //! neutral view and laying the judge uses ([`crate::judge::openai::lay`]), so one
-//! set of structural reads serves every wire format: a `function_call` is a
-//! `tool_use`, a `function_call_output` (or Chat `tool` message) a `tool_result`.
+//! set of structural reads serves every wire format: a `function_call` (or Gemini
+//! `functionCall`) is a `tool_use`, a `function_call_output` (Chat `tool` message,
+//! Gemini `functionResponse`) a `tool_result`. serve sends a Gemini call without an
+//! `id`, as the Gemini API does, and the client names it itself; so in a Gemini body a
+//! call is known by the ledger id its scripted command carries (the only id the
+//! ledger knows), and each response by the call it answers.
 
 use super::run::Facts;
+use crate::gemini::request as gemini_request;
 use crate::openai::{chat_request, responses_request};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// The model a Gemini generate path names (`/v1beta/models/M:streamGenerateContent`).
+fn gemini_model(path: &str) -> Option<&str> {
+    let rest = ["/v1beta/models/", "/v1alpha/models/", "/v1/models/"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))?;
+    let (model, method) = rest.split_once(':')?;
+    matches!(method, "generateContent" | "streamGenerateContent").then_some(model)
+}
+
+/// Whether `target` is a model request `turnsim check` judges: POST `/v1/messages`,
+/// `/v1/responses`, `/v1/chat/completions` or a Gemini generate call.
+pub fn judged_route(method: &str, target: &str) -> bool {
+    let path = target.split('?').next().unwrap_or_default();
+    method == "POST"
+        && (matches!(
+            path,
+            "/v1/messages" | "/v1/responses" | "/v1/chat/completions"
+        ) || gemini_model(path).is_some())
+}
+
 /// A request body in the Anthropic shape the reads below take: as sent for
-/// `/v1/messages`, laid from the neutral view for the OpenAI formats; `None` for
-/// another endpoint or a body the server could not parse.
+/// `/v1/messages`, laid from the neutral view for the OpenAI and Gemini formats;
+/// `None` for another endpoint or a body the server could not parse.
 fn anthropic_shaped(target: &str, body: &Value) -> Option<Value> {
     let bytes = || serde_json::to_vec(body).unwrap_or_default();
-    let conv = match target.split('?').next() {
-        Some("/v1/messages") => return Some(body.clone()),
-        Some("/v1/responses") => responses_request::parse(&bytes()).ok()?.to_neutral(),
-        Some("/v1/chat/completions") => chat_request::parse(&bytes()).ok()?.to_neutral(),
-        _ => return None,
+    let path = target.split('?').next().unwrap_or_default();
+    let mut gemini = false;
+    let (conv, functions) = match path {
+        "/v1/messages" => return Some(body.clone()),
+        "/v1/responses" => (responses_request::parse(&bytes()).ok()?.to_neutral(), None),
+        "/v1/chat/completions" => (chat_request::parse(&bytes()).ok()?.to_neutral(), None),
+        _ => {
+            let model = gemini_model(path)?;
+            let req = gemini_request::parse(&bytes()).ok()?;
+            gemini = true;
+            (req.to_neutral(model), Some(req.tools_as_functions()))
+        }
     };
     let tools = body
         .get("tools")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut laid = crate::judge::openai::lay(&conv, &[], &tools, false, false).body;
+    let laid_tools = functions.as_deref().unwrap_or(&tools);
+    let mut laid = crate::judge::openai::lay(&conv, &[], laid_tools, false, false).body;
     // The judge's tool list keeps only function tools; "tool-bearing" is about what
     // the client declared, whatever its kind.
     laid["tools"] = Value::Array(tools);
+    if gemini {
+        name_calls_by_ledger(&mut laid);
+    }
     Some(laid)
+}
+
+/// The ledger id a scripted command carries (`sh SCRIPT toolu_… LEDGER MS`, or the
+/// inline `echo 'start toolu_…'`): the first word of any string in `input` that
+/// starts with `toolu_`.
+fn ledger_word(input: &Value) -> Option<String> {
+    let word = |s: &str| {
+        s.split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"'))
+            .find(|w| w.starts_with("toolu_") && w.len() > "toolu_".len())
+            .map(str::to_owned)
+    };
+    match input {
+        Value::String(s) => word(s),
+        Value::Object(o) => o.values().find_map(ledger_word),
+        Value::Array(a) => a.iter().find_map(ledger_word),
+        _ => None,
+    }
+}
+
+/// Renames, in a laid Gemini body, every `tool_use` whose input carries a ledger id
+/// to that id, and every `tool_result` answering it likewise; a call whose input
+/// names none keeps the id the client gave it.
+fn name_calls_by_ledger(laid: &mut Value) {
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    let Some(messages) = laid.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for m in messages.iter_mut() {
+        let Some(blocks) = m.get_mut("content").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for b in blocks {
+            let key = match kind(b) {
+                Some("tool_use") => {
+                    let (Some(id), Some(word)) = (
+                        b.get("id").and_then(Value::as_str).map(str::to_owned),
+                        b.get("input").and_then(ledger_word),
+                    ) else {
+                        continue;
+                    };
+                    names.insert(id, word);
+                    "id"
+                }
+                Some("tool_result") => "tool_use_id",
+                _ => continue,
+            };
+            let new = b
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|id| names.get(id))
+                .cloned();
+            if let Some(new) = new {
+                b[key] = Value::String(new);
+            }
+        }
+    }
 }
 
 /// The first tool-bearing model request of the resumed invocation (Anthropic
@@ -179,5 +272,38 @@ mod tests {
         assert_eq!(user_texts(&laid), ["go", "more"]);
         assert_eq!(laid["tools"].as_array().map(Vec::len), Some(1));
         assert_eq!(anthropic_shaped("/v1/models", &body), None);
+    }
+
+    #[test]
+    fn a_gemini_body_reads_its_calls_by_the_ledger_id_their_command_carries() {
+        // As gemini-cli sends it: the call without an id from the server, named by
+        // the client, and its response (twice, as its --resume sends it).
+        let command = "sh '/r/tool.sh' toolu_3c31_00001 '/r/ledger' 300";
+        let call = json!({"functionCall": {"id": "run_shell_command_17_0",
+            "name": "run_shell_command", "args": {"command": command}}});
+        let answer = json!({"functionResponse": {"id": "run_shell_command_17_0",
+            "name": "run_shell_command", "response": {"output": "ran"}}});
+        let body = json!({"contents": [
+            {"role": "user", "parts": [{"text": "ctx"}, {"text": "go"}]},
+            {"role": "model", "parts": [{"text": "Running it."}, call]},
+            {"role": "user", "parts": [answer, answer]},
+            {"role": "model", "parts": [{"text": "Done."}]},
+            {"role": "user", "parts": [{"text": "more"}]}
+        ], "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}]});
+        let target = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+        let laid = anthropic_shaped(target, &body).expect("a Gemini body");
+        assert_eq!(tool_use_ids(&laid), ["toolu_3c31_00001"]);
+        assert_eq!(
+            tool_results(&laid),
+            BTreeMap::from([("toolu_3c31_00001".to_owned(), false)])
+        );
+        // Adjacent text parts of one content are laid as one text block.
+        assert_eq!(user_texts(&laid), ["ctxgo", "more"]);
+        assert!(judged_route("POST", target));
+        assert!(judged_route("POST", "/v1beta/models/g:generateContent"));
+        assert!(!judged_route("POST", "/v1beta/models/g:countTokens"));
+        assert!(!judged_route("GET", "/v1beta/models/g"));
+        assert!(judged_route("POST", "/v1/messages"));
+        assert!(!judged_route("HEAD", "/"));
     }
 }

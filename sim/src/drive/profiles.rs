@@ -15,6 +15,7 @@
 //! resume command of a custom profile and disappears in the first one.
 
 mod agents;
+mod gemini;
 mod openai;
 
 use serde::{Deserialize, Serialize};
@@ -114,7 +115,7 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 17] = [
+pub const BUILT_IN: [&str; 19] = [
     "claude-code",
     "claude-code-tui",
     "codex-tui",
@@ -132,6 +133,8 @@ pub const BUILT_IN: [&str; 17] = [
     "pi-tui",
     "qwen-code",
     "qwen-code-tui",
+    "gemini-cli",
+    "gemini-cli-tui",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -214,7 +217,9 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
                 ..p
             })
         }
-        other => agents::profile(other).map_or_else(|| headless(other, command), Ok),
+        other => agents::profile(other)
+            .or_else(|| gemini::profile(other))
+            .map_or_else(|| headless(other, command), Ok),
     }
 }
 
@@ -407,7 +412,7 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
 /// What to install when a built-in profile's program is missing (the package, from
 /// its registry); `None` for `custom`.
 pub fn install_hint(name: &str) -> Option<&'static str> {
-    if let Some(hint) = agents::install_hint(name) {
+    if let Some(hint) = agents::install_hint(name).or_else(|| gemini::install_hint(name)) {
         return Some(hint);
     }
     Some(match name {

@@ -76,7 +76,8 @@ pub struct RunReport {
     /// Every request the server received (HEAD probes and 404s included).
     pub requests: usize,
     /// Of those, the model requests `turnsim check` judges (POST `/v1/messages`,
-    /// `/v1/responses`, `/v1/chat/completions`); the rest, by method and path.
+    /// `/v1/responses`, `/v1/chat/completions`, a Gemini generate call); the rest,
+    /// by method and path.
     #[serde(default)]
     pub requests_judged: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -118,15 +119,10 @@ fn environment_problem(f: &Facts) -> Option<String> {
 fn other_requests(f: &Facts) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
     for r in &f.records {
-        let path = r.target.split('?').next().unwrap_or_default();
-        let judged = r.method == "POST"
-            && matches!(
-                path,
-                "/v1/messages" | "/v1/responses" | "/v1/chat/completions"
-            );
-        if judged {
+        if super::history::judged_route(&r.method, &r.target) {
             continue;
         }
+        let path = r.target.split('?').next().unwrap_or_default();
         let what = format!("{} {path}", r.method);
         match out.iter_mut().find(|(w, _)| *w == what) {
             Some((_, n)) => *n += 1,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Reproduces one `turnsim drive` finding without turnsim: a stdlib server replays the
 # scripted model's replies (Anthropic Messages, OpenAI Responses or Chat Completions,
-# JSON or event stream, as the client asks), the client runs as it did, the signal is sent at the
+# the Gemini API's generateContent, JSON or event stream, as the client asks), the client runs as it did, the signal is sent at the
 # same point, and the finding is checked again. Usage: python3 repro.py
 # Exit 1: reproduced; 0: not this time (the client is not deterministic).
 import json, os, signal, subprocess, sys, tempfile, threading, time
@@ -98,17 +98,30 @@ state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log":
 # The routes drive's server answers, and the format each speaks.
 ROUTES = {"/v1/messages": "messages", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
 
+def route(path):
+    # The format a path speaks; Gemini's is `/v1beta/models/MODEL:generateContent` (or
+    # `:streamGenerateContent`), whatever the model.
+    if path in ROUTES:
+        return ROUTES[path]
+    head, _, method = path.rpartition(":")
+    if head.startswith(("/v1beta/models/", "/v1alpha/models/", "/v1/models/")) and method in ("generateContent", "streamGenerateContent"):
+        return "gemini"
+    return None
+
 def ledger_id(wire_id):
     # An OpenAI call's id is call_X where the ledger (and Anthropic) says toolu_X.
     return "toolu_" + wire_id[5:] if wire_id.startswith("call_") else wire_id
 
 def shell_field(body):
     # The string property the client's shell tool takes its command in, as serve picks it.
+    decls = []
     for t in body.get("tools") or []:
-        f = t.get("function") if isinstance(t.get("function"), dict) else t
-        if f.get("name") != CFG["shell_tool"]:
+        if isinstance(t, dict):
+            decls += t.get("functionDeclarations") or t.get("function_declarations") or [t.get("function") if isinstance(t.get("function"), dict) else t]
+    for f in decls:
+        if not isinstance(f, dict) or f.get("name") != CFG["shell_tool"]:
             continue
-        props = (f.get("input_schema") or f.get("parameters") or {}).get("properties") or {}
+        props = (f.get("input_schema") or f.get("parameters") or f.get("parametersJsonSchema") or {}).get("properties") or {}
         for name in ("command", "cmd"):
             if isinstance(props.get(name), dict) and props[name].get("type", "string") == "string":
                 return name
@@ -225,8 +238,32 @@ def chat_sse(blocks, n, body, cut):
     out = ["data: %s\n\n" % json.dumps(e) for e in ev]
     return out if cut else out + ["data: [DONE]\n\n"]
 
+# The Gemini API: a call goes out whole, without an id (as Google's API sends it), and
+# the client names it; a cut stream ends after the text, before the call.
+def gemini_response(blocks, body, path, done=True):
+    parts = [{"text": b["text"]} if b["type"] == "text" else {"functionCall": {"name": b["name"], "args": b["input"]}} for b in blocks]
+    cand = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if done:
+        cand["finishReason"] = "STOP"
+    model = path.rpartition(":")[0].rpartition("/")[2]
+    return {"candidates": [cand], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": model, "responseId": "repro"}
+
+def gemini_sse(blocks, body, path, cut):
+    text = [b for b in blocks if b["type"] == "text"]
+    if not cut and len(text) == len(blocks):
+        return ["data: %s\r\n\r\n" % json.dumps(gemini_response(blocks, body, path))]
+    if cut:
+        return ["data: %s\r\n\r\n" % json.dumps(gemini_response(text, body, path, False))]
+    return ["data: %s\r\n\r\n" % json.dumps(gemini_response(text, body, path, False)),
+            "data: %s\r\n\r\n" % json.dumps(gemini_response([b for b in blocks if b["type"] != "text"], body, path))]
+
 def error_reply(api, status):
-    # The schedule's 529 is OpenAI's 503; a 429 always says when to come back.
+    # The schedule's 529 is OpenAI's and Gemini's 503; a 429 always says when to come back.
+    if api == "gemini":
+        status = 503 if status == 529 else status
+        word = "UNAVAILABLE" if status == 503 else "RESOURCE_EXHAUSTED"
+        return status, {"error": {"code": status, "message": "repro", "status": word}}
     if api == "messages":
         kind = "overloaded_error" if status == 529 else "rate_limit_error"
         return status, {"type": "error", "error": {"type": kind, "message": "repro"}}
@@ -252,7 +289,7 @@ class H(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         path = self.path.split("?")[0]
-        api = ROUTES.get(path)
+        api = route(path)
         with lock:
             state["log"].append({"t": boot_ms() - T0, "path": path, "body": body})
             n = len(state["log"])
@@ -260,6 +297,8 @@ class H(BaseHTTPRequestHandler):
             step = state["steps"].pop(0) if tools and state["steps"] else None
         if path.endswith("/count_tokens"):
             return self.send(200, {"input_tokens": 10})
+        if path.endswith(":countTokens"):
+            return self.send(200, {"totalTokens": 10})
         if api is None:
             return self.do_GET()
         if step is None:
@@ -269,7 +308,9 @@ class H(BaseHTTPRequestHandler):
             return self.send(*error_reply(api, step["status"]), extra)
         blocks = reply_blocks(step, body, api)
         cut = step["kind"] == "cut"
-        if not body.get("stream"):
+        if api == "gemini" and ":streamGenerateContent" not in path:
+            return self.send(200, gemini_response(blocks, body, path))
+        if api != "gemini" and not body.get("stream"):
             if api == "chat":
                 return self.send(200, chat_json(blocks, n, body))
             if api == "responses":
@@ -280,7 +321,9 @@ class H(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        if api == "chat":
+        if api == "gemini":
+            events = gemini_sse(blocks, body, path, cut)
+        elif api == "chat":
             events = chat_sse(blocks, n, body, cut)
         elif api == "responses":
             events = responses_sse(blocks, n, body, cut)
@@ -303,7 +346,7 @@ def fill(s, prompt):
             .replace("{work}", os.path.join(root, "work")).replace("{repo}", CFG["repo"]))
 
 def run(argv, prompt, sig, resume=False):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_", "OPENAI_", "CODEX_", "QWEN_", "PI_CODING_AGENT", "CLINE_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "OPENCODE", "XDG_", "OPENAI_", "CODEX_", "QWEN_", "PI_CODING_AGENT", "CLINE_", "GEMINI_", "GOOGLE_"))}
     home = os.path.join(root, "home")
     # Configuration the client reads only from a file (its base URL holds this server's port).
     for rel, content in CFG.get("home_files", []):
@@ -347,7 +390,40 @@ def answered(body):
     for it in body.get("input") if isinstance(body.get("input"), list) else []:
         if isinstance(it, dict) and it.get("type") == "function_call_output":
             ids.add(it.get("call_id"))
-    return {ledger_id(i) for i in ids if isinstance(i, str)}
+    out = {ledger_id(i) for i in ids if isinstance(i, str)}
+    # Gemini: the client names each call itself; a call is known by the ledger id its
+    # command carries, and a response by the call it answers (its id, else its name).
+    named = {}
+    for c in gemini_contents(body):
+        for p in c.get("parts") or []:
+            call = p.get("functionCall") if isinstance(p, dict) else None
+            if isinstance(call, dict):
+                word = next((w for w in json.dumps(call.get("args")).replace("'", " ").replace('"', " ").split() if w.startswith("toolu_")), None)
+                if word:
+                    named[call.get("id") or call.get("name")] = word
+                    named[call.get("name")] = word
+            resp = p.get("functionResponse") if isinstance(p, dict) else None
+            if isinstance(resp, dict):
+                word = named.get(resp.get("id")) or named.get(resp.get("name"))
+                if word:
+                    out.add(word)
+    return out
+
+def gemini_contents(body):
+    c = body.get("contents")
+    return [x for x in c if isinstance(x, dict)] if isinstance(c, list) else []
+
+def gemini_extra_responses(body):
+    # The Gemini API's count rule: the user turn after a model turn with calls holds
+    # exactly one functionResponse per call. Each turn that holds more, as (index, n, calls).
+    out, contents = [], gemini_contents(body)
+    kinds = lambda c: [next(iter(p)) for p in c.get("parts") or [] if isinstance(p, dict) and p]
+    for i, c in enumerate(contents):
+        n = kinds(c).count("functionResponse")
+        calls = kinds(contents[i - 1]).count("functionCall") if i and contents[i - 1].get("role") == "model" else 0
+        if c.get("role") != "model" and n > calls:
+            out.append((i, n, calls))
+    return out
 
 def read_ledger():
     out = []
@@ -384,6 +460,9 @@ def user_texts(body):
     for m in body.get("messages") or []:
         if isinstance(m, dict) and m.get("role") == "user":
             texts(m.get("content"))
+    for c in gemini_contents(body):
+        if c.get("role") != "model":
+            texts(c.get("parts"))
     inp = body.get("input")
     if isinstance(inp, str):
         out.append(inp)
@@ -405,11 +484,11 @@ if "no_effect_after_cancel" in checks and sent is not None:
     found += [("no_effect_after_cancel", "request to %s at +%d ms, after the signal" % (r["path"], r["t"])) for r in state["log"][:n_first] if r["t"] > sent]
     found += [("no_effect_after_cancel", "tool %s started at +%d ms, after the signal" % (i, t)) for k, i, t, _ in read_ledger() if k == "start" and sent < t <= end]
 resumed = [c for c in ("started_call_represented", "no_lost_observation") if c in checks]
-if resumed:
+if resumed or "verdicts_clean" in checks:
     with lock:
         state["steps"] = list(CFG["resume_steps"])
     run(CFG["resume"], CFG["prompt2"], None, True)
-    req = next((r["body"] for r in state["log"][n_first:] if r["path"] in ROUTES and r["body"].get("tools")), None)
+    req = next((r["body"] for r in state["log"][n_first:] if route(r["path"]) and r["body"].get("tools")), None)
     results = answered(req or {})
     done_before = {i for k, i, t, _ in read_ledger() if k == "finish" and sent is not None and t <= sent}
     cut = [i for k, i, t, _ in read_ledger() if k == "start" and t <= end and i not in done_before]
@@ -423,9 +502,16 @@ if resumed:
             said = "\n".join(user_texts(req))
             found += [(check, "the resumed request lost the prompt %s" % m)
                       for m in ("[turnsim-drive prompt 1]", "[turnsim-drive prompt 2]") if m not in said]
+if "verdicts_clean" in checks:
+    # Of the request rules, this script judges one on its own: Gemini's count of function
+    # responses against the calls they answer (what gemini-cli's --resume breaks).
+    found += [("verdicts_clean", "request %d to %s: contents[%d] holds %d functionResponse part(s) for %d call(s) of the model turn before it" % (k + 1, r["path"], i, n, calls))
+              for k, r in enumerate(state["log"]) if route(r["path"]) == "gemini" for i, n, calls in gemini_extra_responses(r["body"])]
 for check in checks:
-    if check not in ("orphaned_tool", "no_effect_after_cancel", "started_call_represented", "no_lost_observation"):
+    if check not in ("orphaned_tool", "no_effect_after_cancel", "started_call_represented", "no_lost_observation", "verdicts_clean"):
         print("this script re-runs the schedule; %s is judged by turnsim itself (see report.json)" % check)
+if "verdicts_clean" in checks:
+    print("verdicts_clean: only Gemini's function-response count is judged here; every other request rule by turnsim itself (see report.json)")
 clean_up()
 for check, f in found:
     print("REPRODUCED %s: %s" % (check, f))

@@ -105,6 +105,18 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             rows: 40,
             cols: 120,
         }),
+        "gemini-cli-tui" => Some(Terminal {
+            // The input box's placeholder, drawn once gemini-cli takes input (seen
+            // offline against a closed port: no dialog comes first with the
+            // profile's settings file).
+            ready: "Type your message".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // The settings file is the profile's (headless needs it too).
+            home_files: Vec::new(),
+            rows: 40,
+            cols: 120,
+        }),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),

@@ -1,5 +1,5 @@
-//! The test client's wire: one HTTP/1.1 exchange, and the three request formats it
-//! can speak (`--api messages|chat|responses`).
+//! The test client's wire: one HTTP/1.1 exchange, and the four request formats it
+//! can speak (`--api messages|chat|responses|gemini`).
 //!
 //! Guarantee: the client's history is always kept in Anthropic's shape (user and
 //! assistant messages, `tool_use` and `tool_result` blocks), and a format is only a
@@ -8,7 +8,10 @@
 //! planted fault behaves the same in every format, and `turnsim drive`'s OpenAI
 //! paths (its history reader, `repro.py`'s replies) are tested against a client
 //! whose behaviour is known. An OpenAI call's `call_id` is used as the `tool_use` id
-//! as it is, so what the client sends back is exactly what it was given. Replies
+//! as it is, so what the client sends back is exactly what it was given. A Gemini
+//! call comes without an id (as Google's API sends it): the client names it, as
+//! gemini-cli does, after the ledger id its command carries (else its name and
+//! place), and sends that id back on the call and its `functionResponse`. Replies
 //! are requested without streaming (the SSE framing is exercised by the SDK tests).
 
 use serde_json::{Value, json};
@@ -23,6 +26,7 @@ pub enum Api {
     Messages,
     Chat,
     Responses,
+    Gemini,
 }
 
 impl Api {
@@ -31,8 +35,9 @@ impl Api {
             "messages" => Ok(Api::Messages),
             "chat" => Ok(Api::Chat),
             "responses" => Ok(Api::Responses),
+            "gemini" => Ok(Api::Gemini),
             other => Err(format!(
-                "--api {other:?}: expected messages, chat or responses"
+                "--api {other:?}: expected messages, chat, responses or gemini"
             )),
         }
     }
@@ -42,6 +47,7 @@ impl Api {
             Api::Messages => "/v1/messages",
             Api::Chat => "/v1/chat/completions",
             Api::Responses => "/v1/responses",
+            Api::Gemini => "/v1beta/models/gemini-2.5-pro:generateContent",
         }
     }
 }
@@ -65,6 +71,10 @@ pub fn body(api: Api, messages: &[Value]) -> Result<String, String> {
             "tools": [{"type": "function", "name": "bash", "description": SHELL_DESCRIPTION,
                 "parameters": schema}],
             "input": response_items(messages)}),
+        Api::Gemini => json!({
+            "tools": [{"functionDeclarations": [{"name": "bash",
+                "description": SHELL_DESCRIPTION, "parameters": schema}]}],
+            "contents": gemini_contents(messages)}),
     };
     Ok(v.to_string())
 }
@@ -158,6 +168,59 @@ fn response_items(messages: &[Value]) -> Vec<Value> {
     out
 }
 
+/// Gemini contents: a user message's results become `functionResponse` parts (named
+/// after the call they answer), before its text.
+fn gemini_contents(messages: &[Value]) -> Vec<Value> {
+    let mut names = std::collections::BTreeMap::new();
+    let mut out = Vec::new();
+    for m in messages {
+        let mut parts = Vec::new();
+        let text = text_of(m);
+        if str_of(m, "role") == "assistant" {
+            if !text.is_empty() {
+                parts.push(json!({"text": text}));
+            }
+            for b in blocks(m).iter().filter(|b| is(b, "tool_use")) {
+                names.insert(str_of(b, "id").to_owned(), str_of(b, "name").to_owned());
+                parts.push(
+                    json!({"functionCall": {"id": str_of(b, "id"), "name": str_of(b, "name"),
+                    "args": b.get("input").cloned().unwrap_or_else(|| json!({}))}}),
+                );
+            }
+            out.push(json!({"role": "model", "parts": parts}));
+            continue;
+        }
+        for b in blocks(m).iter().filter(|b| is(b, "tool_result")) {
+            let id = str_of(b, "tool_use_id");
+            let name = names.get(id).map_or("bash", String::as_str);
+            parts.push(json!({"functionResponse": {"id": id, "name": name,
+                "response": {"output": str_of(b, "content")}}}));
+        }
+        if !text.is_empty() {
+            parts.push(json!({"text": text}));
+        }
+        if !parts.is_empty() {
+            out.push(json!({"role": "user", "parts": parts}));
+        }
+    }
+    out
+}
+
+/// The id the client gives a Gemini call that came without one: the ledger id in its
+/// arguments (`toolu_…`), else its name and place in the reply.
+fn gemini_call_id(call: &Value, place: usize) -> String {
+    if let Some(id) = call.get("id").and_then(Value::as_str) {
+        return id.to_owned();
+    }
+    let args = call.get("args").map(Value::to_string).unwrap_or_default();
+    args.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|w| w.starts_with("toolu_"))
+        .map_or_else(
+            || format!("{}_{place}", str_of(call, "name")),
+            |w| format!("gemini_{w}"),
+        )
+}
+
 fn tool_use(id: &str, name: &str, args: &str) -> Value {
     let input: Value = serde_json::from_str(args).unwrap_or_else(|_| json!({}));
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
@@ -218,6 +281,27 @@ pub fn read_reply(api: Api, v: &Value) -> (Value, String) {
                         str_of(item, "arguments"),
                     )),
                     _ => {}
+                }
+            }
+        }
+        Api::Gemini => {
+            let parts = v
+                .pointer("/candidates/0/content/parts")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            for (k, part) in parts.iter().enumerate() {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    content.push(json!({"type": "text", "text": text}));
+                }
+                if let Some(call) = part.get("functionCall") {
+                    let args = call
+                        .get("args")
+                        .map_or_else(|| "{}".into(), Value::to_string);
+                    content.push(tool_use(
+                        &gemini_call_id(call, k),
+                        str_of(call, "name"),
+                        &args,
+                    ));
                 }
             }
         }

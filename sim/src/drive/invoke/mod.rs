@@ -223,7 +223,8 @@ impl Running<'_> {
 
 /// Environment variables a client must not inherit from the harness: each would point
 /// it at another provider, configuration or home than the run's (`OPENAI_BASE_URL`,
-/// `CODEX_HOME` for the OpenAI clients, as `ANTHROPIC_BASE_URL` for the others).
+/// `CODEX_HOME` for the OpenAI clients, `GOOGLE_GEMINI_BASE_URL` or a Vertex AI
+/// switch for gemini-cli, as `ANTHROPIC_BASE_URL` for the others).
 fn inherited_out(name: &str) -> bool {
     name.starts_with("ANTHROPIC_")
         || name.starts_with("CLAUDE")
@@ -233,6 +234,8 @@ fn inherited_out(name: &str) -> bool {
         || name.starts_with("QWEN_")
         || name.starts_with("PI_CODING_AGENT")
         || name.starts_with("CLINE_")
+        || name.starts_with("GEMINI_")
+        || name.starts_with("GOOGLE_")
         || name.starts_with("XDG_")
         || name == procs::RUN_MARKER
 }
@@ -511,6 +514,9 @@ mod tests {
             "OPENCODE_CONFIG",
             "OPENAI_BASE_URL",
             "CODEX_HOME",
+            "GEMINI_API_KEY",
+            "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_GENAI_USE_VERTEXAI",
             "XDG_CONFIG_HOME",
         ] {
             assert!(inherited_out(name), "{name}");
