@@ -9,11 +9,11 @@ mod serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
-use turnsim::testing::serve::sse::{WireBlock, WireEvent};
 use std::net::SocketAddr;
 use std::time::Duration;
 use turnsim::Ratio;
 use turnsim::testing::serve::script::Script;
+use turnsim::testing::serve::sse::{WireBlock, WireEvent};
 
 fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
     send(
