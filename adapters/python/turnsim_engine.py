@@ -224,6 +224,13 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
     # Bytes out: each line is encoded once and leaves in one write (a text stream
     # would take two writes and a flush through its own buffer).
     out = stdout or sys.stdout.buffer
+    # The process's own stdout is written with os.write straight to its descriptor:
+    # the buffered stream's write and flush are two calls and a copy per line for
+    # the same single system call.
+    fd = None
+    if stdout is None:
+        out.flush()
+        fd = out.fileno()
     # Anything the engine prints goes to stderr: stdout carries protocol lines only.
     sys.stdout = sys.stderr
 
@@ -231,8 +238,16 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
         # A reply comes already encoded; other lines are objects.
         if type(line) is not str:
             line = _encode(line)
-        out.write((line + "\n").encode("ascii"))
-        out.flush()
+        data = (line + "\n").encode("ascii")
+        if fd is None:
+            out.write(data)
+            out.flush()
+            return
+        # A pipe write may be cut short (a signal arriving mid-write);
+        # the rest follows until the whole line is out.
+        done = os.write(fd, data)
+        while done < len(data):
+            done += os.write(fd, memoryview(data)[done:])
 
     hello = {"hello": "turnsim-engine", "protocol": version, "engine": name}
     if import_history is not None:
