@@ -30,7 +30,9 @@ the engine changes; an engine whose state() is cheap gains little from it.
 """
 
 import base64
+import binascii
 import json
+import json.scanner
 import os
 import sys
 
@@ -61,15 +63,25 @@ def compact_encoder():
 
 
 _encode = compact_encoder()
-_raw_decode = json.JSONDecoder().raw_decode
+# The decoder's C scanner called directly: JSONDecoder.raw_decode is a Python frame
+# around it, and each request line pays for it.
+_scan = json.scanner.make_scanner(json.JSONDecoder())
 
 
 def _decode(text):
     """json.loads for one request line (an object, then only the newline)."""
-    value, end = _raw_decode(text)
-    if text[end:].strip():
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration as e:
+        raise json.JSONDecodeError("Expecting value", text, e.value) from None
+    if end != len(text) and text[end:].strip():
         raise ValueError(f"extra data after the JSON value at column {end + 1}")
     return value
+
+
+def _b64(data):
+    """base64.b64encode(data).decode("ascii") without its Python wrapper."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 class _Served:
@@ -83,27 +95,36 @@ class _Served:
         # v1 reports the digest in every reply; v2 only in `state` and `digest` replies.
         self.every_state = version < 2
 
-    def _wire_output(self, out, history):
+    def _wire_output(self, out, ids):
+        """One output, encoded as _encode would encode its wire form."""
         kind = out["output"]
         if kind == "persist":
-            return {"output": "persist", "bytes": base64.b64encode(out["bytes"]).decode("ascii")}
+            # base64 needs no JSON escaping, so the text goes in as it is.
+            return '{"output":"persist","bytes":"' + _b64(out["bytes"]) + '"}'
         if kind == "send":
             request = out["request"]
             messages = request["messages"]
-            if isinstance(messages, list) and len(messages) <= len(history) and all(
-                a is b for a, b in zip(messages, history)
-            ):
+            # One C-level comparison of identities, as for the history delta.
+            if isinstance(messages, list) and len(messages) <= len(ids) and list(map(id, messages)) == ids[: len(messages)]:
                 request = dict(request, messages=len(messages))
-            return {"output": "send", "op": out["op"], "request": request}
-        return out
+            return '{"output":"send","op":' + _encode(out["op"]) + ',"request":' + _encode(request) + "}"
+        return _encode(out)
 
     def reply(self, kind, outputs=None, full=False, extra=None):
+        """The reply line, encoded: the same text as _encode of the object
+        {"reply", "outputs", *extra, "history", "pending", "idle", "state"}, but joined
+        from pieces. Most of a reply is fixed text, and the C encoder costs about a
+        microsecond per small object (it lists each dict's items), which at one reply
+        per simulated event was the largest single cost of the engine process."""
         engine = self.engine
         history = engine.history
         keep = 0
         ids = list(map(id, history))
-        if not full:
-            before = self.reported_ids
+        before = self.reported_ids
+        unchanged = not full and ids == before
+        if unchanged:
+            keep = len(ids)
+        elif not full:
             n = len(before)
             if ids[:n] == before:
                 keep = n
@@ -111,19 +132,31 @@ class _Served:
                 limit = min(len(ids), n)
                 while keep < limit and ids[keep] == before[keep]:
                     keep += 1
-        line = {"reply": kind}
+        parts = ['{"reply":', _encode(kind)]
         if outputs is not None:
-            line["outputs"] = [self._wire_output(o, history) for o in outputs]
+            parts += (',"outputs":[', ",".join([self._wire_output(o, ids) for o in outputs]), "]")
         if extra:
-            line.update(extra)
-        line["history"] = {"keep": keep, "append": history[keep:]}
-        line["pending"] = engine.pending()
-        line["idle"] = engine.idle()
+            for key, value in extra.items():
+                parts += (",", _encode(key), ":", _encode(value))
+        parts += (
+            ',"history":{"keep":',
+            str(keep),
+            ',"append":',
+            "[]" if unchanged else _encode(history[keep:]),
+            '},"pending":',
+            _encode(engine.pending()),
+            ',"idle":',
+        )
+        idle = engine.idle()
+        parts.append("true" if idle is True else "false" if idle is False else _encode(idle))
         if self.every_state or kind == "state":
-            line["state"] = engine.state()
-        self.reported = list(history)
-        self.reported_ids = ids
-        return line
+            parts += (',"state":', _encode(engine.state()))
+        parts.append("}")
+        if not unchanged:
+            # Nothing to copy when the history is the one last reported.
+            self.reported = list(history)
+            self.reported_ids = ids
+        return "".join(parts)
 
 
 def history_problem(messages):
@@ -191,12 +224,30 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
     # Bytes out: each line is encoded once and leaves in one write (a text stream
     # would take two writes and a flush through its own buffer).
     out = stdout or sys.stdout.buffer
+    # The process's own stdout is written with os.write straight to its descriptor:
+    # the buffered stream's write and flush are two calls and a copy per line for
+    # the same single system call.
+    fd = None
+    if stdout is None:
+        out.flush()
+        fd = out.fileno()
     # Anything the engine prints goes to stderr: stdout carries protocol lines only.
     sys.stdout = sys.stderr
 
     def send(line):
-        out.write((_encode(line) + "\n").encode("ascii"))
-        out.flush()
+        # A reply comes already encoded; other lines are objects.
+        if type(line) is not str:
+            line = _encode(line)
+        data = (line + "\n").encode("ascii")
+        if fd is None:
+            out.write(data)
+            out.flush()
+            return
+        # A pipe write may be cut short (a signal arriving mid-write);
+        # the rest follows until the whole line is out.
+        done = os.write(fd, data)
+        while done < len(data):
+            done += os.write(fd, memoryview(data)[done:])
 
     hello = {"hello": "turnsim-engine", "protocol": version, "engine": name}
     if import_history is not None:
