@@ -69,7 +69,7 @@ fn json_that_holds_no_messages_is_an_error_naming_what_was_expected() {
 }
 
 #[test]
-fn formats_known_but_not_judged_yet_say_what_they_are() {
+fn formats_once_only_recognised_are_judged_and_other_files_say_what_they_are() {
     let rollout = concat!(
         "{\"timestamp\":\"2025-10-01T10:00:00.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"0199\",\"cwd\":\"/w\",\"originator\":\"codex_exec\"}}\n",
         "{\"timestamp\":\"2025-10-01T10:00:00.100Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n",
@@ -85,16 +85,18 @@ fn formats_known_but_not_judged_yet_say_what_they_are() {
         ),
         "a cassette with no Messages API, chat-completions or Responses API request among its 1 interaction(s)",
     );
-    // Formats people have that this version does not read are named as themselves,
-    // never taken for a broken file of another format.
     // go-vcr cassettes of the Responses API and vcrpy cassettes are judged now (see
-    // check_vcrpy.rs).
-    assert_unreadable(
-        &file(
-            "session-2026-12-02T10-00-abcd.json",
-            "{\n  \"sessionId\": \"92f6\",\n  \"projectHash\": \"a33c\",\n  \"messages\": [{\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}]\n}\n",
-        ),
-        "a gemini-cli session file (`sessionId`, `projectHash`",
+    // check_vcrpy.rs), and so are gemini-cli session files (check_corpus.rs): a file of
+    // that shape is read as one, never taken for a broken file of another format.
+    let gemini = file(
+        "session-2026-12-02T10-00-abcd.json",
+        "{\n  \"sessionId\": \"92f6\",\n  \"projectHash\": \"a33c\",\n  \"messages\": [{\"id\": \"m1\", \"type\": \"user\", \"content\": \"hi\"}]\n}\n",
+    );
+    let (code, stdout, stderr) = check(&[&gemini]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("session-2026-12-02T10-00-abcd.json: gemini-cli (contents 1,"),
+        "{stdout}"
     );
 }
 

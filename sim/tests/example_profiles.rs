@@ -103,11 +103,11 @@ fn a_running_call_answered_as_never_started_is_found_by_label_matches_under_the_
     );
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("label_matches first seed 24, 1 failing"),
+        text.contains("label_matches first seed 39, 1 failing"),
         "{text}"
     );
     // Without the profile the wrong label cannot be read, so it is not found.
-    let (code, text) = run(EVENT_LOG, None, Some("running_labelled_not_run"), "24..25");
+    let (code, text) = run(EVENT_LOG, None, Some("running_labelled_not_run"), "39..40");
     assert_eq!(code, 0, "{text}");
 }
 

@@ -106,7 +106,9 @@ impl fmt::Debug for TextSet {
 pub enum PromptWrap {
     /// The reference engine's directive: a `<turn_context>` block, then the words.
     Directive,
-    /// The words alone, as string content or as a single text block.
+    /// The words alone, as string content or as a single text block; or the last of
+    /// several text blocks, after context the engine puts before them (as Claude
+    /// Code's reminders sit before the user's text in the same message).
     Plain,
 }
 
@@ -118,9 +120,28 @@ impl PromptWrap {
         }
         match self {
             PromptWrap::Directive => directive_words(m),
-            PromptWrap::Plain => sole_text(m).map(|(_, s)| s),
+            PromptWrap::Plain => sole_text(m).map(|(_, s)| s).or_else(|| last_of_texts(m)),
         }
     }
+}
+
+/// The last block's text when a message is two or more text blocks and nothing else,
+/// and does not open with the reference's turn context (that is a directive, which
+/// the `Directive` wrap reads; a plain-wrapping engine does not write one).
+fn last_of_texts(m: &Message) -> Option<&str> {
+    let blocks = m.blocks();
+    let opens_with_context = matches!(
+        blocks.first(),
+        Some(turnsim_core::Block::Text { text }) if text.starts_with(turnsim_core::request::TURN_CONTEXT_OPEN)
+    );
+    if blocks.len() < 2 || opens_with_context {
+        return None;
+    }
+    let mut texts = blocks.iter().map(|b| match b {
+        turnsim_core::Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    texts.try_fold(None, |_, t| t.map(Some)).flatten()
 }
 
 /// Where an engine places its cache breakpoints.

@@ -162,3 +162,25 @@ fn the_default_judging_is_stored_as_nothing() {
     assert!(Judging::default().is_default());
     assert_eq!(serde_json::to_string(&Judging::default()).unwrap(), "{}");
 }
+
+#[test]
+fn a_plain_prompt_is_the_last_of_several_text_blocks_but_never_beside_another_kind() {
+    let words = |m: &Message| PromptWrap::Plain.words(m).map(str::to_owned);
+    let context_then_words = Message::user_blocks(vec![
+        Block::text("(earlier instructions)"),
+        Block::text("fix the parser"),
+    ]);
+    assert_eq!(
+        words(&context_then_words).as_deref(),
+        Some("fix the parser")
+    );
+    assert_eq!(
+        words(&Message::user_text("fix the parser")).as_deref(),
+        Some("fix the parser")
+    );
+    let beside_a_result = Message::user_blocks(vec![
+        Block::tool_result("toolu_1", "ok", false),
+        Block::text("fix the parser"),
+    ]);
+    assert_eq!(words(&beside_a_result), None);
+}

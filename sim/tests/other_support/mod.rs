@@ -1,7 +1,8 @@
 //! An engine that differs from the reference only in its conventions: the reference
 //! `Session` underneath, and every text it authors and every request it sends
 //! rewritten into its own wording and layout (plain-string prompts, its own marker
-//! and note wording and fixed texts, one cache breakpoint on the last message).
+//! and note wording and fixed texts, one cache breakpoint on the last message; the
+//! directives a compaction hid go in a block of its own before the prompt's words).
 //!
 //! Shared by the `other_conventions` example (the 10,000-seed run) and test, so the
 //! engine the test judges is the one the example runs. Its profile is
@@ -42,6 +43,15 @@ fn marker(label: &str) -> String {
 /// One message in this engine's conventions; untouched messages keep their allocation.
 pub fn rewrite(m: &SharedMessage) -> SharedMessage {
     if let Some(words) = directive_words(m) {
+        // The directives a compaction hid reach the model verbatim, in this engine's
+        // own block before the user's words.
+        let hidden = hidden_directives(m);
+        if !hidden.is_empty() {
+            return Arc::new(Message::user_blocks(vec![
+                Block::text(format!("{EARLIER}\n{}", hidden.join("\n"))),
+                Block::text(words),
+            ]));
+        }
         return Arc::new(Message::user_text(words));
     }
     if m.role != Role::User {
@@ -62,6 +72,20 @@ pub fn rewrite(m: &SharedMessage) -> SharedMessage {
         return m.clone();
     };
     Arc::new(Message::user_text(own))
+}
+
+/// The head of the block that carries the directives a compaction hid.
+pub const EARLIER: &str = "(your instructions from before the summary, verbatim:)";
+
+/// The directives a compaction hid, as the reference's turn context lists them.
+fn hidden_directives(m: &Message) -> Vec<String> {
+    let Some(Block::Text { text }) = m.blocks().first() else {
+        return Vec::new();
+    };
+    text.split("<directive>")
+        .skip(1)
+        .filter_map(|d| d.split_once("</directive>").map(|(d, _)| d.to_owned()))
+        .collect()
 }
 
 pub struct Other {

@@ -165,7 +165,15 @@ impl Misbehaviour for Planted {
 
 /// The first failing seed below `limit`, as a scenario that replays it.
 pub fn first_failure(factory: &dyn EngineFactory, limit: u64) -> Option<Scenario> {
-    (0..limit).find_map(|seed| {
+    failures(factory, 0..limit).next()
+}
+
+/// The failing seeds of `seeds`, in order, as scenarios that expect their failure.
+pub fn failures(
+    factory: &dyn EngineFactory,
+    seeds: std::ops::Range<u64>,
+) -> impl Iterator<Item = Scenario> + '_ {
+    seeds.filter_map(|seed| {
         let o = run_seed(factory, seed, false);
         let v = o.violation?;
         let options = turnsim::SimOptions::from_seed(seed);
