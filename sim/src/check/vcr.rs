@@ -38,7 +38,7 @@ use super::vcr_exchange::{Exchange, Interaction, keep_binary_tags};
 use super::vcr_responses::Stored;
 use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
-use crate::judge::normal::{normal_message, normal_tools};
+use crate::judge::normal::{Api as KeyApi, normal_message, normal_tools};
 use crate::judge::rules_openai::chat;
 use crate::judge::rules_openai::table::Api as RulesApi;
 use crate::judge::session::{Answered, Judge};
@@ -267,6 +267,19 @@ fn api_of(ex: &Exchange, body: &str) -> Api {
     }
 }
 
+/// The API a `messages` request was sent to, for its conversation's key (a
+/// conversation is one API's): its address says, else its messages' shape.
+fn key_api(ex: &Exchange, openai: bool) -> KeyApi {
+    let path = ex.url.split(['?', '#']).next().unwrap_or_default();
+    if path.contains("/chat/completions") {
+        KeyApi::Chat
+    } else if path.contains("/v1/messages") || !openai {
+        KeyApi::Messages
+    } else {
+        KeyApi::Chat
+    }
+}
+
 /// Checks a cassette of vcrpy's JSON serializer, held whole (the caller bounds it).
 pub fn check_json(
     text: &str,
@@ -386,6 +399,7 @@ impl State {
             self.on_bytes += 1;
         }
         request.line = line;
+        request.api = key_api(&ex, openai);
         for m in &mut request.messages {
             m.line = line.unwrap_or(0);
         }
@@ -517,6 +531,7 @@ fn request_of(
             .is_some_and(|t| !t.is_empty()),
         stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
         conversation: None,
+        api: KeyApi::Chat,
         // Chat Completions messages mapped onto these types: the Messages API's
         // request-level rules do not apply to them.
         shown: Default::default(),

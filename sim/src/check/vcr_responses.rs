@@ -194,6 +194,7 @@ impl Stored {
         // A cassette keeps the request body as sent: its prefix is judged as bytes.
         request.prefix.bytes = crate::judge::body::prefix_of(body.as_bytes(), "instructions");
         request.line = at.line;
+        request.api = crate::judge::normal::Api::Responses;
         let judged = judge.judge(&request);
         for f in judged.fresh() {
             // An empty text is valid in OpenAI's formats.

@@ -228,6 +228,9 @@ impl ParsedRequest {
             has_tools: !self.tools.is_empty() && !self.tool_choice_none,
             stream: self.stream,
             conversation: headers.get(super::normal::CONVERSATION_HEADER).cloned(),
+            // A Messages body; a reader that laid another API's body out as one says
+            // so on the view it gets.
+            api: super::normal::Api::Messages,
             shown: if self.messages_api {
                 Shown {
                     whole_request: true,

@@ -1,11 +1,20 @@
 //! Telling conversations apart, and the normal form requests are compared in.
 //!
 //! Guarantee: two requests of one agent loop get the same key, and the key is a pure
-//! function of the request (its first message, whether it carries tools, and an
-//! optional header), so a recording judged again later groups requests exactly as
-//! the live server did.
+//! function of the request (the API it was sent to, its first message, whether it
+//! carries tools, and an optional header), so a recording judged again later groups
+//! requests exactly as the live server did.
 //!
-//! The rule, in order:
+//! A conversation is one API's. Requests sent to different APIs (Messages, Chat
+//! Completions, Responses, Gemini) never share a conversation, even when they open
+//! with the same message: one agent loop speaks one wire format, and comparing a
+//! Responses request with a Messages request would name as a changed history what is
+//! only another format. The API is read from the route a request came in on (live,
+//! and from a recording's `target` or a cassette's address when judged again), never
+//! from a field of the body, so a recording made before the API was part of the key
+//! is grouped the same way when judged today.
+//!
+//! Within one API, the rule, in order:
 //! 1. A request with an `x-turnsim-conversation` header belongs to the conversation
 //!    that header names. A harness that runs several agents with the same opening
 //!    message sets it to keep them apart.
@@ -96,8 +105,35 @@ pub fn normal_tools(tools: Option<&Value>) -> Value {
     }
 }
 
+/// The API a request was sent to: part of its conversation's key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Api {
+    /// Anthropic's Messages API (`/v1/messages`).
+    #[default]
+    Messages,
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    Chat,
+    /// OpenAI Responses (`/v1/responses`).
+    Responses,
+    /// Google's Gemini API (`…:generateContent`, `…:streamGenerateContent`).
+    Gemini,
+}
+
+impl Api {
+    /// The API's name in a key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Messages => "messages",
+            Api::Chat => "chat",
+            Api::Responses => "responses",
+            Api::Gemini => "gemini",
+        }
+    }
+}
+
 /// The conversation key of a request (see the module documentation).
 pub fn conversation_key(
+    api: Api,
     header: Option<&str>,
     messages: &[Value],
     has_tools: bool,
@@ -106,31 +142,49 @@ pub fn conversation_key(
         .iter()
         .find(|m| m.get("role").and_then(Value::as_str) != Some("system"))
         .map(|m| normal_message(m).to_string());
-    key_of(header, first.as_deref(), has_tools)
+    key_of(api, header, first.as_deref(), has_tools)
 }
 
-/// The key from its parts: the header, the first non-`system` message in normal form
-/// (serialized), whether tools are offered.
-pub fn key_of(header: Option<&str>, first: Option<&str>, has_tools: bool) -> ConversationKey {
+/// The key from its parts: the API, the header, the first non-`system` message in
+/// normal form (serialized), whether tools are offered.
+pub fn key_of(
+    api: Api,
+    header: Option<&str>,
+    first: Option<&str>,
+    has_tools: bool,
+) -> ConversationKey {
     if let Some(h) = header {
-        return ConversationKey(format!("header:{h}"));
+        return ConversationKey {
+            api,
+            name: format!("header:{h}"),
+        };
     }
     let mut hasher = blake3::Hasher::new();
     hasher.update(if has_tools { b"tools\0" } else { b"plain\0" });
     hasher.update(first.unwrap_or("null").as_bytes());
     let hex = hasher.finalize().to_hex();
-    ConversationKey(format!("first:{}", &hex[..16]))
+    ConversationKey {
+        api,
+        name: format!("first:{}", &hex[..16]),
+    }
 }
 
-/// Which conversation a request belongs to.
+/// Which conversation a request belongs to: an API and a name within it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ConversationKey(pub String);
+pub struct ConversationKey {
+    pub api: Api,
+    /// `header:…` or `first:…` (see the module documentation).
+    pub name: String,
+}
 
 impl ConversationKey {
     /// A seed for this conversation's generator, so a conversation's responses do
-    /// not depend on how its requests interleave with other conversations'.
+    /// not depend on how its requests interleave with other conversations'. It is
+    /// drawn from the name alone: the same opening sent to two APIs is two
+    /// conversations, each generated from the same seed, so one script (or one
+    /// generated session) is the same reply in every format.
     pub fn seed_salt(&self) -> u64 {
-        let digest = blake3::hash(self.0.as_bytes());
+        let digest = blake3::hash(self.name.as_bytes());
         let mut bytes = [0u8; 8];
         bytes.copy_from_slice(&digest.as_bytes()[..8]);
         u64::from_le_bytes(bytes)
@@ -139,7 +193,7 @@ impl ConversationKey {
 
 impl std::fmt::Display for ConversationKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{}:{}", self.api.name(), self.name)
     }
 }
 
@@ -155,8 +209,8 @@ mod tests {
             {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
         ]})];
         assert_eq!(
-            conversation_key(None, &a, true),
-            conversation_key(None, &b, true)
+            conversation_key(Api::Messages, None, &a, true),
+            conversation_key(Api::Messages, None, &b, true)
         );
     }
 
@@ -168,16 +222,35 @@ mod tests {
             json!({"role": "user", "content": "hi"}),
         ];
         assert_ne!(
-            conversation_key(None, &a, true),
-            conversation_key(None, &a, false)
+            conversation_key(Api::Messages, None, &a, true),
+            conversation_key(Api::Messages, None, &a, false)
         );
         assert_eq!(
-            conversation_key(None, &a, true),
-            conversation_key(None, &with_system, true)
+            conversation_key(Api::Messages, None, &a, true),
+            conversation_key(Api::Messages, None, &with_system, true)
         );
         assert_eq!(
-            conversation_key(Some("x"), &a, true),
-            ConversationKey("header:x".into())
+            conversation_key(Api::Messages, Some("x"), &a, true),
+            ConversationKey {
+                api: Api::Messages,
+                name: "header:x".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_same_opening_sent_to_two_apis_is_two_conversations_with_one_seed() {
+        let a = [json!({"role": "user", "content": "hi"})];
+        let messages = conversation_key(Api::Messages, None, &a, true);
+        let responses = conversation_key(Api::Responses, None, &a, true);
+        assert_ne!(messages, responses);
+        assert_eq!(messages.name, responses.name);
+        assert_eq!(messages.seed_salt(), responses.seed_salt());
+        assert_eq!(messages.to_string(), format!("messages:{}", messages.name));
+        // An explicit name is one API's too.
+        assert_ne!(
+            conversation_key(Api::Chat, Some("x"), &a, true),
+            conversation_key(Api::Gemini, Some("x"), &a, true)
         );
     }
 

@@ -5,10 +5,10 @@
 //! - A verdict is a pure function of the requests and answers seen so far, in order,
 //!   with ordered maps only: `turnsim serve` live, a recording judged again and a
 //!   cassette of the same traffic reach the same findings.
-//! - Conversations are told apart by [`super::normal::key_of`] (an explicit header,
-//!   else the first message and whether tools are offered), never by `system`, so a
-//!   changed prefix is seen and named ([`super::prefix_change`]) instead of silently
-//!   starting a new conversation.
+//! - Conversations are told apart by [`super::normal::key_of`] (the API, then an
+//!   explicit header, else the first message and whether tools are offered), never
+//!   by `system`, so a changed prefix is seen and named ([`super::prefix_change`])
+//!   instead of silently starting a new conversation.
 //! - The previous request is the last one the provider accepted. A request answered
 //!   with an error status (a 400 for a broken history, a 429, a 5xx) never became part
 //!   of the conversation, so the client's retry is compared with what came before it,
@@ -102,7 +102,7 @@ impl Judge {
             .opening
             .and_then(|i| req.normal.get(i))
             .map(String::as_str);
-        let key = key_of(req.conversation.as_deref(), first, req.has_tools);
+        let key = key_of(req.api, req.conversation.as_deref(), first, req.has_tools);
         self.judge_keyed(req, key)
     }
 

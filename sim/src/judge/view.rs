@@ -90,6 +90,9 @@ pub struct Request {
     pub stream: bool,
     /// An explicit conversation name (the `x-turnsim-conversation` header).
     pub conversation: Option<String>,
+    /// The API the request was sent to: a conversation is one API's
+    /// ([`super::normal`]).
+    pub api: super::normal::Api,
     /// What the request shows of itself beyond its messages: a whole Messages API
     /// body, and its `thinking` setting (default: nothing known, as for a log window
     /// or another API's messages).

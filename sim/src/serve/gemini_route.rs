@@ -260,6 +260,7 @@ pub(super) fn recheck(
         super::record::sent_bytes(r).and_then(|b| super::openai_route::sent_prefix(&b, "contents"));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
+        Api::Gemini,
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),
         &parsed.messages,
         has_tools,

@@ -56,7 +56,7 @@ use crate::decide::Decider;
 use crate::options::Ratio;
 use crate::provider::{IdGen, plan_response_with};
 use crate::scenario::ScriptedResponse;
-use conversation::{CONVERSATION_HEADER, ConversationKey, conversation_key};
+use conversation::{Api, CONVERSATION_HEADER, ConversationKey, conversation_key};
 use record::{Answer, Record, body_value, kept_headers, write_record};
 use script::Step;
 use serde_json::Value;
@@ -332,7 +332,12 @@ impl Server {
         // The body as the client sent it: its prefix is judged as bytes.
         parsed.prefix_bytes = crate::judge::body::prefix_of(&inc.body, "system");
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
-        let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
+        let key = conversation_key(
+            Api::Messages,
+            inc.header(CONVERSATION_HEADER),
+            &parsed.messages,
+            has_tools,
+        );
         let retry_count = inc
             .header("x-stainless-retry-count")
             .and_then(|v| v.trim().parse().ok());

@@ -129,6 +129,16 @@ pub(super) fn sent_prefix(body: &[u8], list: &str) -> Option<[String; 2]> {
     }
 }
 
+/// The API whose body keeps its history in `list`: what a conversation's key names
+/// (a conversation is one API's, [`crate::judge::normal`]).
+pub(super) fn api_of_list(list: &str) -> Api {
+    match list {
+        "input" => Api::Responses,
+        "contents" => Api::Gemini,
+        _ => Api::Chat,
+    }
+}
+
 /// Everything the OpenAI and Gemini routes share once the body is read.
 pub(super) struct Judged {
     pub(super) parsed: ParsedRequest,
@@ -153,7 +163,12 @@ impl Server {
         // The body as the client sent it: its prefix is judged as bytes.
         parsed.prefix_bytes = sent_prefix(&inc.body, list);
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
-        let key = conversation_key(inc.header(CONVERSATION_HEADER), &parsed.messages, has_tools);
+        let key = conversation_key(
+            api_of_list(list),
+            inc.header(CONVERSATION_HEADER),
+            &parsed.messages,
+            has_tools,
+        );
         let verdict = st.judge.judge(&RequestFacts {
             index,
             key: &key,
@@ -484,6 +499,7 @@ pub(super) fn recheck(
     parsed.prefix_bytes = super::record::sent_bytes(r).and_then(|b| sent_prefix(&b, list));
     let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
     let key = conversation_key(
+        api_of_list(list),
         r.headers.get(CONVERSATION_HEADER).map(String::as_str),
         &parsed.messages,
         has_tools,

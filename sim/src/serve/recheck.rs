@@ -5,7 +5,7 @@
 //! as the server told it), and every recorded verdict that differs from the one judged
 //! again is named, never overwritten in silence.
 
-use super::conversation::{CONVERSATION_HEADER, conversation_key};
+use super::conversation::{Api, CONVERSATION_HEADER, conversation_key};
 use super::record::{Record, read_dir, sent_bytes};
 use super::verdict::{Judge, RequestFacts, Verdict, parse_request};
 use serde_json::Value;
@@ -144,6 +144,7 @@ pub fn check_records(records: &[Record]) -> Checked {
         }
         let has_tools = !parsed.tools.is_empty() && !parsed.tool_choice_none;
         let key = conversation_key(
+            Api::Messages,
             r.headers.get(CONVERSATION_HEADER).map(String::as_str),
             &parsed.messages,
             has_tools,

@@ -257,7 +257,10 @@ mod tests {
 
     fn judge_one(j: &mut Judge, index: u64, body: Value) -> Verdict {
         let p = parsed(body);
-        let key = ConversationKey("k".into());
+        let key = ConversationKey {
+            api: crate::judge::normal::Api::Messages,
+            name: "k".into(),
+        };
         j.judge(&RequestFacts {
             index,
             key: &key,
