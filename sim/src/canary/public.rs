@@ -67,13 +67,13 @@ fn repeated_calls(blocks: &[Block]) -> Option<Vec<Block>> {
     Some(out)
 }
 
-/// `drops_thinking_in_tool_loop`: the history is kept in a format with no place for
-/// thinking, so every thinking block is lost on the way back.
+/// `drops_thinking_in_tool_loop`: a message that called tools goes back as a
+/// tool-calls message in a format with no place for thinking, so its thinking is lost
+/// (a message without calls is kept whole, as such an adapter keeps it).
 fn without_thinking(blocks: &[Block]) -> Option<Vec<Block>> {
     let thinking = |b: &Block| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. });
-    blocks
-        .iter()
-        .any(thinking)
+    let calls = blocks.iter().any(|b| matches!(b, Block::ToolUse { .. }));
+    (calls && blocks.iter().any(thinking))
         .then(|| blocks.iter().filter(|b| !thinking(b)).cloned().collect())
 }
 
@@ -146,6 +146,17 @@ mod tests {
     fn a_resumed_transcript_puts_an_empty_text_before_each_call() {
         let out = with_empty_text(&[call("a"), call("b")]).expect("calls");
         assert_eq!(ids(&out), ["text:", "a", "text:", "b"]);
+    }
+
+    #[test]
+    fn thinking_is_lost_only_from_a_message_that_called_tools() {
+        let thought = Block::Thinking {
+            thinking: "plan".into(),
+            signature: "sig".into(),
+        };
+        let out = without_thinking(&[thought.clone(), call("a")]).expect("a call");
+        assert_eq!(ids(&out), ["a"]);
+        assert_eq!(without_thinking(&[thought]), None);
     }
 
     #[test]
