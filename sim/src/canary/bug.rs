@@ -3,7 +3,8 @@
 //!
 //! Guarantee: one list ([`Bug::ALL`]) is what the canary tests, the scenario generator
 //! and the shrink test walk, so a canary cannot be added without its checker and its
-//! shrink bound.
+//! shrink bound. A planted bug the default run does not find is kept apart
+//! ([`Bug::UNFOUND`]) so that figure stays measurable without a test that must fail.
 
 use crate::checkers::Invariant;
 use serde::Serialize;
