@@ -10,6 +10,7 @@ mod turns;
 use turns::{TurnCanary, restore_log};
 mod bug;
 mod judged;
+mod public;
 mod stream;
 pub use bug::Bug;
 
@@ -63,6 +64,9 @@ struct CanaryEngine {
     /// `salvages_cut_input` only: tool-input fragments held until their block stops.
     #[serde(skip)]
     salvage: stream::Salvage,
+    /// The bugs from public issues only.
+    #[serde(skip)]
+    public: public::Memory,
 }
 
 impl CanaryEngine {
@@ -82,6 +86,7 @@ impl CanaryEngine {
             bodies: Vec::new(),
             host_tools: None,
             salvage: stream::Salvage::default(),
+            public: public::Memory::default(),
         }
     }
 
@@ -335,6 +340,13 @@ impl CanaryEngine {
                     self.orphaned.extend(calls.iter().map(|c| c.id.clone()));
                 }
                 (Bug::MarkerTwice, _) => self.doubled = true,
+                (Bug::CancelDropsCallsKeepsResults, PendingOperation::Tools { calls, .. }) => {
+                    let ids = calls.iter().map(|c| c.id.clone());
+                    self.public.cancelled_calls.extend(ids);
+                }
+                (Bug::CancelRepairNotPersisted, PendingOperation::Tools { .. }) => {
+                    public::drop_persists(&mut outputs);
+                }
                 _ => {}
             }
         }
@@ -342,6 +354,7 @@ impl CanaryEngine {
             if let Output::Send { request, .. } = o {
                 self.rewrite(&mut request.messages);
                 self.memory.rewrite(self.bug, request);
+                public::rewrite(self.bug, &self.public, request);
             }
         }
         if self.bug == Bug::TimeInSystemPrompt {
@@ -412,7 +425,9 @@ impl EngineFactory for Canary {
         {
             outputs.push(Output::Dispatch { op, calls });
         }
-        Ok((Box::new(CanaryEngine::new(self.0, session)), outputs))
+        let mut engine = CanaryEngine::new(self.0, session);
+        engine.public.resumed = true;
+        Ok((Box::new(engine), outputs))
     }
 
     // A canary is the reference engine with one bug: same wording, same profile;

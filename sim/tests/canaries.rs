@@ -260,3 +260,28 @@ fn a_call_run_with_input_salvaged_from_a_cut_stream_is_found_by_model_words_exac
 fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
     canary_is_found_shrunk_and_replayed(Bug::CompactsWhileBusy);
 }
+
+// The five planted from public agent-runtime issues (issue 25's detection figure; the
+// issue of each is on its `Bug` variant and in docs/invariants.md). The fifth,
+// `drops_thinking_in_tool_loop`, is not found within 10,000 seeds (`Bug::UNFOUND`), so
+// it has no test here.
+
+#[test]
+fn streamed_call_snapshots_appended_as_deltas_are_found_by_pairing() {
+    canary_is_found_shrunk_and_replayed(Bug::RepeatsStreamedCalls);
+}
+
+#[test]
+fn empty_text_blocks_replayed_after_a_resume_are_found_by_pairing() {
+    canary_is_found_shrunk_and_replayed(Bug::ReplaysEmptyTextOnResume);
+}
+
+#[test]
+fn calls_a_cancel_dropped_while_their_results_stay_are_found_by_pairing() {
+    canary_is_found_shrunk_and_replayed(Bug::CancelDropsCallsKeepsResults);
+}
+
+#[test]
+fn a_cancel_s_repair_kept_in_memory_only_is_found_by_durable_live() {
+    canary_is_found_shrunk_and_replayed(Bug::CancelRepairNotPersisted);
+}

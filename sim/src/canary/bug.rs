@@ -3,7 +3,8 @@
 //!
 //! Guarantee: one list ([`Bug::ALL`]) is what the canary tests, the scenario generator
 //! and the shrink test walk, so a canary cannot be added without its checker and its
-//! shrink bound.
+//! shrink bound. A planted bug the default run does not find is kept apart
+//! ([`Bug::UNFOUND`]) so that figure stays measurable without a test that must fail.
 
 use crate::checkers::Invariant;
 use serde::Serialize;
@@ -85,10 +86,32 @@ pub enum Bug {
     /// A compaction the host asks for while a call is open is applied at once, by
     /// stopping the call first, instead of being refused or deferred.
     CompactsWhileBusy,
+    /// From <https://github.com/anthropics/anthropic-sdk-csharp/issues/53>: a streaming
+    /// adapter reads each growing snapshot of a reply's tool calls as a delta and
+    /// appends it, so a reply calling a, b, c goes back as a, a, b, a, b, c (one id
+    /// three times), which the API refuses as duplicate tool-use ids.
+    RepeatsStreamedCalls,
+    /// From <https://github.com/anomalyco/opencode/issues/3077>: a message that called
+    /// tools goes back through a format with no place for thinking, so with thinking on
+    /// the assistant message of an open tool loop starts with its `tool_use` and the API
+    /// refuses it. Not found by the default run (see [`Bug::UNFOUND`]).
+    DropsThinkingInToolLoop,
+    /// From <https://github.com/anthropics/claude-code/issues/41729>: the transcript
+    /// holds an empty text block beside each tool call, and a resumed session replays
+    /// them as stored, so every request after a restart carries an empty text block.
+    ReplaysEmptyTextOnResume,
+    /// From <https://github.com/anthropics/claude-code/issues/12162>: a cancel during
+    /// tools takes the stopped calls out of the assistant message but keeps the results
+    /// written for them, so the next request answers a call it no longer holds.
+    CancelDropsCallsKeepsResults,
+    /// From <https://github.com/huggingface/tau/pull/269>: what a cancel during tools
+    /// writes (the results made up for the stopped calls, the marker, the turn's end)
+    /// is applied in memory but never persisted, so a restore rebuilds another history.
+    CancelRepairNotPersisted,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 28] = [
+    pub const ALL: [Bug; 32] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -117,6 +140,10 @@ impl Bug {
         Bug::CompactionDropsDirectives,
         Bug::SalvagesCutInput,
         Bug::CompactsWhileBusy,
+        Bug::RepeatsStreamedCalls,
+        Bug::ReplaysEmptyTextOnResume,
+        Bug::CancelDropsCallsKeepsResults,
+        Bug::CancelRepairNotPersisted,
     ];
 
     pub fn name(self) -> &'static str {
@@ -149,11 +176,28 @@ impl Bug {
             Bug::CompactionDropsDirectives => "compaction_drops_directives",
             Bug::SalvagesCutInput => "salvages_cut_input",
             Bug::CompactsWhileBusy => "compacts_while_busy",
+            Bug::RepeatsStreamedCalls => "repeats_streamed_calls",
+            Bug::DropsThinkingInToolLoop => "drops_thinking_in_tool_loop",
+            Bug::ReplaysEmptyTextOnResume => "replays_empty_text_on_resume",
+            Bug::CancelDropsCallsKeepsResults => "cancel_drops_calls_keeps_results",
+            Bug::CancelRepairNotPersisted => "cancel_repair_not_persisted",
         }
     }
 
+    /// Planted bugs the default run does not find within 10,000 seeds: runnable by
+    /// name (`turnsim run --engine NAME`), so the figure can be measured again, but
+    /// walked by none of the tests and generators that require each canary to fail.
+    /// `drops_thinking_in_tool_loop`: the simulator's requests do not say that
+    /// thinking is on, so `pairing` never applies `thinking_kept_in_tool_loop` and a
+    /// thinking block left out is, to `thinking_intact` and `model_words_exact`, absent
+    /// rather than altered.
+    pub const UNFOUND: [Bug; 1] = [Bug::DropsThinkingInToolLoop];
+
     pub fn parse(name: &str) -> Option<Bug> {
-        Bug::ALL.into_iter().find(|b| b.name() == name)
+        Bug::ALL
+            .into_iter()
+            .chain(Bug::UNFOUND)
+            .find(|b| b.name() == name)
     }
 
     /// Whether it is one of the interruption and turn-end canaries of
@@ -204,6 +248,15 @@ impl Bug {
             Bug::CompactionDropsDirectives => Invariant::DirectivesKept,
             Bug::SalvagesCutInput => Invariant::ModelWordsExact,
             Bug::CompactsWhileBusy => Invariant::StaleNoop,
+            // The five from public issues: the API's own rules (duplicate ids, thinking
+            // kept in a tool loop, no empty text, a result answers a call) are the
+            // judge's validator behind `pairing`; a log that restores another history
+            // than the live one is `durable_live`'s.
+            Bug::RepeatsStreamedCalls => Invariant::Pairing,
+            Bug::DropsThinkingInToolLoop => Invariant::Pairing,
+            Bug::ReplaysEmptyTextOnResume => Invariant::Pairing,
+            Bug::CancelDropsCallsKeepsResults => Invariant::Pairing,
+            Bug::CancelRepairNotPersisted => Invariant::DurableLive,
         }
     }
 }

@@ -243,6 +243,7 @@ mod tests {
         let err = e.get("my-engine").err().expect("unknown");
         let known: Vec<&str> = std::iter::once("reference")
             .chain(crate::canary::Bug::ALL.iter().map(|b| b.name()))
+            .chain(crate::canary::Bug::UNFOUND.iter().map(|b| b.name()))
             .collect();
         assert_eq!(
             err,
@@ -260,7 +261,8 @@ mod tests {
             e.add(Box::new(Reference)),
             Err("two engines are both named \"reference\"".to_string())
         );
-        assert_eq!(e.names().len(), 1 + crate::canary::Bug::ALL.len());
+        let canaries = crate::canary::Bug::ALL.len() + crate::canary::Bug::UNFOUND.len();
+        assert_eq!(e.names().len(), 1 + canaries);
     }
 
     #[test]

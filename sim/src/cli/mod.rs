@@ -127,9 +127,13 @@ pub fn factory(name: &str) -> Result<Box<dyn EngineFactory>, String> {
     }
 }
 
-/// Every canary's name, in [`Bug::ALL`] order.
+/// Every canary's name, in [`Bug::ALL`] order, then [`Bug::UNFOUND`]'s.
 pub fn canary_names() -> Vec<&'static str> {
-    Bug::ALL.iter().map(|b| b.name()).collect()
+    Bug::ALL
+        .iter()
+        .chain(&Bug::UNFOUND)
+        .map(|b| b.name())
+        .collect()
 }
 
 /// Parses the arguments and runs the `turnsim` binary (the reference engine and the
@@ -182,7 +186,7 @@ impl App {
         }
         engines.add(Box::new(Reference))?;
         if self.canaries {
-            for bug in Bug::ALL {
+            for bug in Bug::ALL.into_iter().chain(Bug::UNFOUND) {
                 engines.add(Box::new(Canary(bug)))?;
             }
         }
