@@ -43,16 +43,6 @@ fn post_bytes(addr: SocketAddr, path: &str, headers: &[(&str, &str)], body: &str
     )
 }
 
-/// The `data:` payloads of an SSE body (complete records only).
-fn data(raw: &Raw) -> Vec<Value> {
-    raw.text()
-        .split("\n\n")
-        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
-        .filter(|d| *d != "[DONE]")
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
-
 /// Every live violation, `rule/kind`, in request order.
 fn live_kinds(verdicts: &[Verdict]) -> Vec<String> {
     verdicts

@@ -9,35 +9,9 @@ mod serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
-use std::net::SocketAddr;
-use std::time::Duration;
 use turnsim::Ratio;
 use turnsim::testing::serve::script::Script;
 use turnsim::testing::serve::sse::{WireBlock, WireEvent};
-
-fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
-    send(
-        addr,
-        "POST",
-        path,
-        &[
-            ("content-type", "application/json"),
-            ("authorization", "Bearer dummy"),
-        ],
-        body.to_string().as_bytes(),
-        Duration::from_secs(10),
-    )
-}
-
-/// The `data:` payloads of an SSE body.
-fn data(raw: &Raw) -> Vec<Value> {
-    raw.text()
-        .split("\n\n")
-        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
-        .filter(|d| *d != "[DONE]")
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
 
 fn shell_function(chat: bool) -> Value {
     let parameters = json!({"type": "object", "properties": {"cmd": {"type": "string"}},

@@ -13,30 +13,6 @@ use std::time::Duration;
 use turnsim::serve::Verdict;
 use turnsim::testing::serve::verdict::Violation;
 
-fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
-    send(
-        addr,
-        "POST",
-        path,
-        &[
-            ("content-type", "application/json"),
-            ("authorization", "Bearer dummy"),
-        ],
-        body.to_string().as_bytes(),
-        Duration::from_secs(10),
-    )
-}
-
-/// The `data:` payloads of an SSE body (complete records only).
-fn data(raw: &Raw) -> Vec<Value> {
-    raw.text()
-        .split("\n\n")
-        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
-        .filter(|d| *d != "[DONE]")
-        .filter_map(|d| serde_json::from_str(d).ok())
-        .collect()
-}
-
 fn shell_tool() -> Value {
     json!({"type": "function", "name": "exec_command", "description": "Runs a command",
            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}},

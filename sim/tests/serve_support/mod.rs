@@ -354,3 +354,28 @@ pub fn tool_loop(addr: SocketAddr, stream: bool, prompt: &str, max: usize) -> Lo
 pub fn violations(verdicts: &[Verdict]) -> Vec<String> {
     verdicts.iter().flat_map(Verdict::lines).collect()
 }
+
+/// `POST path` with a JSON body and an API key header, as an OpenAI or Gemini client sends it.
+pub fn post_to(addr: SocketAddr, path: &str, body: &Value) -> Raw {
+    send(
+        addr,
+        "POST",
+        path,
+        &[
+            ("content-type", "application/json"),
+            ("authorization", "Bearer dummy"),
+        ],
+        body.to_string().as_bytes(),
+        Duration::from_secs(10),
+    )
+}
+
+/// The `data:` payloads of an SSE body (complete records only; `[DONE]` left out).
+pub fn data(raw: &Raw) -> Vec<Value> {
+    raw.text()
+        .split("\n\n")
+        .filter_map(|rec| rec.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter(|d| *d != "[DONE]")
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
