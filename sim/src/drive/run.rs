@@ -11,7 +11,7 @@
 //! step the server would refuse; signals go through [`super::procs`], the one file of
 //! `drive` with `unsafe`.
 
-use super::invoke::{Invocation, Running, Sent, invoke, ledger_lines};
+use super::invoke::{Invocation, Running, Sent, add_late_effects, invoke, ledger_lines};
 use super::procs;
 use super::profiles::{Profile, ProviderFault, Vars};
 pub use super::schedule::{DriveOptions, Schedule};
@@ -257,7 +257,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         terminal: file.terminal.as_ref(),
         arrivals: Vec::new(),
     };
-    let (first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
+    let (mut first, sent) = invoke(&profile.command, &vars, "first", Some(s), &mut running);
     let ledger_first = ledger_lines(&ledger);
     let resume_request = handle.server.requests_seen();
     handle
@@ -265,9 +265,12 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         .replace_steps(resume_steps(&profile.shell_tool));
     vars.prompt = PROMPT_2.into();
     vars.resume = true;
-    let (resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
+    let (mut resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
     let records = handle.server.records();
     let mut events = tool::read(&ledger);
+    for inv in [&mut first, &mut resumed] {
+        add_late_effects(inv, &events, |b| running.rel(b));
+    }
     for e in &mut events {
         e.boot_ms = e.boot_ms.saturating_sub(t0);
     }

@@ -134,6 +134,20 @@ pub fn effects_after_exit(
     out
 }
 
+/// Adds to `inv`'s orphans every tool the ledger, read again at the end of the run,
+/// shows writing its effect after `inv`'s client exited. The watch after an exit reads
+/// the ledger once, at the end of its grace; a tool it could not see then (a script
+/// slowed by load, its start line not yet written) can still write its effect later,
+/// and the timeline, drawn from the final ledger, would show an orphan the verdict
+/// missed. The final ledger is the last word for both.
+pub fn add_late_effects(inv: &mut Invocation, events: &[tool::Event], rel: impl Fn(u64) -> i64) {
+    if inv.argv.is_empty() {
+        return;
+    }
+    let late = effects_after_exit(events, rel, inv.end_ms, &inv.orphans);
+    inv.orphans.extend(late);
+}
+
 /// A process of the run that is not a tool, alive after the client exited.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stray {
@@ -504,6 +518,43 @@ mod tests {
         assert!(o.finished_in_grace && !o.killed_by_harness);
         // One the process table already showed is not counted twice.
         assert!(effects_after_exit(&events, rel, 5000, &found).is_empty());
+    }
+
+    #[test]
+    fn an_effect_written_after_the_watch_is_an_orphan_of_the_invocation_it_outlived() {
+        use super::super::tool::{Event, Kind};
+        use super::{Invocation, add_late_effects};
+        let ev = |kind, id: &str, boot_ms| Event {
+            kind,
+            id: id.into(),
+            boot_ms,
+            pid: 41,
+            pgid: 41,
+            sid: 41,
+            ppid: 1,
+        };
+        // The watch saw nothing (its orphans are empty); the final ledger shows a tool
+        // started at +2000 writing its effect at +6815, 1815 ms after the exit at +5000.
+        let events = [
+            ev(Kind::Start, "toolu_4", 2000),
+            ev(Kind::Effect, "toolu_4", 6815),
+        ];
+        let mut first = Invocation {
+            argv: vec!["client".into()],
+            start_ms: 0,
+            end_ms: 5000,
+            ..Invocation::default()
+        };
+        add_late_effects(&mut first, &events, |b| i64::try_from(b).unwrap_or(0));
+        assert_eq!(first.orphans.len(), 1);
+        assert_eq!(first.orphans[0].id, "toolu_4");
+        assert_eq!(first.orphans[0].effect_ms, Some(6815));
+        // Read again, it is not counted twice; an invocation never run gets none.
+        add_late_effects(&mut first, &events, |b| i64::try_from(b).unwrap_or(0));
+        assert_eq!(first.orphans.len(), 1);
+        let mut never = Invocation::default();
+        add_late_effects(&mut never, &events, |b| i64::try_from(b).unwrap_or(0));
+        assert!(never.orphans.is_empty());
     }
 
     #[test]
