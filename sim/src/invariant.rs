@@ -59,11 +59,12 @@ pub enum Invariant {
     ModelWordsExact,
     ToolOrder,
     DirectivesKept,
+    CompactionApplied,
 }
 
 impl Invariant {
     /// Every invariant, in the order reports list them.
-    pub const ALL: [Invariant; 29] = [
+    pub const ALL: [Invariant; 30] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -93,6 +94,7 @@ impl Invariant {
         Invariant::ModelWordsExact,
         Invariant::ToolOrder,
         Invariant::DirectivesKept,
+        Invariant::CompactionApplied,
     ];
 
     /// The invariants the checkers judge, in the order they run: every invariant but
@@ -100,7 +102,7 @@ impl Invariant {
     /// no selection can switch them off. The checkers' registry is built in this order
     /// (a test in `checkers` holds it to it), and `--checks`/`--skip` accept exactly
     /// these names.
-    pub const CHECKED: [Invariant; 27] = [
+    pub const CHECKED: [Invariant; 28] = [
         Invariant::Pairing,
         Invariant::AppendOnly,
         Invariant::HistoryStable,
@@ -128,6 +130,7 @@ impl Invariant {
         Invariant::ModelWordsExact,
         Invariant::ToolOrder,
         Invariant::DirectivesKept,
+        Invariant::CompactionApplied,
     ];
 
     /// How a run that breaks this invariant failed, which picks its exit code.
@@ -172,6 +175,7 @@ impl Invariant {
             Invariant::ModelWordsExact => "model_words_exact",
             Invariant::ToolOrder => "tool_order",
             Invariant::DirectivesKept => "directives_kept",
+            Invariant::CompactionApplied => "compaction_applied",
         }
     }
 }
@@ -307,6 +311,7 @@ mod tests {
                 "model_words_exact",
                 "tool_order",
                 "directives_kept",
+                "compaction_applied",
             ]
         );
     }

@@ -285,3 +285,8 @@ fn calls_a_cancel_dropped_while_their_results_stay_are_found_by_pairing() {
 fn a_cancel_s_repair_kept_in_memory_only_is_found_by_durable_live() {
     canary_is_found_shrunk_and_replayed(Bug::CancelRepairNotPersisted);
 }
+
+#[test]
+fn a_compaction_accepted_and_never_applied_is_found_by_compaction_applied() {
+    canary_is_found_shrunk_and_replayed(Bug::IgnoresAcceptedCompaction);
+}

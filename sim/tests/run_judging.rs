@@ -66,6 +66,7 @@ fn list_checks_prints_every_checker_with_its_kind() {
             "model_words_exact generic",
             "tool_order convention",
             "directives_kept generic",
+            "compaction_applied generic",
         ]
     );
 }

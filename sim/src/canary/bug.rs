@@ -108,10 +108,14 @@ pub enum Bug {
     /// writes (the results made up for the stopped calls, the marker, the turn's end)
     /// is applied in memory but never persisted, so a restore rebuilds another history.
     CancelRepairNotPersisted,
+    /// A compaction asked for between turns is accepted (no refusal) and then not
+    /// applied: the history goes on as it was and the summary never reaches the model
+    /// (a random mutant of the reference that survived 10,000 seeds, issue 25).
+    IgnoresAcceptedCompaction,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 32] = [
+    pub const ALL: [Bug; 33] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -144,6 +148,7 @@ impl Bug {
         Bug::ReplaysEmptyTextOnResume,
         Bug::CancelDropsCallsKeepsResults,
         Bug::CancelRepairNotPersisted,
+        Bug::IgnoresAcceptedCompaction,
     ];
 
     pub fn name(self) -> &'static str {
@@ -181,6 +186,7 @@ impl Bug {
             Bug::ReplaysEmptyTextOnResume => "replays_empty_text_on_resume",
             Bug::CancelDropsCallsKeepsResults => "cancel_drops_calls_keeps_results",
             Bug::CancelRepairNotPersisted => "cancel_repair_not_persisted",
+            Bug::IgnoresAcceptedCompaction => "ignores_accepted_compaction",
         }
     }
 
@@ -257,6 +263,7 @@ impl Bug {
             Bug::ReplaysEmptyTextOnResume => Invariant::Pairing,
             Bug::CancelDropsCallsKeepsResults => Invariant::Pairing,
             Bug::CancelRepairNotPersisted => Invariant::DurableLive,
+            Bug::IgnoresAcceptedCompaction => Invariant::CompactionApplied,
         }
     }
 }

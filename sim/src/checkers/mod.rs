@@ -10,6 +10,7 @@ mod api_view;
 mod append_only;
 mod at_most_once;
 mod cache_breakpoints;
+mod compaction_applied;
 pub mod determinism;
 mod directives_kept;
 mod durable_live;
@@ -458,6 +459,7 @@ impl Checks {
             Box::new(model_words_exact::ModelWordsExact::new(facts.model_mark)),
             Box::new(tool_order::ToolOrder::new(canonical_tools)),
             Box::<directives_kept::DirectivesKept>::default(),
+            Box::<compaction_applied::CompactionApplied>::default(),
         ]
     }
 
