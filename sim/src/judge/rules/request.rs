@@ -1,5 +1,7 @@
 //! The rules about a request as a whole, that no window of it can judge: which role
-//! opens it, and what thinking requires of the turn it ends in.
+//! opens it, what thinking requires of the turn it ends in, and text blocks that
+//! hold only whitespace (a Messages API rule: judged only on a whole Messages request,
+//! never on another API's messages mapped onto these types, which accept them).
 //!
 //! Guarantees:
 //! - Streaming and small: [`Shape`] keeps three indices, not messages' contents
@@ -38,6 +40,8 @@ pub struct Shape {
     last: Option<(usize, Role, bool, Option<usize>)>,
     /// An assistant message already opened the current turn.
     in_turn: bool,
+    /// The first text block that holds only whitespace: (message, block).
+    blank: Option<(usize, usize)>,
 }
 
 impl Shape {
@@ -78,6 +82,13 @@ impl Shape {
             .iter()
             .position(|b| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }));
         self.last = Some((i, m.role, results_only, thinking));
+        if self.blank.is_none()
+            && let Some(j) = m.blocks().iter().position(
+                |b| matches!(b, Block::Text { text } if !text.is_empty() && text.trim().is_empty()),
+            )
+        {
+            self.blank = Some((i, j));
+        }
     }
 
     /// The breaches of the request-level rules, in message order, once every message
@@ -112,6 +123,13 @@ impl Shape {
                 kind: Kind::ThinkingWhileOff,
             }),
             _ => {}
+        }
+        if let Some((message, block)) = self.blank {
+            out.push(Breach {
+                message,
+                block: Some(block),
+                kind: Kind::BlankTextBlock,
+            });
         }
         out.sort_by_key(|b| b.message);
         out

@@ -31,7 +31,7 @@ const TOOL_USE: &str =
     "https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use";
 
 /// Every rule, in the order the validator applies them within one message.
-pub const RULES: [Rule; 15] = [
+pub const RULES: [Rule; 16] = [
     Rule {
         id: "first_message_user",
         requires: "the first message of a request has the user role",
@@ -59,6 +59,15 @@ pub const RULES: [Rule; 15] = [
         api_error: Some("messages: text content blocks must be non-empty"),
         source: "https://github.com/anthropics/claude-code/issues/59812",
         checked_in: "judge/empty.rs",
+        family: "empty",
+    },
+    Rule {
+        id: "text_not_blank",
+        requires: "no text block holds only whitespace (whole Messages requests)",
+        kinds: &["blank_text_block"],
+        api_error: Some("messages: text content blocks must contain non-whitespace text"),
+        source: "https://github.com/nick1udwig/kibitz/issues/78; https://github.com/anthropics/claude-code/issues/23440",
+        checked_in: "judge/rules/request.rs",
         family: "empty",
     },
     Rule {

@@ -79,6 +79,7 @@ fn every_breach_kind_belongs_to_exactly_one_rule() {
         "too_many_cache_breakpoints",
         "empty_user_message",
         "empty_text_block",
+        "blank_text_block",
     ] {
         assert!(rule_of(k).is_some(), "{k} has no rule");
     }
@@ -382,4 +383,37 @@ fn five_cache_breakpoints_are_rejected_four_are_not() {
         too_many(five),
         Some("5 blocks carry cache_control; the API takes at most 4".into())
     );
+}
+
+#[test]
+fn a_text_block_of_whitespace_only_is_rejected_one_with_a_visible_character_is_not() {
+    let blank = json!([
+        user("go"),
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "\n\n"},
+            {"type": "tool_use", "id": "t1", "name": "read", "input": {}}
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}
+    ]);
+    assert_eq!(shape(blank, None), vec![("blank_text_block", 1, Some(0))]);
+    let near = json!([
+        user("go"),
+        {"role": "assistant", "content": [{"type": "text", "text": "\n.\n"}]},
+        user("again")
+    ]);
+    assert_eq!(shape(near, None), vec![]);
+    // An empty text is the other rule's (`text_non_empty`), reported once, there.
+    let empty =
+        json!([user("go"), {"role": "assistant", "content": [{"type": "text", "text": ""}]}]);
+    assert_eq!(shape(empty, None), vec![]);
+    // Only a whole Messages request is judged: another API's messages accept it.
+    let mut s = Shape::default();
+    for (i, m) in
+        msgs(json!([user("go"), {"role": "assistant", "content": [{"type": "text", "text": " "}]}]))
+            .iter()
+            .enumerate()
+    {
+        s.push(i, m);
+    }
+    assert_eq!(s.finish(Shown::default()), vec![]);
 }

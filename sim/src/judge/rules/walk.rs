@@ -85,6 +85,9 @@ pub enum Kind {
     ThinkingDropped { found: String },
     /// Thinking is off and the final assistant message holds thinking.
     ThinkingWhileOff,
+    /// A text block whose text is whitespace only (not empty: that is
+    /// `empty_text_block`).
+    BlankTextBlock,
 }
 
 /// One breach: where, and what.
@@ -117,6 +120,7 @@ impl Breach {
             Kind::FirstMessageNotUser => "first_message_not_user",
             Kind::ThinkingDropped { .. } => "thinking_dropped",
             Kind::ThinkingWhileOff => "thinking_while_off",
+            Kind::BlankTextBlock => "blank_text_block",
         }
     }
 
@@ -244,6 +248,10 @@ impl fmt::Display for Breach {
             Kind::ThinkingWhileOff => write!(
                 f,
                 "message {m}, block {b}: thinking is off and the final assistant message holds a thinking block"
+            ),
+            Kind::BlankTextBlock => write!(
+                f,
+                "message {m}, block {b}: text block holds only whitespace"
             ),
         }
     }
