@@ -154,10 +154,52 @@ fn long_output(name: &str, id: &str, lines: u32) -> String {
     s.push_str(id);
     for n in 1..=lines {
         s.push_str("\nline ");
-        s.push_str(&n.to_string());
+        push_decimal(&mut s, n);
         s.push_str(": src/module_");
-        s.push_str(&(n * 7 % 97).to_string());
+        push_decimal(&mut s, n * 7 % 97);
         s.push_str(".rs ok");
     }
     s
+}
+
+/// `n` in decimal, as `Display` writes it, without a `String` per number: a long
+/// output writes two numbers per line, up to 800 per call.
+fn push_decimal(s: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        s.push(char::from(d));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_decimal_writes_what_display_writes() {
+        for n in [0u32, 1, 9, 10, 96, 99, 100, 399, 400, 65_535, u32::MAX] {
+            let mut s = String::from("x");
+            push_decimal(&mut s, n);
+            assert_eq!(s, format!("x{n}"));
+        }
+    }
+
+    #[test]
+    fn long_output_is_the_numbered_lines_display_would_write() {
+        let mut expected = String::from("output of read_file for toolu_7");
+        for n in 1..=400u32 {
+            expected.push_str(&format!("\nline {n}: src/module_{}.rs ok", n * 7 % 97));
+        }
+        assert_eq!(long_output("read_file", "toolu_7", 400), expected);
+    }
 }

@@ -33,7 +33,9 @@ impl Checker for AtMostOnce {
         let Event::Dispatched { op, call, starts } = event else {
             return None;
         };
-        let input = call.input.to_string();
+        // The bytes `to_string` gives (`Display` is the compact serializer), written
+        // straight into a `String` instead of through the formatter, per dispatch.
+        let input = serde_json::to_string(&call.input).unwrap_or_default();
         if *starts <= 1 {
             self.first
                 .insert(call.id.clone(), (call.name.clone(), input));

@@ -43,8 +43,10 @@ pub struct ModelWordsExact {
     mark: &'static str,
     /// Texts of completed blocks, and the joined texts of whole replies.
     texts: BTreeSet<String>,
-    /// Completed calls: name, then each input it was called with.
-    calls: BTreeMap<String, Vec<Value>>,
+    /// Completed calls: name, then each input it was called with, beside its
+    /// [`fingerprint`] (compared first, so an input is compared whole only with the
+    /// inputs that may equal it).
+    calls: BTreeMap<String, Vec<(u64, Value)>>,
     /// Replies not (yet) whole, block by block: the open one and every cut one.
     open: BTreeMap<OperationId, Vec<(usize, Said)>>,
     /// Whether the provider streamed anything in this run.
@@ -125,8 +127,9 @@ impl ModelWordsExact {
                         Kind::Call { name, json, .. } => {
                             if let Some(input) = parsed(json) {
                                 let inputs = self.calls.entry(name.clone()).or_default();
-                                if !inputs.contains(&input) {
-                                    inputs.push(input);
+                                let print = fingerprint(&input);
+                                if !holds(inputs, print, &input) {
+                                    inputs.push((print, input));
                                 }
                             }
                         }
@@ -203,7 +206,7 @@ impl ModelWordsExact {
         if self
             .calls
             .get(name)
-            .is_some_and(|inputs| inputs.contains(input))
+            .is_some_and(|inputs| holds(inputs, fingerprint(input), input))
             || self
                 .foreign_calls
                 .iter()
@@ -285,6 +288,61 @@ fn block_at(blocks: &mut [(usize, Said)], index: usize) -> Option<&mut Said> {
         .map(|(_, s)| s)
 }
 
+/// Whether `inputs` holds a value equal to `input`, whose fingerprint is `print`.
+fn holds(inputs: &[(u64, Value)], print: u64, input: &Value) -> bool {
+    inputs.iter().any(|(p, v)| *p == print && v == input)
+}
+
+/// A hash of a JSON value that agrees with `Value`'s equality: equal values get equal
+/// fingerprints (an object's entries are summed, so their order does not count, as it
+/// does not for `==`; `0.0` and `-0.0` hash alike, as they compare equal). Unequal
+/// values may collide; [`holds`] still compares them whole. Why: a tool is called with
+/// many inputs in a run, and comparing each dispatched or requested call with every one
+/// of them (an object's keys looked up one by one) was most of this checker's cost.
+fn fingerprint(v: &Value) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    fn mix(h: u64, x: u64) -> u64 {
+        (h.rotate_left(23) ^ x).wrapping_mul(K)
+    }
+    fn bytes(b: &[u8]) -> u64 {
+        let mut h = mix(K, b.len() as u64);
+        let mut words = b.chunks_exact(8);
+        for w in &mut words {
+            h = mix(
+                h,
+                u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+            );
+        }
+        let mut last = [0u8; 8];
+        last[..words.remainder().len()].copy_from_slice(words.remainder());
+        mix(h, u64::from_le_bytes(last))
+    }
+    match v {
+        Value::Null => 1,
+        Value::Bool(b) => 2 + u64::from(*b),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                mix(4, u)
+            } else if let Some(i) = n.as_i64() {
+                mix(5, i as u64)
+            } else {
+                let f = n.as_f64().unwrap_or(0.0);
+                mix(6, if f == 0.0 { 0 } else { f.to_bits() })
+            }
+        }
+        Value::String(s) => mix(7, bytes(s.as_bytes())),
+        Value::Array(items) => items
+            .iter()
+            .fold(mix(8, items.len() as u64), |h, x| mix(h, fingerprint(x))),
+        Value::Object(map) => {
+            let sum = map.iter().fold(0u64, |acc, (k, x)| {
+                acc.wrapping_add(mix(bytes(k.as_bytes()), fingerprint(x)))
+            });
+            mix(mix(9, map.len() as u64), sum)
+        }
+    }
+}
+
 /// The input a whole streamed JSON text parses to; no delta at all is `{}`.
 fn parsed(json: &str) -> Option<Value> {
     if json.is_empty() {
@@ -351,5 +409,57 @@ impl Checker for ModelWordsExact {
             ),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn equal_inputs_get_equal_fingerprints_whatever_their_key_order() {
+        let a: Value = serde_json::from_str(
+            r#"{"path":"src/a.rs","n":[1,-2,0.0,null,true],"o":{"x":"y","z":{}}}"#,
+        )
+        .unwrap();
+        let b: Value = serde_json::from_str(
+            r#"{"o":{"z":{},"x":"y"},"n":[1,-2,-0.0,null,true],"path":"src/a.rs"}"#,
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+    }
+
+    #[test]
+    fn inputs_that_differ_anywhere_get_different_fingerprints() {
+        let base = json!({"path": "src/module_12.rs", "note": "look", "n": [1, 2]});
+        let others = [
+            json!({"path": "src/module_13.rs", "note": "look", "n": [1, 2]}),
+            json!({"path": "src/module_12.rs", "note": "look", "n": [2, 1]}),
+            json!({"path": "src/module_12.rs", "note": "look", "n": [1, 2.0]}),
+            json!({"path": "src/module_12.rs", "note": "look"}),
+            json!({"path": "src/module_12.rs", "note": "look", "m": [1, 2]}),
+            json!(["src/module_12.rs", "look", [1, 2]]),
+        ];
+        for other in others {
+            assert_ne!(base, other);
+            assert_ne!(fingerprint(&base), fingerprint(&other), "{other}");
+        }
+    }
+
+    #[test]
+    fn holds_finds_an_equal_input_and_only_an_equal_one() {
+        let said = json!({"path": "a", "note": "b"});
+        let inputs = vec![(fingerprint(&said), said.clone())];
+        assert!(holds(
+            &inputs,
+            fingerprint(&said),
+            &json!({"note": "b", "path": "a"})
+        ));
+        let other = json!({"path": "a", "note": "c"});
+        assert!(!holds(&inputs, fingerprint(&other), &other));
+        // A colliding fingerprint alone is not enough: the values are compared too.
+        assert!(!holds(&inputs, fingerprint(&said), &other));
     }
 }

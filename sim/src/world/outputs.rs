@@ -54,8 +54,7 @@ impl World<'_> {
         match out {
             Output::Persist { bytes } => {
                 self.hash(b"persist", &bytes);
-                self.disk.append(&bytes);
-                self.disk.sync();
+                self.disk.append_synced(&bytes);
                 self.record_log_write(bytes.len());
                 if let Some((op, digest)) = receipt_in(&bytes) {
                     self.ctx_check(Event::Receipt {
