@@ -8,6 +8,7 @@
 
 mod turns;
 use turns::{TurnCanary, restore_log};
+mod api;
 mod bug;
 mod judged;
 mod public;
@@ -358,6 +359,7 @@ impl CanaryEngine {
                 self.rewrite(&mut request.messages);
                 self.memory.rewrite(self.bug, request);
                 public::rewrite(self.bug, &self.public, request);
+                api::rewrite(self.bug, self.public.resumed, request);
             }
         }
         if self.bug == Bug::TimeInSystemPrompt {
@@ -436,7 +438,10 @@ impl EngineFactory for Canary {
     // A canary is the reference engine with one bug: same wording, same profile;
     // except the one that proves the generic core, judged as a foreign engine is.
     fn conventions(&self) -> crate::conventions::Conventions {
-        if self.0 == Bug::CancelRecordsNothing {
+        // `caches_every_message` too: the reference's own breakpoint positions are a
+        // convention, so judged by them the first extra breakpoint is a misplaced one;
+        // judged as a foreign engine it is the API's limit of four that it breaks.
+        if matches!(self.0, Bug::CancelRecordsNothing | Bug::CachesEveryMessage) {
             return crate::conventions::Conventions::generic();
         }
         crate::conventions::Conventions::reference()

@@ -60,7 +60,8 @@ fn canary_is_found_shrunk_and_replayed(bug: Bug) {
 /// per reply within one history, which is rarer than the other canaries' triggers.
 const REUSED_IDS_BUDGET: u64 = 1000;
 
-fn canary_is_found_within(bug: Bug, budget: u64) {
+/// Finds, shrinks and replays `bug`'s first failure; returns the replay's output.
+fn canary_is_found_within(bug: Bug, budget: u64) -> String {
     let dir = scratch(bug.name());
     let seeds = format!("0..{budget}");
     let (code, text) = turnsim(&[
@@ -103,6 +104,14 @@ fn canary_is_found_within(bug: Bug, budget: u64) {
         text.contains(&format!("reproduced: {invariant} at step {step}")),
         "{text}"
     );
+    text
+}
+
+/// A canary of one API rule: found within the budget, and what the shrunk failure
+/// reports is that rule's breach, not another.
+fn canary_breaks_the_rule(bug: Bug, breach: &str) {
+    let text = canary_is_found_within(bug, SEED_BUDGET);
+    assert!(text.contains(breach), "expected {breach:?} in:\n{text}");
 }
 
 #[test]
@@ -289,4 +298,43 @@ fn a_cancel_s_repair_kept_in_memory_only_is_found_by_durable_live() {
 #[test]
 fn a_compaction_accepted_and_never_applied_is_found_by_compaction_applied() {
     canary_is_found_shrunk_and_replayed(Bug::IgnoresAcceptedCompaction);
+}
+
+#[test]
+fn a_tool_input_sent_as_a_string_is_found_by_pairing_as_not_an_object() {
+    canary_breaks_the_rule(
+        Bug::ToolInputAsString,
+        "has an input that is not a JSON object",
+    );
+}
+
+#[test]
+fn empty_text_padded_with_a_space_is_found_by_pairing_as_blank() {
+    canary_breaks_the_rule(Bug::PadsEmptyText, "text block holds only whitespace");
+}
+
+#[test]
+fn a_result_sent_twice_after_a_resume_is_found_by_pairing() {
+    canary_breaks_the_rule(Bug::DoublesResultsOnResume, "answers it a second time");
+}
+
+#[test]
+fn text_before_the_results_of_a_message_is_found_by_pairing() {
+    canary_breaks_the_rule(
+        Bug::TextBeforeResults,
+        "comes after a block that is not a tool_result",
+    );
+}
+
+#[test]
+fn a_history_trimmed_to_an_assistant_message_first_is_found_by_pairing() {
+    canary_breaks_the_rule(
+        Bug::TrimsToAssistantFirst,
+        "the request's first message is an assistant message",
+    );
+}
+
+#[test]
+fn a_breakpoint_on_every_message_is_found_by_cache_breakpoints_past_four() {
+    canary_breaks_the_rule(Bug::CachesEveryMessage, "the provider accepts 4");
 }

@@ -112,10 +112,38 @@ pub enum Bug {
     /// applied: the history goes on as it was and the summary never reaches the model
     /// (a random mutant of the reference that survived 10,000 seeds, issue 25).
     IgnoresAcceptedCompaction,
+    /// Each call's input goes back as the JSON text it was streamed as, a string
+    /// where the API wants an object (`tool_input_object`; the API's "tool_use.input:
+    /// Input should be a valid dictionary", seen in
+    /// <https://github.com/lijunzh/koda/issues/501> and fixed by coercion in
+    /// <https://github.com/librefang/librefang/pull/1476>).
+    ToolInputAsString,
+    /// A resumed session sends each empty text block its transcript stored beside a
+    /// call as a single space, to get past the refusal of empty text
+    /// (`text_not_blank`: "text content blocks must contain non-whitespace text",
+    /// <https://github.com/nick1udwig/kibitz/issues/78>).
+    PadsEmptyText,
+    /// A resumed session sends each tool result twice in its message
+    /// (`tool_result_once`; what gemini-cli 0.61's `--resume` does with its function
+    /// responses, docs/real-clients-gemini.md finding 1, checked by hand).
+    DoublesResultsOnResume,
+    /// A message of tool results opens with the runtime's reminder text
+    /// (`tool_results_first`: "Did not find 1 `tool_result` block(s) at the
+    /// beginning of this message", <https://github.com/apify/tester-mcp-client/issues/12>).
+    TextBeforeResults,
+    /// A long request keeps only its last messages, cut where an assistant message
+    /// starts so no call is parted from its results (`first_message_user`: "first
+    /// message must use the \"user\" role" after truncation,
+    /// <https://github.com/mckaywrigley/chatbot-ui/issues/1656>,
+    /// <https://github.com/BerriAI/litellm/issues/6660>).
+    TrimsToAssistantFirst,
+    /// Every message gets a cache breakpoint (`cache_breakpoints_max`: "A maximum of
+    /// 4 blocks with cache_control may be provided", <https://github.com/tghamm/Anthropic.SDK/issues/50>).
+    CachesEveryMessage,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 33] = [
+    pub const ALL: [Bug; 39] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -149,6 +177,12 @@ impl Bug {
         Bug::CancelDropsCallsKeepsResults,
         Bug::CancelRepairNotPersisted,
         Bug::IgnoresAcceptedCompaction,
+        Bug::ToolInputAsString,
+        Bug::PadsEmptyText,
+        Bug::DoublesResultsOnResume,
+        Bug::TextBeforeResults,
+        Bug::TrimsToAssistantFirst,
+        Bug::CachesEveryMessage,
     ];
 
     pub fn name(self) -> &'static str {
@@ -187,6 +221,12 @@ impl Bug {
             Bug::CancelDropsCallsKeepsResults => "cancel_drops_calls_keeps_results",
             Bug::CancelRepairNotPersisted => "cancel_repair_not_persisted",
             Bug::IgnoresAcceptedCompaction => "ignores_accepted_compaction",
+            Bug::ToolInputAsString => "tool_input_as_string",
+            Bug::PadsEmptyText => "pads_empty_text",
+            Bug::DoublesResultsOnResume => "doubles_results_on_resume",
+            Bug::TextBeforeResults => "text_before_results",
+            Bug::TrimsToAssistantFirst => "trims_to_assistant_first",
+            Bug::CachesEveryMessage => "caches_every_message",
         }
     }
 
@@ -264,6 +304,15 @@ impl Bug {
             Bug::CancelDropsCallsKeepsResults => Invariant::Pairing,
             Bug::CancelRepairNotPersisted => Invariant::DurableLive,
             Bug::IgnoresAcceptedCompaction => Invariant::CompactionApplied,
+            // One rule of the API's contract each, found by the judge's validator
+            // behind `pairing`; the breakpoint limit, which a body-less simulated
+            // request is held to by `cache_breakpoints`, is that checker's.
+            Bug::ToolInputAsString => Invariant::Pairing,
+            Bug::PadsEmptyText => Invariant::Pairing,
+            Bug::DoublesResultsOnResume => Invariant::Pairing,
+            Bug::TextBeforeResults => Invariant::Pairing,
+            Bug::TrimsToAssistantFirst => Invariant::Pairing,
+            Bug::CachesEveryMessage => Invariant::CacheBreakpoints,
         }
     }
 }
