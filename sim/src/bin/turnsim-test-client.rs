@@ -28,7 +28,14 @@
 //! is waited for as usual. With an MS longer than the rest of the run the child
 //! outlives the client; with a short one it is gone long before.
 //! `--interactive` reads prompts from a terminal instead of the command line, and
-//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`). `--api chat`,
+//! takes Esc and Ctrl+C as keys (see `test_client/tty.rs`); while a turn runs it
+//! draws a busy line (`turnsim-test-client: working (esc to cancel)`) four times a
+//! second. Two behaviours of real TUIs after a key, each planted by a flag:
+//! `--busy-after-key MS` keeps the turn open MS milliseconds after the key (the
+//! busy line drawn, nothing sent, as a UI winding down a cancel), and
+//! `--side-request-after-key` then sends one request without tools (as a UI asking
+//! for a suggestion of the next prompt) before it shows its prompt; `--slow-exit MS`
+//! takes MS milliseconds to leave after `/exit` (a signal ends the wait). `--api chat`,
 //! `--api responses` or `--api gemini` speaks OpenAI's Chat Completions or Responses
 //! API or the Gemini API instead of Anthropic's Messages (see `test_client/wire.rs`),
 //! with the same behaviours.
@@ -92,6 +99,9 @@ struct Args {
     save_at_end: bool,
     interactive: bool,
     tool_child_ms: Option<u32>,
+    busy_after_key_ms: u64,
+    slow_exit_ms: u64,
+    side_request_after_key: bool,
     api: Api,
     prompt: String,
 }
@@ -116,6 +126,15 @@ fn parse_args() -> Result<Args, String> {
                 let v = it.next().ok_or("--tool-child-ms needs a value")?;
                 a.tool_child_ms = Some(v.parse().map_err(|_| format!("--tool-child-ms {v:?}"))?);
             }
+            "--busy-after-key" => {
+                let v = it.next().ok_or("--busy-after-key needs a value")?;
+                a.busy_after_key_ms = v.parse().map_err(|_| format!("--busy-after-key {v:?}"))?;
+            }
+            "--side-request-after-key" => a.side_request_after_key = true,
+            "--slow-exit" => {
+                let v = it.next().ok_or("--slow-exit needs a value")?;
+                a.slow_exit_ms = v.parse().map_err(|_| format!("--slow-exit {v:?}"))?;
+            }
             "--api" => a.api = Api::parse(&it.next().ok_or("--api needs a value")?)?,
             s if s.starts_with("--") => return Err(format!("unknown flag {s}")),
             s => a.prompt = s.to_owned(),
@@ -125,7 +144,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--api messages|chat|responses|gemini] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--busy-after-key MS] [--side-request-after-key] [--slow-exit MS] [--api messages|chat|responses|gemini] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -406,19 +425,54 @@ fn main() -> ExitCode {
         if interrupted() && SIGNAL.load(Ordering::SeqCst) != 0 {
             return interrupted_code();
         }
-        tty::BUSY.store(false, Ordering::SeqCst);
         if INTERRUPTED.swap(false, Ordering::SeqCst) {
+            after_key(&args);
             println!("\r\n[interrupted]");
         }
+        tty::BUSY.store(false, Ordering::SeqCst);
         tty::ready();
         let Ok(Some(p)) = rx.recv() else {
-            return ExitCode::SUCCESS;
+            return leave(&args);
         };
         add_prompt(&mut h, Vec::new(), &p);
         save_step(&args, &h);
         tty::BUSY.store(true, Ordering::SeqCst);
         let _ = turn(&args, &mut h);
     }
+}
+
+/// What the planted flags make the UI do after a key ended a turn, while it still
+/// counts as busy (its busy line drawn).
+fn after_key(args: &Args) {
+    std::thread::sleep(Duration::from_millis(args.busy_after_key_ms));
+    if args.side_request_after_key {
+        let ask = json!([{"role": "user", "content": [{"type": "text",
+            "text": "Suggest what the user might type next."}]}]);
+        let sent = wire::body(args.api, ask.as_array().map_or(&[], Vec::as_slice))
+            .and_then(|b| serde_json::from_str::<Value>(&b).map_err(|e| e.to_string()))
+            .and_then(|mut v| {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("tools");
+                }
+                wire::post(&args.base_url, args.api, v.to_string().as_bytes())
+            });
+        if let Err(e) = sent {
+            eprintln!("turnsim-test-client: the request without tools failed: {e}");
+        }
+    }
+}
+
+/// Leaves the UI after `/exit`: with `--slow-exit`, only once that time has passed
+/// or a signal (a hang-up) came.
+fn leave(args: &Args) -> ExitCode {
+    let until = std::time::Instant::now() + Duration::from_millis(args.slow_exit_ms);
+    while std::time::Instant::now() < until {
+        if interrupted() && SIGNAL.load(Ordering::SeqCst) != 0 {
+            return interrupted_code();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ExitCode::SUCCESS
 }
 
 /// Adds the prompt, with the results carried over on resume; it joins the last

@@ -15,6 +15,7 @@ use super::history::{ledger_id, resumed_request, tool_results, tool_use_ids, use
 use super::invoke::Invocation;
 use super::run::Facts;
 use super::tool::{self, Kind};
+use crate::serve::record::PLAYED_PLAIN;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -191,17 +192,40 @@ pub fn no_effect_after_cancel(f: &Facts) -> Observation {
             }
         }
     }
+    // After a key the UI is still up and may ask the model for things of its own
+    // (a suggestion for the next prompt, a title): a request that declares no
+    // tools cannot go on with the cancelled turn, so it is reported, not failed.
+    let mut side = Vec::new();
     for r in f
         .records
         .iter()
         .filter(|r| r.index >= sent.requests_before && r.index < f.resume_request)
     {
-        fails.push(format!(
+        let line = format!(
             "request #{} ({} {}) sent after {sig} at +{} ms, before the client exited at +{} ms",
             r.index, r.method, r.target, sent.at_ms, f.first.end_ms
+        );
+        if sent.interrupt.is_key() && r.answer.played == PLAYED_PLAIN {
+            side.push(format!(
+                "{line}: it declared no tools (the UI's own request)"
+            ));
+        } else {
+            fails.push(line);
+        }
+    }
+    if side.is_empty() {
+        return obs(name, fails);
+    }
+    let mut o = obs(name, fails);
+    if o.status == Status::Pass {
+        o.status = Status::Info;
+        o.details.push(format!(
+            "informational: {} request(s) without tools after the key, none going on with the turn",
+            side.len()
         ));
     }
-    obs(name, fails)
+    o.details.extend(side);
+    o
 }
 
 fn sigkilled(f: &Facts) -> bool {

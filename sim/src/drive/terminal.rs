@@ -8,9 +8,15 @@
 //! headless mode); the harness waits for the profile's `ready` text on the screen,
 //! types the prompt and submits it, sends the scheduled key (Esc, Ctrl+C) into the
 //! terminal instead of a signal, and once the client has been idle (no request, no
-//! ledger line, no tool alive) for [`IDLE`] it types the profile's exit command.
-//! A client that does not leave gets its terminal hung up (SIGHUP to its group)
-//! [`HANG_UP_AFTER`] later, recorded as such: the harness never waits forever and
+//! ledger line, no tool alive, and the profile's `busy` text not drawn) for [`IDLE`]
+//! it types the profile's exit command. A quiet server is not a closed turn: a TUI
+//! that is still thinking, retrying or cancelling draws its busy line (gemini-cli's
+//! and qwen-code's "esc to cancel" spinner) and may send its next request long after
+//! the last one, so while it draws that line the turn counts as open and neither the
+//! exit command nor a second submit is typed into it.
+//! A client that does not leave gets its terminal hung up (SIGHUP to its group) the
+//! profile's `hang_up_after_ms` later ([`HANG_UP_AFTER`] unless a client is known to
+//! take longer to leave), recorded as such: the harness never waits forever and
 //! never calls a hang-up the client's own exit. Everything the client drew is kept
 //! in `LABEL.screen`, raw, for a reader to replay with `cat`.
 
@@ -28,8 +34,17 @@ pub const TYPE_PAUSE: Duration = Duration::from_millis(1000);
 /// [`RESUBMITS`] times): a TUI busy taking in pasted text can swallow the key.
 pub const RESUBMIT_AFTER: Duration = Duration::from_secs(8);
 pub const RESUBMITS: u32 = 3;
-/// After the exit command, how long before the terminal is hung up.
+/// After the exit command, how long before the terminal is hung up, unless the
+/// profile says otherwise.
 pub const HANG_UP_AFTER: Duration = Duration::from_secs(15);
+
+fn default_hang_up_ms() -> u64 {
+    u64::try_from(HANG_UP_AFTER.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Screen bytes read again with each new chunk, so a busy text split across two
+/// reads of the pty is still found.
+const BUSY_OVERLAP: usize = 512;
 
 /// How to drive one client's terminal UI.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +56,14 @@ pub struct Terminal {
     pub submit: String,
     /// Text typed (then submitted) to leave the UI once its turn is over.
     pub exit: String,
+    /// Text the UI draws only while a turn is open (a spinner line it redraws many
+    /// times a second, compared like `ready`): drawn within the last [`IDLE`], the
+    /// turn is not over, however quiet the server and the tools are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<String>,
+    /// How long after the exit command the terminal is hung up (ms).
+    #[serde(default = "default_hang_up_ms")]
+    pub hang_up_after_ms: u64,
     /// Files written under HOME before every start, `(relative path, content)`:
     /// first-run dialogs answered the way a returning user already answered them.
     pub home_files: Vec<(String, String)>,
@@ -56,6 +79,8 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "bypass permissions on".into(),
             submit: "\r".into(),
             exit: "/exit".into(),
+            busy: None,
+            hang_up_after_ms: default_hang_up_ms(),
             home_files: vec![
                 // Onboarding done (else it checks api.anthropic.com and stops), the
                 // key approved, the working directory trusted.
@@ -78,6 +103,8 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "gpt-5 default".into(),
             submit: "\r".into(),
             exit: "/quit".into(),
+            busy: None,
+            hang_up_after_ms: default_hang_up_ms(),
             // Nothing to answer here: the profile's `-c` overrides give the
             // provider (no sign-in dialog) and trust the working directory (no
             // trust-this-folder question); the API key comes from the environment.
@@ -90,6 +117,8 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "escape interrupt".into(),
             submit: "\r".into(),
             exit: "/quit".into(),
+            busy: None,
+            hang_up_after_ms: default_hang_up_ms(),
             // The provider's file is the profile's (headless needs it too).
             home_files: Vec::new(),
             rows: 40,
@@ -100,6 +129,14 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "Type your message".into(),
             submit: "\r".into(),
             exit: "/quit".into(),
+            // The spinner line, "(12s · 40 tokens · esc to cancel)", redrawn while a
+            // request or a tool runs and while a cancel winds down.
+            busy: Some("esc to cancel".into()),
+            // "Agent powering down. Goodbye!" comes at once, the process goes
+            // later: more than 15 s after `/quit` on a loaded machine
+            // (docs/real-clients-openai.md), so a hang-up at 15 s would cut its
+            // own exit short.
+            hang_up_after_ms: 60_000,
             // The provider is on the command line; settings are the profile's.
             home_files: Vec::new(),
             rows: 40,
@@ -112,6 +149,10 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "Type your message".into(),
             submit: "\r".into(),
             exit: "/quit".into(),
+            // The loading line, "(esc to cancel, 3s)", drawn while the stream state
+            // is `responding`: a request, a tool or a retry in flight.
+            busy: Some("esc to cancel".into()),
+            hang_up_after_ms: default_hang_up_ms(),
             // The settings file is the profile's (headless needs it too).
             home_files: Vec::new(),
             rows: 40,
@@ -121,6 +162,8 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),
             exit: "/exit".into(),
+            busy: Some("turnsim-test-client: working".into()),
+            hang_up_after_ms: default_hang_up_ms(),
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
@@ -143,6 +186,10 @@ pub struct TermLog {
     pub exit_ms: Option<i64>,
     /// When the harness hung up a client that did not leave.
     pub hung_up_ms: Option<i64>,
+    /// When the profile's busy text was last seen drawn: until then (plus
+    /// [`IDLE`]) the turn counted as open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_last_ms: Option<i64>,
 }
 
 /// Bytes for a key interrupt.
@@ -194,6 +241,19 @@ pub fn visible(raw: &[u8]) -> String {
     out
 }
 
+/// Whether `screen[done..]` draws `want` (squeezed) once more: counted with
+/// [`BUSY_OVERLAP`] bytes before `done`, against those bytes alone.
+fn drawn_since(screen: &[u8], done: usize, want: &str) -> bool {
+    let done = done.min(screen.len());
+    if want.is_empty() || done == screen.len() {
+        return false;
+    }
+    let from = done.saturating_sub(BUSY_OVERLAP);
+    let before = visible(&screen[from..done]).matches(want).count();
+    let after = visible(&screen[from..]).matches(want).count();
+    after > before
+}
+
 fn squeeze(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
@@ -218,6 +278,9 @@ pub struct Session {
     requests_at_submit: u64,
     seen: (u64, usize),
     last_change: Instant,
+    /// Screen bytes already looked through for the busy text.
+    scanned: usize,
+    last_busy: Option<Instant>,
 }
 
 /// Writes HOME files (a terminal's or a profile's), placeholders substituted by `sub`.
@@ -282,11 +345,17 @@ pub fn spawn(
         requests_at_submit: 0,
         seen: (0, 0),
         last_change: Instant::now(),
+        scanned: 0,
+        last_busy: None,
     };
     Ok((child, session))
 }
 
 impl Session {
+    fn hang_up_after(&self) -> Duration {
+        Duration::from_millis(self.term.hang_up_after_ms)
+    }
+
     /// Types bytes into the terminal (a write error means the client is gone).
     pub fn keys(&self, bytes: &[u8]) {
         let _ = (&*self.pty).write_all(bytes);
@@ -301,15 +370,39 @@ impl Session {
             .unwrap_or(false)
     }
 
+    /// Whether the busy text was drawn since the last look: counted in the new
+    /// bytes with [`BUSY_OVERLAP`] bytes before them, against those bytes alone, so a
+    /// text split across two reads counts once and an old one never again.
+    fn busy_drawn(&mut self) -> bool {
+        let Some(busy) = self.term.busy.as_deref() else {
+            return false;
+        };
+        let want = squeeze(busy);
+        let Ok(screen) = self.screen.lock() else {
+            return false;
+        };
+        let done = self.scanned.min(screen.len());
+        self.scanned = screen.len();
+        drawn_since(&screen, done, &want)
+    }
+
     /// One step of driving, called on every tick of the invocation's loop with the
     /// server's request count, the ledger's line count and whether a tool is alive.
     /// Returns true when the harness hangs up now (the caller sends SIGHUP).
     pub fn step(&mut self, now_ms: i64, requests: u64, ledger: usize, tool_alive: bool) -> bool {
         let now = Instant::now();
-        if (requests, ledger) != self.seen || tool_alive {
+        let busy = self.busy_drawn();
+        if busy {
+            self.last_busy = Some(now);
+            self.log.busy_last_ms = Some(now_ms);
+        }
+        if (requests, ledger) != self.seen || tool_alive || busy {
             self.seen = (requests, ledger);
             self.last_change = now;
         }
+        // A UI drawing its busy line has taken the prompt: a second submit would
+        // only type into a turn that is under way.
+        let busy_lately = self.last_busy.is_some_and(|t| now < t + IDLE);
         match self.state {
             State::Boot if self.shows(&self.term.ready) => {
                 self.log.ready_ms = Some(now_ms);
@@ -326,6 +419,7 @@ impl Session {
             State::Working(at)
                 if requests == self.requests_at_submit
                     && now >= at + RESUBMIT_AFTER
+                    && !busy_lately
                     && self.log.resubmits < RESUBMITS =>
             {
                 self.log.resubmits += 1;
@@ -343,7 +437,7 @@ impl Session {
                 self.keys(self.term.submit.as_bytes());
                 self.state = State::Exiting(now);
             }
-            State::Exiting(t) if now >= t + HANG_UP_AFTER => {
+            State::Exiting(t) if now >= t + self.hang_up_after() => {
                 self.log.hung_up_ms = Some(now_ms);
                 self.state = State::HungUp;
                 return true;
@@ -363,5 +457,27 @@ mod tests {
         let raw = b"\x1b[2J\x1b[1;1H\x1b]0;title\x07by\x1b[1Cpass \x1b(Bper\x1b[38;5;2mmissions\r\n on\x1bP1$r\x1b\\!";
         assert_eq!(visible(raw), "bypasspermissionson!");
         assert!(visible(raw).contains(&squeeze("bypass permissions on")));
+    }
+
+    #[test]
+    fn a_busy_text_counts_once_when_drawn_and_never_again_when_old() {
+        let want = squeeze("esc to cancel");
+        let frame = b"\x1b[2K\r\x1b[36m\xe2\xa0\x8b\x1b[39m Thinking (esc to \x1b[1Ccancel, 3s)";
+        let mut screen = frame.to_vec();
+        assert!(drawn_since(&screen, 0, &want));
+        // Nothing new, or something new without it: the old one does not count.
+        assert!(!drawn_since(&screen, screen.len(), &want));
+        let done = screen.len();
+        screen.extend_from_slice(b"\x1b[2K\r> Type your message");
+        assert!(!drawn_since(&screen, done, &want));
+        // Split across two reads of the pty, inside an escape sequence: found once
+        // the rest arrives, not before.
+        let done = screen.len();
+        screen.extend_from_slice(&frame[..20]);
+        assert!(!drawn_since(&screen, done, &want));
+        let done = screen.len();
+        screen.extend_from_slice(&frame[20..]);
+        assert!(drawn_since(&screen, done, &want));
+        assert!(!drawn_since(&screen, done, ""));
     }
 }

@@ -45,6 +45,10 @@ pub const KEPT_HEADERS: [&str; 16] = [
 /// Headers whose value is a credential.
 pub const SECRET_HEADERS: [&str; 2] = ["x-api-key", "authorization"];
 
+/// `Answer::played` of a request that declared no tools (a title, a summary, a
+/// suggestion a UI asks for): answered with a short text, the script untouched.
+pub const PLAYED_PLAIN: &str = "plain reply (no tools)";
+
 /// What the server answered.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Answer {

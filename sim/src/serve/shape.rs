@@ -338,7 +338,7 @@ pub(super) fn plain_reply() -> Shaped {
         events,
         delays,
         delivery: Delivery::Complete,
-        played: "plain reply (no tools)".into(),
+        played: super::record::PLAYED_PLAIN.into(),
     }
 }
 

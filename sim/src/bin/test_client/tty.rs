@@ -6,7 +6,7 @@
 //! as SIGINT does in headless mode (the running tool's group is killed, the call
 //! gets an error result), except that the client stays up and prints its prompt
 //! again (`--ignore-sigint` ignores the keys too, and keeps working). A key while
-//! idle does nothing. A non-empty line is a prompt; `/exit` or Ctrl+D leaves with code 0.
+//! idle does nothing. While a turn runs, [`BUSY_LINE`] is drawn four times a second. A non-empty line is a prompt; `/exit` or Ctrl+D leaves with code 0.
 //!
 //! `unsafe`: `tcgetattr`/`cfmakeraw`/`tcsetattr` on standard input, which std has
 //! no safe form of; each call has a SAFETY comment.
@@ -20,6 +20,9 @@ pub static BUSY: AtomicBool = AtomicBool::new(false);
 
 /// The marker the harness waits for before it types.
 pub const READY: &str = "turnsim-test-client> ";
+
+/// Drawn while a turn is open, as a real TUI's spinner line.
+pub const BUSY_LINE: &str = "turnsim-test-client: working (esc to cancel)";
 
 /// Puts standard input in raw mode (no echo, no line editing, no signals from keys).
 fn raw_mode() {
@@ -41,6 +44,16 @@ pub fn start(
     signal: &'static AtomicI32,
 ) -> Receiver<Option<String>> {
     raw_mode();
+    std::thread::spawn(|| {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            if BUSY.load(Ordering::SeqCst) {
+                let mut out = std::io::stdout();
+                let _ = write!(out, "\r\x1b[2K{BUSY_LINE}");
+                let _ = out.flush();
+            }
+        }
+    });
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         let mut line: Vec<u8> = Vec::new();

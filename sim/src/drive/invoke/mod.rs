@@ -38,8 +38,16 @@ use std::time::{Duration, Instant};
 pub const SIGNAL_GRACE: Duration = Duration::from_secs(15);
 
 /// How long an interactive client may take, after a key interrupt, to end its turn
-/// and leave on the exit command.
+/// and leave on the exit command, with the default hang-up delay; a terminal that
+/// waits longer before it hangs up adds the difference.
 pub const KEY_GRACE: Duration = Duration::from_secs(60);
+
+fn key_grace(term: Option<&Terminal>) -> Duration {
+    let hang_up = term.map_or(terminal::HANG_UP_AFTER, |t| {
+        Duration::from_millis(t.hang_up_after_ms)
+    });
+    KEY_GRACE + hang_up.saturating_sub(terminal::HANG_UP_AFTER)
+}
 
 /// How long after a client's exit a tool still running counts as orphaned: time
 /// for the client's own clean-up (a kill it sent on its way out) to land.
@@ -447,7 +455,7 @@ pub fn invoke(
                 // A key leaves an interactive client running: its turn ends, then
                 // the exit command is typed, so it gets the idle time on top.
                 let grace = if kind.is_key() {
-                    KEY_GRACE
+                    key_grace(run.terminal)
                 } else {
                     SIGNAL_GRACE
                 };
