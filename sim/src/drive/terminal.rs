@@ -46,6 +46,17 @@ pub struct Terminal {
     pub home_files: Vec<(String, String)>,
     pub rows: u16,
     pub cols: u16,
+    /// Only the resume runs in the terminal; the first invocation is headless (cline,
+    /// whose only resume is its terminal UI). Its interruptions are signals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resume_only: bool,
+}
+
+impl Terminal {
+    /// Whether the first invocation (`resume` false) or the resume runs in it.
+    pub fn runs(&self, resume: bool) -> bool {
+        resume || !self.resume_only
+    }
 }
 
 /// The terminal of an interactive built-in profile (none for a headless one).
@@ -71,6 +82,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ],
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "codex-tui" => Some(Terminal {
             // The status line under the prompt box (model and reasoning effort),
@@ -84,6 +96,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "pi-tui" => Some(Terminal {
             // The key hints pi draws above its editor once it takes input.
@@ -94,6 +107,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "qwen-code-tui" => Some(Terminal {
             // The input box's placeholder.
@@ -104,6 +118,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "gemini-cli-tui" => Some(Terminal {
             // The input box's placeholder, drawn once gemini-cli takes input (seen
@@ -116,7 +131,9 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
+        "cline" | "cline-tui" => Some(super::profiles::cline::terminal(name == "cline")),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),
@@ -124,6 +141,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         _ => None,
     }
