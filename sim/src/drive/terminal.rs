@@ -133,7 +133,25 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             cols: 120,
             resume_only: false,
         }),
-        "cline" | "cline-tui" => Some(super::profiles::cline::terminal(name == "cline")),
+        // cline's UI, for `cline-tui` and for the resume of headless `cline` (its
+        // only resume, so that terminal is the resume's alone).
+        "cline" | "cline-tui" => Some(Terminal {
+            // The status line under the input box, drawn once it takes input (with
+            // or without `--id`).
+            ready: "Auto-approve all enabled".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // Its notices already shown: else a "Try ClinePass" dialog takes the
+            // first key typed (ids and file read in the bundled source of 3.0.65).
+            home_files: vec![(
+                ".cline/data/settings/cli-notices.json".into(),
+                r#"{"shown":{"cline-cli-cline-pass-intro":true,"cline-cli-desktop-launch":true}}"#
+                    .into(),
+            )],
+            rows: 40,
+            cols: 120,
+            resume_only: name == "cline",
+        }),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
             submit: "\r".into(),

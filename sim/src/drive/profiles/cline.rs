@@ -20,10 +20,9 @@
 //! both profiles is the terminal UI on the newest session, whose id `cline history
 //! --json` gives at run time: a `sh -c` wrapper reads it and `exec`s
 //! `cline --tui --id ID`, typed into like any TUI (the headless profile's terminal is
-//! resume-only, [`terminal`]).
+//! resume-only: `crate::drive::terminal::for_client`).
 
 use super::{Interrupt, Profile, ProviderFault};
-use crate::drive::terminal::Terminal;
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
@@ -35,11 +34,6 @@ pub const MODEL: &str = "gpt-4o";
 /// cline's provider file, as `cline auth -p openai-compatible -k dummy -m gpt-4o -b
 /// URL` writes it; `updatedAt` is part of what it writes.
 const PROVIDERS: &str = r#"{"version":1,"lastUsedProvider":"openai-compatible","providers":{"openai-compatible":{"settings":{"provider":"openai-compatible","apiKey":"dummy","model":"gpt-4o","baseUrl":"{base_url_v1}"},"updatedAt":"2026-01-01T00:00:00.000Z","tokenSource":"manual"}}}"#;
-
-/// The terminal UI's notices already shown: else a "Try ClinePass" dialog takes the
-/// first key typed (its id and file read in the bundled source of 3.0.65).
-const NOTICES: &str =
-    r#"{"shown":{"cline-cli-cline-pass-intro":true,"cline-cli-desktop-launch":true}}"#;
 
 /// Picks the newest session's id from `cline history --json` on stdin (node is there:
 /// cline's launcher is a node program).
@@ -105,24 +99,6 @@ pub fn profile(name: &str) -> Option<Profile> {
             PROVIDERS.into(),
         )],
     })
-}
-
-/// The terminal both profiles resume in; `resume_only` for the headless one.
-pub fn terminal(resume_only: bool) -> Terminal {
-    Terminal {
-        // The status line under the input box, drawn once it takes input (with or
-        // without `--id`).
-        ready: "Auto-approve all enabled".into(),
-        submit: "\r".into(),
-        exit: "/quit".into(),
-        home_files: vec![(
-            ".cline/data/settings/cli-notices.json".into(),
-            NOTICES.into(),
-        )],
-        rows: 40,
-        cols: 120,
-        resume_only,
-    }
 }
 
 /// What to install for these profiles.
@@ -215,10 +191,12 @@ mod tests {
         );
         assert_eq!(p.interrupts, [Interrupt::Esc, Interrupt::CtrlC]);
         assert!(!p.faults.contains(&ProviderFault::Cut));
-        let t = terminal(false);
+        let t = crate::drive::terminal::for_client("cline-tui").expect("a terminal");
         assert!(t.runs(false) && t.runs(true));
-        let headless = terminal(true);
+        let headless = crate::drive::terminal::for_client("cline").expect("a terminal");
         assert!(!headless.runs(false) && headless.runs(true));
+        assert_eq!(t.exit, "/quit");
+        assert_eq!(t.ready, "Auto-approve all enabled");
         let (path, content) = &t.home_files[0];
         assert_eq!(path, ".cline/data/settings/cli-notices.json");
         let v: serde_json::Value = serde_json::from_str(content).expect("JSON");
