@@ -11,7 +11,7 @@
 #     whole (default 6: up to the finish_reason), then half of the next, then the
 #     connection drops without the last chunk of its chunked body (a truncated body, as
 #     when a provider's connection breaks); printed: the requests (a retry is a third),
-#     cline's exit code and its error lines.
+#     cline's exit code and its error lines. CUT_REQ=1 cuts the first reply instead.
 # Usage: handcheck/cline_headless.py sigterm|cut  (with cline and node on PATH).
 # The HOME is fresh (a temporary directory) with the provider file cline reads its base
 # URL from; CLINE_SESSION_BACKEND_MODE=local keeps the run in its own process (no hub).
@@ -22,6 +22,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else ""
 if MODE not in ("sigterm", "cut"):
     sys.exit("usage: cline_headless.py sigterm|cut")
 CUT_AT = int(os.environ.get("CUT_AT", "6"))
+# Which request is cut (2: the first one after a tool result; 1: the first of all).
+CUT_REQ = int(os.environ.get("CUT_REQ", "2"))
 T0 = time.time()
 log = []
 root = tempfile.mkdtemp(prefix="cline-%s-" % MODE)
@@ -83,7 +85,7 @@ class H(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        cut = MODE == "cut" and n == 2
+        cut = MODE == "cut" and n == CUT_REQ
         # A reply after the cut one answers as the cut one would have (same round).
         H.replies += 0 if cut else 1
         evs = events(H.replies + (1 if cut else 0), body["model"])
