@@ -196,8 +196,9 @@ pub fn drive_one(
         });
     }
     // The repro script replays a headless command line; an interactive run is
-    // replayed with `--replay` (its screens are in FIRST.screen, RESUMED.screen).
-    if rep.outcome == Outcome::Fail && file.terminal.is_none() {
+    // replayed with `--replay` (its screens are in FIRST.screen, RESUMED.screen). A
+    // run whose resume alone is interactive gets one: its first phase is headless.
+    if rep.outcome == Outcome::Fail && file.terminal.as_ref().is_none_or(|t| !t.runs(false)) {
         repro::write(file, &rep)?;
     }
     rep.save()?;

@@ -15,6 +15,7 @@
 //! resume command of a custom profile and disappears in the first one.
 
 mod agents;
+pub(crate) mod cline;
 mod gemini;
 mod openai;
 
@@ -115,7 +116,7 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 19] = [
+pub const BUILT_IN: [&str; 21] = [
     "claude-code",
     "claude-code-tui",
     "codex-tui",
@@ -135,6 +136,8 @@ pub const BUILT_IN: [&str; 19] = [
     "qwen-code-tui",
     "gemini-cli",
     "gemini-cli-tui",
+    "cline",
+    "cline-tui",
 ];
 
 fn strings(v: &[&str]) -> Vec<String> {
@@ -219,6 +222,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
         }
         other => agents::profile(other)
             .or_else(|| gemini::profile(other))
+            .or_else(|| cline::profile(other))
             .map_or_else(|| headless(other, command), Ok),
     }
 }
@@ -412,7 +416,10 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
 /// What to install when a built-in profile's program is missing (the package, from
 /// its registry); `None` for `custom`.
 pub fn install_hint(name: &str) -> Option<&'static str> {
-    if let Some(hint) = agents::install_hint(name).or_else(|| gemini::install_hint(name)) {
+    if let Some(hint) = agents::install_hint(name)
+        .or_else(|| gemini::install_hint(name))
+        .or_else(|| cline::install_hint(name))
+    {
         return Some(hint);
     }
     Some(match name {

@@ -113,7 +113,8 @@ def ledger_id(wire_id):
     return "toolu_" + wire_id[5:] if wire_id.startswith("call_") else wire_id
 
 def shell_field(body):
-    # The string property the client's shell tool takes its command in, as serve picks it.
+    # Where the client's shell tool takes its command, as serve picks it: a string
+    # (`command`, `cmd`), else a list of strings (`commands`, cline's run_commands).
     decls = []
     for t in body.get("tools") or []:
         if isinstance(t, dict):
@@ -124,8 +125,11 @@ def shell_field(body):
         props = (f.get("input_schema") or f.get("parameters") or f.get("parametersJsonSchema") or {}).get("properties") or {}
         for name in ("command", "cmd"):
             if isinstance(props.get(name), dict) and props[name].get("type", "string") == "string":
-                return name
-    return "command"
+                return name, False
+        cmds = props.get("commands")
+        if isinstance(cmds, dict) and cmds.get("type") == "array" and isinstance(cmds.get("items"), dict) and cmds["items"].get("type", "string") == "string":
+            return "commands", True
+    return "command", False
 
 def reply_blocks(step, body, api):
     blocks = [{"type": "text", "text": step["text"]}]
@@ -134,7 +138,8 @@ def reply_blocks(step, body, api):
         fresh = "toolu_repro_%d" % n if api == "messages" else "call_repro_%d" % n
         tid = state["ids"].pop(0) if state["ids"] else fresh
         cmd = "sh '%s' %s '%s' %d" % (script, ledger_id(tid), ledger, CFG["tool_ms"])
-        blocks.append({"type": "tool_use", "id": tid, "name": CFG["shell_tool"], "input": {shell_field(body): cmd}})
+        field, is_list = shell_field(body)
+        blocks.append({"type": "tool_use", "id": tid, "name": CFG["shell_tool"], "input": {field: [cmd] if is_list else cmd}})
     return blocks
 
 def sse(blocks, stop):
@@ -484,7 +489,11 @@ if "no_effect_after_cancel" in checks and sent is not None:
     found += [("no_effect_after_cancel", "request to %s at +%d ms, after the signal" % (r["path"], r["t"])) for r in state["log"][:n_first] if r["t"] > sent]
     found += [("no_effect_after_cancel", "tool %s started at +%d ms, after the signal" % (i, t)) for k, i, t, _ in read_ledger() if k == "start" and sent < t <= end]
 resumed = [c for c in ("started_call_represented", "no_lost_observation") if c in checks]
-if resumed or "verdicts_clean" in checks:
+if CFG.get("resume_in_terminal") and (resumed or "verdicts_clean" in checks):
+    # The client resumes only in its terminal UI (cline): this script runs no pty.
+    print("the resume runs in a terminal, which this script does not drive; %s: judged by turnsim itself (`turnsim drive --replay DIR/run.json`)" % ", ".join(resumed or ["verdicts_clean"]))
+    resumed = []
+elif resumed or "verdicts_clean" in checks:
     with lock:
         state["steps"] = list(CFG["resume_steps"])
     run(CFG["resume"], CFG["prompt2"], None, True)

@@ -74,6 +74,7 @@ pub fn script(file: &RunFile, rep: &RunReport, tool_ids: &[String]) -> String {
             "delay_ms": s.interrupt_delay_ms,
         })),
         "checks": rep.failing(),
+        "resume_in_terminal": file.terminal.as_ref().is_some_and(|t| t.resume_only),
     });
     TEMPLATE
         .replace(

@@ -86,11 +86,11 @@ impl RunFile {
         if f.profile.command.is_empty() || f.profile.resume.is_empty() {
             return Err(format!("{origin}: the profile has an empty command"));
         }
-        if f.terminal.is_none()
+        if f.terminal.as_ref().is_none_or(|t| !t.runs(false))
             && let Some(k) = f.schedule.interrupt.filter(|i| i.is_key())
         {
             return Err(format!(
-                "{origin}: the schedule types {} but the run file has no terminal",
+                "{origin}: the schedule types {} but the first invocation runs in no terminal",
                 k.name()
             ));
         }

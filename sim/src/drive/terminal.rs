@@ -69,6 +69,17 @@ pub struct Terminal {
     pub home_files: Vec<(String, String)>,
     pub rows: u16,
     pub cols: u16,
+    /// Only the resume runs in the terminal; the first invocation is headless (cline,
+    /// whose only resume is its terminal UI). Its interruptions are signals.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resume_only: bool,
+}
+
+impl Terminal {
+    /// Whether the first invocation (`resume` false) or the resume runs in it.
+    pub fn runs(&self, resume: bool) -> bool {
+        resume || !self.resume_only
+    }
 }
 
 /// The terminal of an interactive built-in profile (none for a headless one).
@@ -96,6 +107,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             ],
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "codex-tui" => Some(Terminal {
             // The status line under the prompt box (model and reasoning effort),
@@ -111,6 +123,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "pi-tui" => Some(Terminal {
             // The key hints pi draws above its editor once it takes input.
@@ -123,6 +136,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "qwen-code-tui" => Some(Terminal {
             // The input box's placeholder.
@@ -141,6 +155,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         "gemini-cli-tui" => Some(Terminal {
             // The input box's placeholder, drawn once gemini-cli takes input (seen
@@ -157,6 +172,26 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
+        }),
+        // cline's UI, for `cline-tui` and for the resume of headless `cline` (its
+        // only resume, so that terminal is the resume's alone).
+        "cline" | "cline-tui" => Some(Terminal {
+            // The status line under the input box, drawn once it takes input (with
+            // or without `--id`).
+            ready: "Auto-approve all enabled".into(),
+            submit: "\r".into(),
+            exit: "/quit".into(),
+            // Its notices already shown: else a "Try ClinePass" dialog takes the
+            // first key typed (ids and file read in the bundled source of 3.0.65).
+            home_files: vec![(
+                ".cline/data/settings/cli-notices.json".into(),
+                r#"{"shown":{"cline-cli-cline-pass-intro":true,"cline-cli-desktop-launch":true}}"#
+                    .into(),
+            )],
+            rows: 40,
+            cols: 120,
+            resume_only: name == "cline",
         }),
         "test-client-tui" => Some(Terminal {
             ready: "turnsim-test-client>".into(),
@@ -167,6 +202,7 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             home_files: Vec::new(),
             rows: 40,
             cols: 120,
+            resume_only: false,
         }),
         _ => None,
     }

@@ -4,9 +4,10 @@
 //! properties the tool's `input_schema` requires (an optional property such as
 //! "disable the sandbox" or "run in background" is never set), paths point into the
 //! server's scratch directory, URLs at a closed loopback port, and a shell-like tool
-//! (one with a `command` property) gets a command that only appends `start ID` and
-//! `finish ID` lines to the ledger file, sleeps in between (a window in which a
-//! client can be cancelled), and prints a line. The tool-use id is in every line, so
+//! (one with a `command` or `cmd` string, or a `commands` list of strings as cline's
+//! `run_commands`) gets a command that only appends `start ID` and `finish ID` lines
+//! to the ledger file, sleeps in between (a window in which a client can be
+//! cancelled), and prints a line; a list gets that one command as its only item. The tool-use id is in every line, so
 //! the harness can tell from the ledger which calls the client ran, ran twice, or
 //! cut off, whatever the client itself reports.
 //!
@@ -38,21 +39,58 @@ pub struct Workspace {
 /// The deepest schema nesting followed; deeper required objects get `{}`.
 const MAX_DEPTH: usize = 6;
 
-/// True when the tool takes a `command` string: a shell the client runs for the model.
+/// True when the tool takes a command: a shell the client runs for the model.
 pub fn is_shell_like(tool: &ToolSpec) -> bool {
     shell_field(tool).is_some()
 }
 
-/// The string property a shell-like tool takes its command in: `command` (Claude
-/// Code's Bash) or `cmd` (Codex's `exec_command`).
-pub fn shell_field(tool: &ToolSpec) -> Option<&'static str> {
+/// Where a shell-like tool takes its command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShellField {
+    /// A string property: `command` (Claude Code's Bash) or `cmd` (Codex's
+    /// `exec_command`).
+    Text(&'static str),
+    /// A list of strings, each a command the client runs (cline's `run_commands`
+    /// takes `commands`); the call gets one.
+    List(&'static str),
+}
+
+impl ShellField {
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellField::Text(n) | ShellField::List(n) => n,
+        }
+    }
+
+    /// The input value that carries `command`.
+    pub fn value(self, command: String) -> Value {
+        match self {
+            ShellField::Text(_) => Value::String(command),
+            ShellField::List(_) => Value::Array(vec![Value::String(command)]),
+        }
+    }
+}
+
+fn is_string(schema: &Value) -> bool {
+    schema
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(|t| t == "string")
+}
+
+/// The property a shell-like tool takes its command in (a string first, then a
+/// list of strings).
+pub fn shell_field(tool: &ToolSpec) -> Option<ShellField> {
     let props = tool.input_schema.get("properties")?;
-    ["command", "cmd"].into_iter().find(|name| {
-        props.get(*name).is_some_and(|c| {
-            c.get("type")
-                .and_then(Value::as_str)
-                .is_none_or(|t| t == "string")
-        })
+    let text = ["command", "cmd"]
+        .into_iter()
+        .find(|name| props.get(*name).is_some_and(is_string))
+        .map(ShellField::Text);
+    text.or_else(|| {
+        let list = props.get("commands")?;
+        let is_list = list.get("type").and_then(Value::as_str) == Some("array")
+            && list.get("items").is_some_and(is_string);
+        is_list.then_some(ShellField::List("commands"))
     })
 }
 
@@ -115,7 +153,7 @@ pub fn make_input(
             Some(script) => script_command(script, id, &ws.ledger, sleep),
             None => ledger_command(id, &ws.ledger, sleep),
         };
-        input.insert(field.into(), Value::String(command));
+        input.insert(field.name().into(), field.value(command));
     }
     Value::Object(input)
 }
@@ -287,6 +325,42 @@ mod tests {
         let cmd = v["command"].as_str().unwrap_or_default();
         assert!(cmd.starts_with("echo 'start toolu_00001' >> '/tmp/it'\\''s/ledger'"));
         assert!(cmd.contains("echo 'finish toolu_00001'"));
+    }
+
+    #[test]
+    fn a_list_of_commands_gets_one_ledger_command_as_its_only_item() {
+        // cline's `run_commands`, as cline 3.0.65 declares it.
+        let tools = [tool(
+            "run_commands",
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "commands": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["commands"],
+                "additionalProperties": false
+            }),
+        )];
+        assert_eq!(shell_field(&tools[0]), Some(ShellField::List("commands")));
+        let mut d = Decider::from_seed(1);
+        let v = make_input(&mut d, &tools, "run_commands", "toolu_00001", &ws());
+        let list = v["commands"].as_array().cloned().unwrap_or_default();
+        assert_eq!(v.as_object().map(Map::len), Some(1), "{v}");
+        assert_eq!(list.len(), 1, "{v}");
+        let cmd = list[0].as_str().unwrap_or_default();
+        assert!(
+            cmd.starts_with("echo 'start toolu_00001' >> '/tmp/it'\\''s/ledger'"),
+            "{cmd}"
+        );
+        assert!(cmd.contains("echo \"pid toolu_00001 $$\""), "{cmd}");
+        assert!(cmd.contains("echo 'finish toolu_00001'"), "{cmd}");
+        // A list of something else is no shell.
+        let numbers = tool(
+            "pick",
+            serde_json::json!({"type": "object", "properties": {
+                "commands": {"type": "array", "items": {"type": "integer"}}}}),
+        );
+        assert_eq!(shell_field(&numbers), None);
     }
 
     #[test]

@@ -224,7 +224,13 @@ pub struct Running<'a> {
     pub arrivals: Vec<i64>,
 }
 
-impl Running<'_> {
+impl<'a> Running<'a> {
+    /// The terminal this invocation runs in, if any (a resume-only terminal is the
+    /// resume's alone).
+    pub fn terminal_for(&self, resume: bool) -> Option<&'a Terminal> {
+        self.terminal.filter(|t| t.runs(resume))
+    }
+
     pub fn rel(&self, boot: u64) -> i64 {
         i64::try_from(boot).unwrap_or(i64::MAX) - i64::try_from(self.t0).unwrap_or(0)
     }
@@ -295,7 +301,7 @@ fn client_env(vars: &Vars, run: &Running<'_>) -> ClientEnv {
         ("TURNSIM_DRIVE".into(), "1".into()),
         (procs::RUN_MARKER.into(), run.marker.clone()),
     ];
-    if run.terminal.is_some() {
+    if run.terminal_for(vars.resume).is_some() {
         set.push(("TERM".into(), "xterm-256color".into()));
     }
     for (k, v) in &run.profile.env {
@@ -397,7 +403,7 @@ pub fn invoke(
     let home = Path::new(&vars.home);
     let spawned = terminal::prepare_home(&run.profile.home_files, home, |s| substitute(s, vars))
         .map_err(|e| format!("writing the profile's HOME files: {e}"))
-        .and_then(|()| match run.terminal {
+        .and_then(|()| match run.terminal_for(vars.resume) {
             Some(term) => spawn_terminal(&argv, vars, label, run, term).map(|(c, s)| (c, Some(s))),
             None => command(&argv, vars, label, run)
                 .spawn()
