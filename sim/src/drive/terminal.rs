@@ -191,6 +191,9 @@ pub fn for_client(name: &str) -> Option<Terminal> {
             )],
             rows: 40,
             cols: 120,
+            // No busy text known: its runs (before the busy rule existed) needed none.
+            busy: None,
+            hang_up_after_ms: default_hang_up_ms(),
             resume_only: name == "cline",
         }),
         "test-client-tui" => Some(Terminal {
