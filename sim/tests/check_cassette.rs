@@ -295,6 +295,53 @@ fn a_request_with_fewer_messages_that_are_a_prefix_is_a_rewind_not_a_violation()
 }
 
 #[test]
+fn the_same_length_with_only_the_last_prompt_replaced_or_extended_is_a_rewind_but_a_replaced_tool_result_is_not()
+ {
+    let mut bodies = conversation();
+    let mut again = bodies[2].clone();
+    again["messages"][4] = serde_json::json!({"role":"user","content":"something else"});
+    bodies.push(again);
+    let r = check_text(synthetic(&bodies));
+    assert_eq!(
+        kinds(&r),
+        vec![("append_only", "rewind".to_string(), Some(3), None)]
+    );
+    assert_eq!(
+        r.findings.kept[0].detail,
+        "request 3: rewind: its first 4 messages are those of request 2, and its last one, a user message, replaces request 2's last"
+    );
+    // Claude Code's `/compact` right after tool results: its instruction added to them.
+    let mut bodies = conversation();
+    bodies.truncate(2);
+    let mut compact = bodies[1].clone();
+    compact["messages"][2]["content"]
+        .as_array_mut()
+        .expect("blocks")
+        .push(serde_json::json!({"type": "text", "text": "Summarise."}));
+    bodies.push(compact);
+    let r = check_text(synthetic(&bodies));
+    assert_eq!(
+        kinds(&r),
+        vec![("append_only", "rewind".to_string(), Some(2), None)]
+    );
+    let mut bodies = conversation();
+    bodies.truncate(2);
+    let mut again = bodies[1].clone();
+    again["messages"][2]["content"][0]["content"] = Value::from("a b c");
+    bodies.push(again);
+    let r = check_text(synthetic(&bodies));
+    assert_eq!(
+        kinds(&r),
+        vec![(
+            "append_only",
+            "message_changed".to_string(),
+            Some(2),
+            Some(2)
+        )]
+    );
+}
+
+#[test]
 fn moving_cache_control_alone_is_not_a_change() {
     let mut bodies = conversation();
     // The breakpoint moves from the first message to the last.
