@@ -5,8 +5,9 @@
 //! Guarantees:
 //! - A reply is read the way a client assembles it: the `content` deltas of choice 0
 //!   joined, each `tool_calls[]` entry gathered by its `index` (id and name from the
-//!   chunk that names them, `arguments` fragments concatenated). A stream that never
-//!   gives a `finish_reason` is a `response/unfinished` violation, a body or chunk
+//!   chunk that names them, `arguments` fragments concatenated). A stream that ends
+//!   with neither a `finish_reason` nor `data: [DONE]` (some providers send only the
+//!   latter) is a `response/unfinished` violation, a body or chunk
 //!   that is not JSON a `response/syntax` violation, and an `error` the provider sent
 //!   information, as for Messages and Responses replies.
 //! - The echo is compared as the Chat API's own bytes, not as the judge's message
@@ -200,6 +201,7 @@ pub fn read_reply(body: &str) -> Read {
     let mut finished = false;
     for (n, data) in sse_data(body).iter().enumerate() {
         if data.trim() == "[DONE]" {
+            finished = true;
             continue;
         }
         let chunk: Value = match serde_json::from_str(data) {
@@ -249,7 +251,7 @@ pub fn read_reply(body: &str) -> Read {
         return Read::Finding(
             Severity::Violation,
             "unfinished",
-            "the stream ends without a `finish_reason`".into(),
+            "the stream ends with neither a `finish_reason` nor `[DONE]`".into(),
         );
     }
     Read::Reply(reply)
@@ -412,7 +414,7 @@ mod tests {
             Read::Finding(
                 Severity::Violation,
                 "unfinished",
-                "the stream ends without a `finish_reason`".into()
+                "the stream ends with neither a `finish_reason` nor `[DONE]`".into()
             )
         );
         let error = "{\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}";
