@@ -552,7 +552,11 @@ fn openrouter_breakpoints_on_a_chat_message_or_a_tool_call_are_not_content() {
     // Each streamed reply (ended by `[DONE]`) is read and sent back as streamed.
     assert_eq!(kinds(&r), vec![]);
     assert_eq!(
-        (r.stat("requests"), r.stat("responses"), r.stat("conversations")),
+        (
+            r.stat("requests"),
+            r.stat("responses"),
+            r.stat("conversations")
+        ),
         (3, 3, 1)
     );
 }
