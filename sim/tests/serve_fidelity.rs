@@ -273,7 +273,8 @@ fn a_generated_reply_stops_with_max_tokens_only_when_the_request_s_budget_runs_o
 fn a_scripted_max_tokens_stop_with_calls_is_a_length_stop_in_every_format() {
     let anthropic = r#"{"kind": "reply", "tool_calls": [{"name": "bash", "input": {"command": "true"}}], "stop": "max_tokens"}"#;
     let openai = r#"{"kind": "reply", "tool_calls": [{"name": "exec_command", "input": {"cmd": "true"}}], "stop": "max_tokens"}"#;
-    let steps = format!("[{anthropic}, {openai}, {openai}, {openai}, {openai}]");
+    let gemini = r#"{"kind": "reply", "tool_calls": [{"name": "run_shell_command", "input": {"command": "true"}}], "stop": "max_tokens"}"#;
+    let steps = format!("[{anthropic}, {openai}, {openai}, {openai}, {openai}, {gemini}]");
     let (server, _dir) = start(script(&steps), "length-stop");
     let raw = post(
         server.addr,
@@ -334,5 +335,26 @@ fn a_scripted_max_tokens_stop_with_calls_is_a_length_stop_in_every_format() {
             response["output"][0]["type"], "function_call",
             "stream {stream}"
         );
+        // The item the budget ran out in is `incomplete` too.
+        assert_eq!(
+            response["output"][0]["status"], "incomplete",
+            "stream {stream}"
+        );
     }
+    // Gemini: `finishReason: MAX_TOKENS`, the call still there.
+    let gemini = json!({"contents": [{"role": "user", "parts": [{"text": "Run it."}]}],
+        "tools": [{"functionDeclarations": [{"name": "run_shell_command", "description": "Runs a command",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}]}]});
+    let raw = post_to(
+        server.addr,
+        "/v1beta/models/gemini-2.5-pro:generateContent",
+        &gemini,
+    );
+    assert_eq!(raw.status, 200, "{}", raw.text());
+    let candidate = &raw.json()["candidates"][0];
+    assert_eq!(candidate["finishReason"], "MAX_TOKENS");
+    assert_eq!(
+        candidate["content"]["parts"][0]["functionCall"]["name"],
+        "run_shell_command"
+    );
 }

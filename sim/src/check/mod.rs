@@ -24,7 +24,7 @@
 //! - Deterministic output: see `report`.
 //!
 //! Layout: `detect` picks the format, a loader per format (`claude_jsonl`,
-//! `anthropic`, `openai`, `vcr` with `vcr_exchange` and `vcr_responses`, `sse`,
+//! `anthropic`, `openai`, `vcr` with `vcr_exchange`, `vcr_chat` and `vcr_responses`, `sse`,
 //! `recording`, `codex`, `gemini_cli` with `gemini_contents`) yields messages
 //! (`source`) or requests for the judge, `dir` walks folders, `response` and
 //! `prefix` are `check`'s own comparisons, `report` renders the findings, and
@@ -52,6 +52,7 @@ pub(crate) mod response;
 pub(crate) mod source;
 pub(crate) mod sse;
 pub(crate) mod vcr;
+pub(crate) mod vcr_chat;
 pub(crate) mod vcr_exchange;
 pub(crate) mod vcr_responses;
 pub(crate) mod vcr_split;

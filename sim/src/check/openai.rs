@@ -45,8 +45,9 @@ struct OaFunction {
     arguments: Option<String>,
 }
 
-/// Content parts (`[{type: "text", text}, …]`) as blocks; other part types are kept
-/// as unknown blocks, never dropped.
+/// Content parts (`[{type: "text", text}, …]`) as blocks; Chat's media parts as the
+/// Messages API's media blocks; other part types are kept as unknown blocks, never
+/// dropped (and named by the rules as types the API does not accept).
 fn parts(value: &Value, line: usize, i: usize) -> Result<Vec<Block>, InputError> {
     let Value::Array(items) = value else {
         return Err(InputError::at(
@@ -79,6 +80,20 @@ fn parts(value: &Value, line: usize, i: usize) -> Result<Vec<Block>, InputError>
                 Some("refusal") => Block::Text {
                     text: text_of("refusal").unwrap_or_default(),
                 },
+                // Media parts Chat accepts, laid onto the Messages API's block of the
+                // same role (its source: the part as sent), so the rules judge where
+                // they sit, not a type name that is only Chat's.
+                Some(kind @ ("image_url" | "input_audio" | "file")) => {
+                    let mut block = serde_json::Map::new();
+                    let laid = if kind == "image_url" {
+                        "image"
+                    } else {
+                        "document"
+                    };
+                    block.insert("type".into(), Value::from(laid));
+                    block.insert("source".into(), Value::Object(map.clone()));
+                    Block::Unknown(block)
+                }
                 _ => Block::Unknown(map.clone()),
             })
         })
@@ -249,6 +264,19 @@ mod tests {
                 r#"{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"ls","input":{"p":1}},{"type":"tool_use","id":"c2","name":"cat","input":"oops"}]}"#,
                 r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"a"},{"type":"tool_result","tool_use_id":"c2","content":[{"type":"text","text":"b"}]}]}"#,
                 r#"{"role":"assistant","content":"done"}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn chat_media_parts_are_laid_onto_the_messages_apis_media_blocks() {
+        let text = r#"[{"role":"user","content":[{"type":"text","text":"look"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}},
+            {"type":"file","file":{"file_id":"f1"}}]}]"#;
+        assert_eq!(
+            mapped(text),
+            vec![
+                r#"{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}}},{"type":"document","source":{"type":"file","file":{"file_id":"f1"}}}]}"#
             ]
         );
     }

@@ -31,18 +31,16 @@
 
 use super::anthropic::{RawMessages, looks_openai};
 use super::findings::{FileReport, Finding, Place, Severity};
-use super::openai;
 use super::response::judge_response;
-use super::source::{InputError, Located, without_position};
+use super::source::{InputError, without_position};
+use super::vcr_chat::{self, ChatReplies};
 use super::vcr_exchange::{Exchange, Interaction, keep_binary_tags};
 use super::vcr_responses::Stored;
 use super::vcr_split::{Interactions, Piece};
 use crate::judge::anthropic::parse_request;
-use crate::judge::normal::{Api as KeyApi, normal_message, normal_tools};
-use crate::judge::rules_openai::chat;
-use crate::judge::rules_openai::table::Api as RulesApi;
+use crate::judge::normal::Api as KeyApi;
 use crate::judge::session::{Answered, Judge};
-use crate::judge::view::{Prefix, Request};
+use crate::judge::view::Request;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -77,24 +75,6 @@ pub fn strip_cache_control(body: &mut Value) {
             }
         }
     }
-}
-
-/// A chat message without the breakpoints OpenRouter accepts outside content parts
-/// (on the message and on each `tool_calls[]` entry); the judge's normal form sets
-/// aside those inside content.
-fn without_chat_breakpoints(message: &Value) -> Value {
-    let mut m = message.clone();
-    if let Value::Object(o) = &mut m {
-        o.shift_remove("cache_control");
-        if let Some(Value::Array(calls)) = o.get_mut("tool_calls") {
-            for call in calls {
-                if let Value::Object(c) = call {
-                    c.shift_remove("cache_control");
-                }
-            }
-        }
-    }
-    m
 }
 
 /// The lines where the interactions start (`- id:` / `- request:` items), in order.
@@ -268,7 +248,8 @@ fn api_of(ex: &Exchange, body: &str) -> Api {
 }
 
 /// The API a `messages` request was sent to, for its conversation's key (a
-/// conversation is one API's): its address says, else its messages' shape.
+/// conversation is one API's) and for how its body and reply are read: its address
+/// says, else its messages' shape (`openai`).
 fn key_api(ex: &Exchange, openai: bool) -> KeyApi {
     let path = ex.url.split(['?', '#']).next().unwrap_or_default();
     if path.contains("/chat/completions") {
@@ -324,6 +305,8 @@ pub fn check_json(
 struct State {
     judge: Judge,
     stored: Stored,
+    /// The Chat replies each conversation is to carry back.
+    chat: ChatReplies,
     interactions: usize,
     requests: usize,
     skipped: usize,
@@ -388,9 +371,11 @@ impl State {
         if !body.get("messages").is_some_and(Value::is_array) {
             return Err(unreadable("request body has no `messages` array".into()));
         }
+        // A `/chat/completions` address is Chat whatever its messages look like (user
+        // strings alone read as either API).
+        let chat = (key_api(&ex, false) == KeyApi::Chat).then_some(true);
         let (mut request, openai) =
-            request_of(&body, id, &ex.headers).map_err(|e| unreadable(e.message))?;
-        drop(body);
+            request_of(&body, id, &ex.headers, chat).map_err(|e| unreadable(e.message))?;
         // A cassette keeps the request body as sent: its prefix is judged as bytes
         // (chat-completions bodies have no top-level `system`: their system text is a
         // message, judged with the history).
@@ -400,6 +385,9 @@ impl State {
         }
         request.line = line;
         request.api = key_api(&ex, openai);
+        // Chat replies are read as Chat's; a Chat body sent to a Messages address
+        // got a reply of neither kind that can be trusted.
+        let chat = openai && request.api == KeyApi::Chat;
         for m in &mut request.messages {
             m.line = line.unwrap_or(0);
         }
@@ -408,23 +396,41 @@ impl State {
             f.place.line = f.place.line.filter(|&l| l > 0);
             report.findings.push(f);
         }
+        let messages = body["messages"].as_array().map(Vec::as_slice);
+        if chat {
+            let appended = !judged.findings.iter().any(|f| f.check == "append_only");
+            let messages = messages.unwrap_or_default();
+            let out = &mut report.findings;
+            self.chat
+                .echo(&judged.key, id, messages, appended, &at, out);
+        }
+        let sent = messages.map_or(0, <[Value]>::len);
+        drop(body);
         let response = ex.response.as_ref();
+        let status = response.and_then(|r| r.status);
+        let said =
+            |why: String| Finding::new(Severity::Info, "response", "unsupported", at.clone(), why);
+        let mut chat_reply = None;
         let reply = match response.map(|r| (r.status, &r.body)) {
             Some((status, Ok(body)))
                 if status.is_none_or(|c| c == 200) && !body.trim().is_empty() =>
             {
                 self.responses += 1;
-                if openai {
-                    // Chat-completions chunks are not the engine's event model.
-                    report.findings.push(Finding::new(
-                        Severity::Info,
-                        "response",
-                        "unsupported",
-                        at.clone(),
-                        format!(
-                            "response to request {id}: an OpenAI chat-completions response is outside the engine's event model; not judged"
-                        ),
-                    ));
+                if chat {
+                    match vcr_chat::read_reply(body) {
+                        vcr_chat::Read::Reply(r) => chat_reply = Some(r),
+                        vcr_chat::Read::Finding(severity, kind, why) => {
+                            let detail = format!("response to request {id}: {why}");
+                            let f = Finding::new(severity, "response", kind, at.clone(), detail);
+                            report.findings.push(f);
+                        }
+                    }
+                    None
+                } else if openai {
+                    let why = format!(
+                        "response to request {id}: an OpenAI chat-completions body sent to a Messages API address; its reply not judged"
+                    );
+                    report.findings.push(said(why));
                     None
                 } else {
                     judge_response(body, Some(id), line, &mut report.findings)
@@ -432,21 +438,20 @@ impl State {
             }
             Some((status, Err(why))) if status.is_none_or(|c| c == 200) => {
                 self.responses += 1;
-                report.findings.push(Finding::new(
-                    Severity::Info,
-                    "response",
-                    "unsupported",
-                    at.clone(),
-                    format!("response to request {id}: {why}; not judged"),
-                ));
+                let detail = format!("response to request {id}: {why}; not judged");
+                report.findings.push(said(detail));
                 None
             }
             _ => None,
         };
+        if chat {
+            self.chat
+                .answered(&judged.key, id, sent, status, chat_reply);
+        }
         self.judge.answered(
             &judged.key,
             Answered {
-                status: response.and_then(|r| r.status),
+                status,
                 outcome: None,
                 reply,
             },
@@ -479,11 +484,13 @@ impl State {
 
 /// The neutral view of one request body: an Anthropic body through the judge's own
 /// reader (the one `turnsim serve` uses), OpenAI chat messages through `check`'s
-/// mapping. Also says whether they were OpenAI's.
+/// mapping ([`vcr_chat::chat_request`]). The address decides which (`chat`), else
+/// the messages' shape. Also says whether they were OpenAI's.
 fn request_of(
     body: &Value,
     id: usize,
     headers: &BTreeMap<String, String>,
+    chat: Option<bool>,
 ) -> Result<(Request, bool), InputError> {
     let raw_messages = body
         .get("messages")
@@ -498,53 +505,11 @@ fn request_of(
     let raw = RawMessages {
         items: boxed.iter().map(|b| (0, &**b)).collect(),
     };
-    if !looks_openai(&raw) {
+    if !chat.unwrap_or_else(|| looks_openai(&raw)) {
         let parsed = parse_request(body.to_string().as_bytes()).map_err(InputError::whole)?;
         return Ok((parsed.view(id, headers), false));
     }
-    let (located, _) = openai::load(&raw)?;
-    let role = |v: &Value| v.get("role").and_then(Value::as_str).map(str::to_owned);
-    let request = Request {
-        id,
-        line: None,
-        prefix: Prefix {
-            system: Value::Null.to_string(),
-            tools: normal_tools(body.get("tools")).to_string(),
-            model: body.get("model").and_then(Value::as_str).map(str::to_owned),
-            betas: Vec::new(),
-            bytes: None,
-        },
-        normal: raw_messages
-            .iter()
-            .map(|m| normal_message(&without_chat_breakpoints(m)).to_string())
-            .collect(),
-        opening: raw_messages
-            .iter()
-            .position(|m| !matches!(role(m).as_deref(), Some("system" | "developer"))),
-        messages: located
-            .into_iter()
-            .map(|l: Located| Located::new(l.message, 0))
-            .collect(),
-        has_tools: body
-            .get("tools")
-            .and_then(Value::as_array)
-            .is_some_and(|t| !t.is_empty()),
-        stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        conversation: None,
-        api: KeyApi::Chat,
-        // Chat Completions messages mapped onto these types: the Messages API's
-        // request-level rules do not apply to them.
-        shown: Default::default(),
-        cache_marked: None,
-        // What Chat Completions rejects, judged by its own rules on the body as sent.
-        api_findings: Some(
-            chat::judge(body.get("messages").unwrap_or(&Value::Null))
-                .iter()
-                .map(|b| b.finding(RulesApi::Chat, id))
-                .collect(),
-        ),
-    };
-    Ok((request, true))
+    Ok((vcr_chat::chat_request(body, &raw, id)?, true))
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ enum Reply {
 }
 
 /// The `data:` payloads of an SSE body, in order.
-fn sse_data(body: &str) -> Vec<String> {
+pub(super) fn sse_data(body: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut data: Vec<&str> = Vec::new();
     for line in body.lines().chain(std::iter::once("")) {

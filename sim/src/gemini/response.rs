@@ -7,7 +7,9 @@
 //! - Bytes are a pure function of the [`Reply`] and the [`Meta`]: text goes out one
 //!   chunk per fragment the reply fixed, a function call whole in one chunk (the API
 //!   never streams a call's arguments in pieces), and the last chunk carries
-//!   `finishReason: STOP` with `usageMetadata`.
+//!   `finishReason` with `usageMetadata`: `MAX_TOKENS` when the reply ran out of its
+//!   output budget (`maxOutputTokens`), as the API says it, else `STOP`, calls or not
+//!   (the Gemini API has no finish reason of its own for a function call).
 //! - Thoughts are written only when the request asked for them
 //!   (`thinkingConfig.includeThoughts`), as the API does.
 //! - A call goes out without an `id`, as the Gemini API (not Vertex) sends them, so
@@ -68,11 +70,22 @@ fn usage(reply: &Reply) -> Value {
     })
 }
 
+/// The candidate's `finishReason`: the budget stop is `MAX_TOKENS`, whatever the
+/// reply holds, so a client can tell a cut reply (and a call whose arguments may be
+/// incomplete) from a finished one.
+pub fn finish_reason(reply: &Reply) -> &'static str {
+    if reply.length_stop {
+        "MAX_TOKENS"
+    } else {
+        "STOP"
+    }
+}
+
 fn chunk(parts: Vec<Value>, finish: bool, reply: &Reply, meta: &Meta) -> Value {
     let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
     let mut out = json!({"candidates": [], "modelVersion": meta.model_version, "responseId": meta.response_id});
     if finish {
-        candidate["finishReason"] = json!("STOP");
+        candidate["finishReason"] = json!(finish_reason(reply));
         out["usageMetadata"] = usage(reply);
     }
     out["candidates"] = json!([candidate]);
@@ -192,6 +205,20 @@ mod tests {
             json!({"parts": [{"text": "Hel"}], "role": "model"})
         );
         assert!(first["candidates"][0].get("finishReason").is_none());
+    }
+
+    #[test]
+    fn a_reply_stopped_by_its_budget_finishes_with_max_tokens_streamed_or_whole() {
+        let mut r = reply();
+        r.length_stop = true;
+        let events = chunks(&r, &meta(false));
+        let (last, first) = (&events[events.len() - 1].1, &events[0].1);
+        assert_eq!(last["candidates"][0]["finishReason"], "MAX_TOKENS");
+        assert!(first["candidates"][0].get("finishReason").is_none());
+        let whole: Value = serde_json::from_str(&response_json(&r, &meta(false))).unwrap();
+        assert_eq!(whole["candidates"][0]["finishReason"], "MAX_TOKENS");
+        let plain: Value = serde_json::from_str(&response_json(&reply(), &meta(false))).unwrap();
+        assert_eq!(plain["candidates"][0]["finishReason"], "STOP");
     }
 
     #[test]

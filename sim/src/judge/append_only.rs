@@ -19,11 +19,19 @@
 //!   `/compact` sends the history cut before the last reply, its instruction added
 //!   to the last user message). Nothing before that message changed, so no cached
 //!   prefix was lost.
+//! - A request as long as the previous one whose only change is its last message, a
+//!   user prompt put where the previous request's last user message was, is a rewind
+//!   too: the user went back to before that prompt and asked something else (Claude
+//!   Code's `--resume-session-at`, an edited prompt in a chat UI), a new branch of the
+//!   same conversation, not a rewritten history. So is a last user message that keeps
+//!   the previous one's blocks and adds some (`/compact` right after tool results,
+//!   its instruction added to them). A tool result sent back with other content, or a
+//!   reply rewritten, at the same length, is still a changed message.
 
 use super::finding::excerpt;
 use super::finding::{Finding, Findings, Place, Severity, difference};
 use super::view::{Prefix, Request};
-use turnsim_core::{Message, Role};
+use turnsim_core::{Block, Message, Role};
 
 /// What a conversation remembers of the last request the provider accepted.
 #[derive(Clone, Debug)]
@@ -37,6 +45,8 @@ pub struct Previous {
     pub reply: Option<Message>,
     /// How it was answered (`complete`, `cut after 4 events`…), when known.
     pub outcome: Option<String>,
+    /// Its last entry as sent was a user prompt (a user message with no tool result).
+    pub ends_with_prompt: bool,
 }
 
 impl Previous {
@@ -48,6 +58,7 @@ impl Previous {
             stream: request.stream,
             reply: None,
             outcome: None,
+            ends_with_prompt: ends_with_prompt(request),
         }
     }
 }
@@ -65,8 +76,19 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
         .zip(&cur.normal)
         .position(|(was, now)| was != now);
     let (n, m) = (cur.normal.len(), prev.normal.len());
+    // Both last messages are prompts, or the new one is the old one with blocks added
+    // after it (Claude Code's `/compact` after a tool loop adds its instruction to the
+    // tool results): an assistant message rewritten in place, or a tool result the
+    // model saw sent again with other content, is a changed history.
+    let replaced_prompt = |i: usize| {
+        i + 1 == n
+            && ends_with_user(cur)
+            && ((prev.ends_with_prompt && ends_with_prompt(cur))
+                || extends(&prev.normal[i], &cur.normal[i]))
+    };
     if let Some(i) = changed
         && !(n < m && i + 1 == n && ends_with_user(cur))
+        && !(n == m && replaced_prompt(i))
     {
         let (was, now) = difference(&prev.normal[i], &cur.normal[i]);
         out.push(
@@ -82,6 +104,19 @@ pub fn check(prev: &Previous, cur: &Request, place: &Place, out: &mut Findings) 
             )
             .with_excerpt(&now),
         );
+        return;
+    }
+    if n == m && changed.is_some() {
+        out.push(Finding::new(
+            Severity::Info,
+            "append_only",
+            "rewind",
+            at(None),
+            format!(
+                "request {id}: rewind: its first {} messages are those of request {p}, and its last one, a user message, replaces request {p}'s last",
+                n - 1
+            ),
+        ));
         return;
     }
     if n < m {
@@ -149,6 +184,38 @@ fn ends_with_user(cur: &Request) -> bool {
     cur.messages
         .iter()
         .any(|l| l.index.is_some() && l.index == last && l.message.role == Role::User)
+}
+
+/// True when message `now` (normal form) is message `was` with blocks appended: the
+/// same role, `was`'s blocks its first ones, unchanged.
+fn extends(was: &str, now: &str) -> bool {
+    let parse = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
+    let (Some(was), Some(now)) = (parse(was), parse(now)) else {
+        return false;
+    };
+    let blocks = |v: &serde_json::Value| v.get("content").and_then(|c| c.as_array()).cloned();
+    match (blocks(&was), blocks(&now)) {
+        (Some(a), Some(b)) => {
+            was.get("role") == now.get("role") && b.len() > a.len() && b.starts_with(&a)
+        }
+        _ => false,
+    }
+}
+
+/// True when the request's last entry as sent is a user prompt: a user message that
+/// answers no tool call.
+fn ends_with_prompt(cur: &Request) -> bool {
+    let last = cur.normal.len().checked_sub(1);
+    cur.messages.iter().any(|l| {
+        l.index.is_some()
+            && l.index == last
+            && l.message.role == Role::User
+            && !l
+                .message
+                .blocks()
+                .iter()
+                .any(|b| matches!(b, Block::ToolResult { .. }))
+    })
 }
 
 /// True when the first message `cur` adds to `prev` is the model's tool calls and no

@@ -176,6 +176,7 @@ mod tests {
             stream: true,
             reply: None,
             outcome: None,
+            ends_with_prompt: false,
         }
     }
 

@@ -102,6 +102,18 @@ pub fn item_json(item: &ReplyItem, echo: &Echo) -> Value {
     }
 }
 
+/// Output item `i` of `reply` as it stands when finished: as [`item_json`], except
+/// that the last item of a reply stopped by its budget is `incomplete`, as the API
+/// marks the message or call it was writing when `max_output_tokens` ran out (the
+/// items before it finished and stay `completed`).
+pub fn output_item_json(reply: &Reply, i: usize, echo: &Echo) -> Value {
+    let mut v = item_json(&reply.items[i], echo);
+    if reply.length_stop && i + 1 == reply.items.len() && v.get("status").is_some() {
+        v["status"] = json!("incomplete");
+    }
+    v
+}
+
 /// An output item as announced by `output_item.added`: nothing produced yet.
 fn item_started_json(item: &ReplyItem, echo: &Echo) -> Value {
     match item {
@@ -153,7 +165,9 @@ fn end_status(reply: &Reply) -> Status {
 fn response_object(reply: &Reply, echo: &Echo, status: Status, error: Option<Value>) -> Value {
     let ended = matches!(status, Status::Completed | Status::Incomplete);
     let output: Vec<Value> = if ended {
-        reply.items.iter().map(|i| item_json(i, echo)).collect()
+        (0..reply.items.len())
+            .map(|i| output_item_json(reply, i, echo))
+            .collect()
     } else {
         vec![]
     };
@@ -336,7 +350,10 @@ pub fn stream_events(reply: &Reply, echo: &Echo) -> Vec<SseEvent> {
         }
         seq.push(
             "response.output_item.done",
-            vec![("item", item_json(item, echo)), ("output_index", oi)],
+            vec![
+                ("item", output_item_json(reply, i, echo)),
+                ("output_index", oi),
+            ],
         );
     }
     let status = end_status(reply);
@@ -421,6 +438,41 @@ mod tests {
             ev.data,
             r#"{"type":"response.function_call_arguments.delta","delta":"{\"c","item_id":"fc_1","output_index":0,"sequence_number":3}"#
         );
+    }
+
+    #[test]
+    fn a_budget_stop_leaves_the_last_item_incomplete_in_the_stream_and_the_body() {
+        let mut r = call_reply();
+        r.items.insert(
+            0,
+            ReplyItem::Text {
+                id: "msg_1".into(),
+                fragments: vec!["Hi".into()],
+            },
+        );
+        r.length_stop = true;
+        let evs = stream_events(&r, &Echo::default());
+        let last: Value = serde_json::from_str(&evs[evs.len() - 1].data).unwrap();
+        assert_eq!(last["type"], "response.incomplete");
+        let statuses: Vec<&Value> = last["response"]["output"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &i["status"])
+            .collect();
+        assert_eq!(statuses, [&json!("completed"), &json!("incomplete")]);
+        let done: Vec<Value> = evs
+            .iter()
+            .filter(|e| e.event.as_deref() == Some("response.output_item.done"))
+            .map(|e| serde_json::from_str::<Value>(&e.data).unwrap()["item"]["status"].clone())
+            .collect();
+        assert_eq!(done, [json!("completed"), json!("incomplete")]);
+        let body: Value = serde_json::from_str(&response_json(&r, &Echo::default())).unwrap();
+        assert_eq!(body["output"][1]["status"], "incomplete");
+        assert_eq!(body["output"][0]["status"], "completed");
+        let whole: Value =
+            serde_json::from_str(&response_json(&call_reply(), &Echo::default())).unwrap();
+        assert_eq!(whole["output"][0]["status"], "completed");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::record::Answer;
 use super::shape::{Delivery, Shaped};
 use super::{Part, Reply, ReplyBody, StreamEnd};
 use crate::gemini::error::error_json;
-use crate::gemini::response::{Meta, chunks, record, response_json};
+use crate::gemini::response::{Meta, chunks, finish_reason, record, response_json};
 use crate::openai::reply::{Reply as OaReply, ReplyItem};
 use turnsim_core::StreamEvent;
 
@@ -109,7 +109,7 @@ pub(super) fn deliver_gemini(
     if !stream {
         let body = response_json(reply, meta).into_bytes();
         answer.tool_use_ids = calls(&|_| true);
-        answer.stop_reason = Some("STOP".into());
+        answer.stop_reason = Some(finish_reason(reply).into());
         let out = whole_body(body, &shaped.delivery, request_id, &mut answer);
         return (out, answer);
     }
@@ -176,7 +176,7 @@ pub(super) fn deliver_gemini(
         .collect();
     answer.tool_use_ids = calls(&|i| sent.contains(&i));
     if matches!(end, StreamEnd::Complete) && !failed_midway {
-        answer.stop_reason = Some("STOP".into());
+        answer.stop_reason = Some(finish_reason(reply).into());
     }
     (stream_reply(parts, end, request_id), answer)
 }

@@ -289,10 +289,8 @@ impl Server {
         let mut answer = answer;
         if answer.outcome == "complete" && answer.status == 200 {
             answer.response_id = Some(reply.id.clone());
-            answer.output = reply
-                .items
-                .iter()
-                .map(|i| crate::openai::responses_stream::item_json(i, &echo))
+            answer.output = (0..reply.items.len())
+                .map(|i| crate::openai::responses_stream::output_item_json(&reply, i, &echo))
                 .collect();
             let sent = reply.to_neutral(echo.include_encrypted_reasoning);
             remember_reasoning(&mut st.openai.reasoning_of, &sent);

@@ -2,7 +2,8 @@
 // go-vcr's recorder (github.com/dnaeon/go-vcr 1.2.0, Debian's
 // golang-github-dnaeon-go-vcr-dev) runs the weather-tool loop of ../record.py
 // against `turnsim serve --scenario ../script.json`, once per API, each reply's
-// content sent back as the next request's history. The cassettes are go-vcr's own
+// content sent back as the next request's history; `mixed` runs the three loops
+// into one cassette against one server. The cassettes are go-vcr's own
 // output (format version 1); only the key header is dropped before saving.
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode go run record.go BASE_URL
@@ -142,5 +143,13 @@ func main() {
 		record("go-vcr-corpus-chat-json", chat, base)
 	case "responses":
 		record("go-vcr-corpus-responses-json", responses, base)
+	case "mixed":
+		// The three loops, one after the other, into one cassette: each opens with
+		// the same user message, and each is a conversation of its own API.
+		record("go-vcr-corpus-mixed-apis", func(c *http.Client, base string) {
+			messages(c, base)
+			chat(c, base)
+			responses(c, base)
+		}, base)
 	}
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Records the go-vcr cassettes of this folder (see record.go): one fresh `turnsim
-# serve --scenario ../script.json` per API, so each file is a function of the script.
+# serve --scenario ../script.json` per file, so each file is a function of the script
+# (`mixed`: the Messages, Chat and Responses loops in one cassette, one server).
 #   apt-get install golang-go golang-github-dnaeon-go-vcr-dev
-#   TURNSIM_BIN=/path/to/turnsim bash record.sh
+#   TURNSIM_BIN=/path/to/turnsim bash record.sh [messages chat responses mixed]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${TURNSIM_BIN:-turnsim}
 log=$(mktemp)
-for api in messages chat responses; do
+for api in ${@:-messages chat responses mixed}; do
   "$bin" serve --scenario "$here/../script.json" --port 0 >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 300); do grep -q listening "$log" && break; sleep 0.1; done
