@@ -306,9 +306,13 @@ class Session {
   }
 
   send(op, out) {
+    // The session's thinking setting, a fixed field, so before the messages; absent
+    // when off (protocol §7: a request without it is judged as thinking off).
+    const thinking = this.config.thinking == null ? {} : { thinking: this.config.thinking };
     const request = {
       system: this.config.system,
       tools: byName(this.config.tools),
+      ...thinking,
       messages: this.history.slice(),
       cache: { session_key: this.config.session_key, breakpoints: rp.cacheBreakpoints(this.turnBaseline, this.history.length) },
     };

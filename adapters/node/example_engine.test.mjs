@@ -61,6 +61,15 @@ test("a prompt persists the turn before sending it", () => {
   assert.deepEqual(s.pending(), { pending: "generation", op: 1 });
 });
 
+test("thinking on in the config is sent before the messages, and absent when off", () => {
+  const thinking = { type: "enabled", budget_tokens: 2048 };
+  const on = ee.create({ ...CONFIG, thinking }).handle({ input: "prompt", text: "hi", now: "t0" })[2].request;
+  assert.deepEqual(Object.keys(on), ["system", "tools", "thinking", "messages", "cache"]);
+  assert.deepEqual(on.thinking, thinking);
+  const off = ee.create(CONFIG).handle({ input: "prompt", text: "hi", now: "t0" })[2].request;
+  assert.deepEqual(Object.keys(off), ["system", "tools", "messages", "cache"]);
+});
+
 test("a prompt while busy is refused and changes nothing", () => {
   const s = ee.create(CONFIG);
   s.handle({ input: "prompt", text: "hi", now: "t0" });

@@ -305,11 +305,15 @@ class Session:
         request = {
             "system": self.config["system"],
             "tools": by_name(self.config["tools"]),
-            "messages": list(self.history),
-            "cache": {
-                "session_key": self.config["session_key"],
-                "breakpoints": rp.cache_breakpoints(self.turn_baseline, len(self.history)),
-            },
+        }
+        # The session's thinking setting, a fixed field, so before the messages; absent
+        # when off (protocol §7: a request without it is judged as thinking off).
+        if self.config.get("thinking") is not None:
+            request["thinking"] = self.config["thinking"]
+        request["messages"] = list(self.history)
+        request["cache"] = {
+            "session_key": self.config["session_key"],
+            "breakpoints": rp.cache_breakpoints(self.turn_baseline, len(self.history)),
         }
         digest = self.prefix_digest()
         persist(out, {"receipt": {"op": op, "digest": digest}})

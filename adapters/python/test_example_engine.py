@@ -101,6 +101,15 @@ class Engine(unittest.TestCase):
         self.assertEqual(out[2]["request"]["cache"]["breakpoints"], [{"after_message": None}, {"after_message": 0}])
         self.assertEqual(s.pending(), {"pending": "generation", "op": 1})
 
+    def test_thinking_on_in_the_config_is_sent_before_the_messages_and_absent_when_off(self):
+        thinking = {"type": "enabled", "budget_tokens": 2048}
+        s = ee.create(dict(CONFIG, thinking=thinking))
+        request = s.handle({"input": "prompt", "text": "hi", "now": "t0"})[2]["request"]
+        self.assertEqual(list(request), ["system", "tools", "thinking", "messages", "cache"])
+        self.assertEqual(request["thinking"], thinking)
+        off = ee.create(CONFIG).handle({"input": "prompt", "text": "hi", "now": "t0"})[2]["request"]
+        self.assertEqual(list(off), ["system", "tools", "messages", "cache"])
+
     def test_a_prompt_while_busy_is_refused_and_changes_nothing(self):
         s = ee.create(CONFIG)
         s.handle({"input": "prompt", "text": "hi", "now": "t0"})

@@ -44,7 +44,7 @@ pub mod strategies;
 
 pub use log::{DecodedLog, LogError, Record, TurnOutcome, decode_log, encode_record};
 pub use request::{
-    Activity, CacheBreakpoint, CacheHints, Receipt, Request, ToolSpec, cache_breakpoints,
+    Activity, CacheBreakpoint, CacheHints, Receipt, Request, Thinking, ToolSpec, cache_breakpoints,
     prefix_digest,
 };
 pub use session::{BlockStart, Input, Output, Session, SessionConfig, SessionError, StreamEvent};

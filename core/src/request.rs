@@ -47,11 +47,37 @@ pub struct CacheHints {
     pub breakpoints: Vec<CacheBreakpoint>,
 }
 
+/// Extended thinking, as the Messages API's `thinking` field sets it:
+/// `{"type":"enabled","budget_tokens":N}`. Off is the field left out (the reference
+/// writes nothing then); `{"type":"disabled"}` is read as off too, as the API reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Thinking {
+    Enabled { budget_tokens: u32 },
+    Disabled,
+}
+
+impl Thinking {
+    /// Whether a request carrying `setting` turns thinking on.
+    pub fn is_on(setting: Option<&Thinking>) -> bool {
+        matches!(setting, Some(Thinking::Enabled { .. }))
+    }
+}
+
 /// One request to the provider.
+///
+/// `thinking` is a fixed field, so it is written before the growing `messages` (a
+/// provider that hashes the body's head sees the same head at every request), and left
+/// out when off, so a request without thinking is the bytes it was before the field
+/// existed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     pub system: String,
     pub tools: std::sync::Arc<[ToolSpec]>,
+    /// The session's thinking setting; the provider requires the thinking that opened
+    /// a turn back in every request of its tool loop only when this turns it on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
     pub messages: Vec<SharedMessage>,
     pub cache: CacheHints,
 }
@@ -69,6 +95,11 @@ impl Request {
 
     pub fn messages_json(&self) -> String {
         messages_to_json(&self.messages)
+    }
+
+    /// Whether this request turns extended thinking on.
+    pub fn thinking_on(&self) -> bool {
+        Thinking::is_on(self.thinking.as_ref())
     }
 }
 

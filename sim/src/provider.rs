@@ -12,7 +12,7 @@
 //! it leaked into a user-role message the runtime wrote.
 
 use crate::decide::{Decider, Tag};
-use crate::options::{FaultKind, SimOptions};
+use crate::options::{FaultKind, Ratio, SimOptions};
 use crate::script::{ScriptedError, ScriptedResponse, ScriptedStop};
 use turnsim_core::{BlockStart, StopReason, StreamEvent, ToolSpec, Usage};
 
@@ -257,7 +257,8 @@ pub const WRAP_UP_AFTER: u32 = 6;
 pub type ToolInputMaker<'a> = dyn FnMut(&mut Decider, &str, &str) -> String + 'a;
 
 /// Plans the response to one request; `turn_requests` counts the requests of this turn
-/// before this one.
+/// before this one, `asked` is what the request asks of thinking ([`Asked::of`]).
+#[allow(clippy::too_many_arguments)]
 pub fn plan_response(
     d: &mut Decider,
     opts: &SimOptions,
@@ -266,6 +267,7 @@ pub fn plan_response(
     ids: &mut IdGen,
     scripted: Option<&ScriptedResponse>,
     turn_requests: u32,
+    asked: Asked,
 ) -> Plan {
     let mut input = |d: &mut Decider, name: &str, _id: &str| tool_input(d, name);
     plan_response_with(
@@ -276,6 +278,7 @@ pub fn plan_response(
         ids,
         scripted,
         turn_requests,
+        asked,
         &mut input,
     )
 }
@@ -293,11 +296,12 @@ pub fn plan_response_with(
     ids: &mut IdGen,
     scripted: Option<&ScriptedResponse>,
     turn_requests: u32,
+    asked: Asked,
     input: &mut ToolInputMaker<'_>,
 ) -> Plan {
     d.mark(Tag::Reply);
     if let Some(s) = scripted {
-        return plan_scripted(d, opts, tools, ids, s);
+        return plan_scripted(d, opts, tools, ids, s, asked);
     }
     if fault_on(d, opts, faults, FaultKind::ProviderErrorBefore) {
         return Plan {
@@ -309,7 +313,15 @@ pub fn plan_response_with(
         };
     }
     let mut b = Builder::new();
-    if d.chance(opts.thinking) {
+    // A turn-opening reply with thinking on starts with it and draws nothing for that
+    // ([`Asked`]); otherwise the seed's rate, never when the request left thinking off.
+    let thinks = asked.forces_thinking()
+        || d.chance(if asked.on {
+            opts.thinking
+        } else {
+            Ratio::NEVER
+        });
+    if thinks {
         d.mark(Tag::Thinking);
         let thought = model_text(d, opts);
         d.mark(Tag::Cut);
@@ -507,6 +519,11 @@ use scripted::plan_scripted;
 #[path = "provider_cut.rs"]
 mod cut;
 pub use cut::{Interruption, StreamPos, settle_cut, stop_at_max_tokens};
+
+// What a request asks of the reply's thinking, in its own file, re-exported here.
+#[path = "provider_asked.rs"]
+mod asked;
+pub use asked::Asked;
 
 // The provider's refusals live in their own file, re-exported here.
 #[path = "provider_refusal.rs"]

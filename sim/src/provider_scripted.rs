@@ -4,7 +4,8 @@
 //!
 //! Guarantee: a scripted response draws nothing from the decisions but latencies, so
 //! a scenario's script plays the same stream whatever the seed (only its timing is
-//! the seed's).
+//! the seed's), save its thinking, which follows what the request asked
+//! ([`super::Asked`]), as the real API's does.
 
 use super::*;
 
@@ -14,6 +15,7 @@ pub(super) fn plan_scripted(
     tools: &[ToolSpec],
     ids: &mut IdGen,
     s: &ScriptedResponse,
+    asked: Asked,
 ) -> Plan {
     let _ = tools;
     let mut b = Builder::new();
@@ -24,9 +26,19 @@ pub(super) fn plan_scripted(
             tool_calls,
             stop,
         } => {
+            // The script's thinking as the request asked it ([`Asked`]): none with
+            // thinking off, and a turn it opens with thinking on starts with some.
+            let thinking = match (asked.on, thinking) {
+                (false, _) => None,
+                (true, Some(t)) => Some(t.as_str()),
+                (true, None) if asked.forces_thinking() => {
+                    Some(super::asked::SCRIPTED_OPENING_THINKING)
+                }
+                (true, None) => None,
+            };
             if let Some(t) = thinking {
                 let index = b.open(BlockStart::Thinking);
-                b.push(thinking_delta(index, t.clone()));
+                b.push(thinking_delta(index, t.to_owned()));
                 b.push(StreamEvent::SignatureDelta {
                     index,
                     signature: "sig".into(),

@@ -271,13 +271,18 @@ fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
 }
 
 // The five planted from public agent-runtime issues (issue 25's detection figure; the
-// issue of each is on its `Bug` variant and in docs/invariants.md). The fifth,
-// `drops_thinking_in_tool_loop`, is not found within 10,000 seeds (`Bug::UNFOUND`), so
-// it has no test here.
+// issue of each is on its `Bug` variant and in docs/invariants.md).
 
 #[test]
 fn streamed_call_snapshots_appended_as_deltas_are_found_by_pairing() {
     canary_is_found_shrunk_and_replayed(Bug::RepeatsStreamedCalls);
+}
+
+#[test]
+fn a_tool_loop_sent_back_without_its_thinking_is_found_by_pairing_when_thinking_is_on() {
+    // Found only since the simulated request says whether thinking is on (the seed's
+    // `thinking_on`): with it on, the API refuses the assistant turn that lost it.
+    canary_is_found_shrunk_and_replayed(Bug::DropsThinkingInToolLoop);
 }
 
 #[test]

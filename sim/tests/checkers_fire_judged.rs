@@ -122,7 +122,13 @@ fn thinking_intact_fires_on_a_request_ending_in_a_thinking_only_message() {
             "sig7",
         )])),
     ];
-    let err = f.send(4, &request("s", m)).expect_err("thinking-only tail");
+    // With thinking on: off, the API's own rule (`thinking_off_final`, behind
+    // `pairing`) refuses a thinking block in the final position first.
+    let mut r = request("s", m);
+    r.thinking = Some(turnsim_core::Thinking::Enabled {
+        budget_tokens: 2048,
+    });
+    let err = f.send(4, &r).expect_err("thinking-only tail");
     assert_eq!(
         err,
         "thinking_intact@7: request op#4: the last message is an assistant message holding only thinking"

@@ -22,6 +22,7 @@ fn request(messages: &[SharedMessage], breakpoints: &[Option<usize>]) -> Request
     Request {
         system: "s".into(),
         tools: Vec::new().into(),
+        thinking: None,
         messages: messages.to_vec(),
         cache: CacheHints {
             session_key: "k".into(),

@@ -19,9 +19,9 @@ use crate::log::{LogError, Record, TurnOutcome, decode_log, encode_record};
 use crate::message::{Block, Message, SharedMessage, ToolCall};
 use crate::repair::repair_history_after_failure;
 use crate::request::{
-    Activity, CacheHints, Receipt, Request, ToolSpec, cache_breakpoints, compacted_history,
-    directive_message, directive_words, hidden_directives, prefix_change, prefix_digest,
-    turn_context_block,
+    Activity, CacheHints, Receipt, Request, Thinking, ToolSpec, cache_breakpoints,
+    compacted_history, directive_message, directive_words, hidden_directives, prefix_change,
+    prefix_digest, turn_context_block,
 };
 use crate::state::{
     DEFAULT_MAX_TRUNCATED_RESUMES, Effect, FinishReason, GenerationOutput, OperationId,
@@ -50,6 +50,11 @@ pub struct SessionConfig {
     /// The `<stance>` line of every turn context.
     pub stance: String,
     pub max_truncated_resumes: u32,
+    /// Extended thinking for every request of the session (`None`: off). Left out of
+    /// the serialized config when off, so configs and states written before it read
+    /// and hash as they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
 }
 
 impl Default for SessionConfig {
@@ -60,6 +65,7 @@ impl Default for SessionConfig {
             session_key: "session".into(),
             stance: "act on the user's words; ask when unsure".into(),
             max_truncated_resumes: DEFAULT_MAX_TRUNCATED_RESUMES,
+            thinking: None,
         }
     }
 }
@@ -217,6 +223,7 @@ impl Session {
             session_key: &'a str,
             stance: &'a str,
             max_truncated_resumes: u32,
+            thinking: Option<Thinking>,
             turn_baseline: usize,
             in_turn: bool,
             compacted: &'a [String],
@@ -232,6 +239,7 @@ impl Session {
             session_key: &self.config.session_key,
             stance: &self.config.stance,
             max_truncated_resumes: self.config.max_truncated_resumes,
+            thinking: self.config.thinking,
             turn_baseline: self.turn_baseline,
             in_turn: self.in_turn,
             compacted: &self.compacted,
@@ -354,6 +362,7 @@ impl Session {
                 session_key: self.config.session_key.clone(),
                 breakpoints: cache_breakpoints(self.turn_baseline, history.len()),
             },
+            thinking: self.config.thinking,
         };
         let receipt = Receipt {
             op,

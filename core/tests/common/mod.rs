@@ -291,6 +291,7 @@ pub fn config() -> SessionConfig {
         session_key: "sess-1".into(),
         stance: "act on the user's words; ask when unsure".into(),
         max_truncated_resumes: 3,
+        thinking: None,
     }
 }
 

@@ -94,7 +94,7 @@ pub enum Bug {
     /// From <https://github.com/anomalyco/opencode/issues/3077>: a message that called
     /// tools goes back through a format with no place for thinking, so with thinking on
     /// the assistant message of an open tool loop starts with its `tool_use` and the API
-    /// refuses it. Not found by the default run (see [`Bug::UNFOUND`]).
+    /// refuses it.
     DropsThinkingInToolLoop,
     /// From <https://github.com/anthropics/claude-code/issues/41729>: the transcript
     /// holds an empty text block beside each tool call, and a resumed session replays
@@ -143,7 +143,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 39] = [
+    pub const ALL: [Bug; 40] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -173,6 +173,7 @@ impl Bug {
         Bug::SalvagesCutInput,
         Bug::CompactsWhileBusy,
         Bug::RepeatsStreamedCalls,
+        Bug::DropsThinkingInToolLoop,
         Bug::ReplaysEmptyTextOnResume,
         Bug::CancelDropsCallsKeepsResults,
         Bug::CancelRepairNotPersisted,
@@ -233,11 +234,10 @@ impl Bug {
     /// Planted bugs the default run does not find within 10,000 seeds: runnable by
     /// name (`turnsim run --engine NAME`), so the figure can be measured again, but
     /// walked by none of the tests and generators that require each canary to fail.
-    /// `drops_thinking_in_tool_loop`: the simulator's requests do not say that
-    /// thinking is on, so `pairing` never applies `thinking_kept_in_tool_loop` and a
-    /// thinking block left out is, to `thinking_intact` and `model_words_exact`, absent
-    /// rather than altered.
-    pub const UNFOUND: [Bug; 1] = [Bug::DropsThinkingInToolLoop];
+    /// None today: `drops_thinking_in_tool_loop` was here until the simulated request
+    /// said whether thinking is on (`Request::thinking`), which lets `pairing` apply
+    /// `thinking_kept_in_tool_loop` to it.
+    pub const UNFOUND: [Bug; 0] = [];
 
     pub fn parse(name: &str) -> Option<Bug> {
         Bug::ALL

@@ -34,6 +34,7 @@ fn same_prefix(system: &str, tools: &Arc<[ToolSpec]>, b: &Request) -> bool {
     let kept = Request {
         system: system.to_owned(),
         tools: Arc::clone(tools),
+        thinking: None,
         messages: Vec::new(),
         cache: CacheHints {
             session_key: String::new(),

@@ -113,6 +113,7 @@ mod tests {
         Request {
             system: system.into(),
             tools: Vec::new().into(),
+            thinking: None,
             messages: texts
                 .iter()
                 .map(|t| Arc::new(Message::user_text(*t)))

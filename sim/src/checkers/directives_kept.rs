@@ -105,6 +105,7 @@ mod tests {
         Request {
             system: String::new(),
             tools: Vec::new().into(),
+            thinking: None,
             messages: texts
                 .iter()
                 .map(|t| Arc::new(Message::user_text(*t)))

@@ -162,6 +162,7 @@ mod tests {
         let request = Request {
             system: String::new(),
             tools: Arc::from(Vec::new()),
+            thinking: None,
             messages: messages
                 .into_iter()
                 .map(Arc::new)

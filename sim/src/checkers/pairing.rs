@@ -5,7 +5,9 @@
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
 //! misplaced `tool_result`, an empty assistant message, a duplicate id, an empty text
 //! block, a tool input that is not an object, an unsigned thinking block, a first
-//! message that is not the user's, and then
+//! message that is not the user's, with thinking on a tool loop whose assistant turn
+//! comes back without the thinking that opened it, with thinking off an assistant
+//! message in the final position that holds thinking, and then
 //! rejects every later request of the session too, so one violation here ends a
 //! user's session.
 //!
@@ -85,8 +87,14 @@ impl Pairing {
         first_breach(messages, 0, true)
     }
 
-    /// The request-level breach of `messages`, carrying the accepted prefix's shape.
-    fn shape_of(&self, messages: &[SharedMessage], from: usize) -> (Shape, Option<Breach>) {
+    /// The request-level breach of `messages`, carrying the accepted prefix's shape;
+    /// `thinking` is the request's own setting.
+    fn shape_of(
+        &self,
+        messages: &[SharedMessage],
+        from: usize,
+        thinking: bool,
+    ) -> (Shape, Option<Breach>) {
         let mut shape = if from == 0 {
             Shape::default()
         } else {
@@ -95,10 +103,12 @@ impl Pairing {
         for (i, m) in messages.iter().enumerate().skip(from) {
             shape.push(i, m);
         }
-        // The simulator's request does not say whether thinking is on.
+        // The request says whether thinking is on; a request without the field (a
+        // subprocess engine that never writes it) turns it off, as the API reads a body
+        // without `thinking` (docs/engine-protocol.md §4).
         let shown = Shown {
             whole_request: true,
-            thinking: None,
+            thinking: Some(thinking),
         };
         let breach = shape.finish(shown).into_iter().next();
         (shape, breach)
@@ -163,7 +173,7 @@ impl Checker for Pairing {
             self.reject();
             return Some(Err(broken));
         }
-        let (shape, breach) = self.shape_of(messages, from);
+        let (shape, breach) = self.shape_of(messages, from, request.thinking_on());
         if let Some(e) = breach {
             self.reject();
             return Some(Err(format!("request {op} would be rejected: {e}")));
@@ -185,12 +195,13 @@ fn id_hash(id: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use turnsim_core::{CacheHints, Message, OperationId, Request};
+    use turnsim_core::{CacheHints, Message, OperationId, Request, Thinking};
 
-    fn request(messages: &[SharedMessage]) -> Request {
+    fn request(messages: &[SharedMessage], thinking: Option<Thinking>) -> Request {
         Request {
             system: String::new(),
             tools: Arc::from(Vec::new()),
+            thinking,
             messages: messages.to_vec(),
             cache: CacheHints {
                 session_key: String::new(),
@@ -200,6 +211,14 @@ mod tests {
     }
 
     fn judge(p: &mut Pairing, messages: &[SharedMessage]) -> Option<Check> {
+        judge_with(p, messages, None)
+    }
+
+    fn judge_with(
+        p: &mut Pairing,
+        messages: &[SharedMessage],
+        thinking: Option<Thinking>,
+    ) -> Option<Check> {
         let ctx = Ctx {
             step: 0,
             history: &[],
@@ -207,7 +226,7 @@ mod tests {
             prompts: &[],
             host_texts: &[],
         };
-        let r = request(messages);
+        let r = request(messages, thinking);
         let event = Event::Request {
             op: OperationId(7),
             request: &r,
@@ -300,6 +319,68 @@ mod tests {
         assert_eq!(verdict, whole(&rewritten));
         assert!(
             matches!(&verdict, Some(Err(e)) if e.contains("message 3")),
+            "{verdict:?}"
+        );
+    }
+
+    const ON: Option<Thinking> = Some(Thinking::Enabled {
+        budget_tokens: 2048,
+    });
+
+    /// A prompt, the reply that called `t1` (with the thinking that opened the turn
+    /// when `thought`), and its result: a request inside a tool loop.
+    fn tool_loop(thought: bool) -> Vec<SharedMessage> {
+        let mut reply = Vec::new();
+        if thought {
+            reply.push(Block::Thinking {
+                thinking: "plan".into(),
+                signature: "sig1".into(),
+            });
+        }
+        reply.push(Block::ToolUse {
+            id: "t1".into(),
+            name: "read_file".into(),
+            input: serde_json::json!({}),
+        });
+        vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_blocks(reply)),
+            answer("t1"),
+        ]
+    }
+
+    #[test]
+    fn a_tool_loop_without_its_opening_thinking_is_rejected_only_with_thinking_on() {
+        let dropped = tool_loop(false);
+        assert_eq!(
+            judge_with(&mut Pairing::default(), &dropped, ON),
+            Some(Err("request op#7 would be rejected: message 1, block 0: thinking is on and the request ends in this turn's tool loop, but its first assistant message starts with tool_use, not thinking".into()))
+        );
+        assert_eq!(
+            judge_with(&mut Pairing::default(), &dropped, None),
+            Some(Ok(()))
+        );
+        assert_eq!(
+            judge_with(&mut Pairing::default(), &dropped, Some(Thinking::Disabled)),
+            Some(Ok(()))
+        );
+        assert_eq!(
+            judge_with(&mut Pairing::default(), &tool_loop(true), ON),
+            Some(Ok(()))
+        );
+    }
+
+    #[test]
+    fn an_appended_tool_loop_that_lost_its_thinking_is_found_past_the_accepted_prefix() {
+        let mut p = Pairing::default();
+        let first = vec![Arc::new(Message::user_text("hi"))];
+        assert_eq!(judge_with(&mut p, &first, ON), Some(Ok(())));
+        let mut second = first.clone();
+        second.extend(tool_loop(false).into_iter().skip(1));
+        let verdict = judge_with(&mut p, &second, ON);
+        assert_eq!(verdict, judge_with(&mut Pairing::default(), &second, ON));
+        assert!(
+            matches!(&verdict, Some(Err(e)) if e.contains("message 1, block 0")),
             "{verdict:?}"
         );
     }

@@ -192,6 +192,7 @@ mod tests {
         Request {
             system: system.into(),
             tools,
+            thinking: None,
             messages: vec![Arc::new(Message::user_text("hi"))],
             cache: CacheHints {
                 session_key: "k".into(),

@@ -97,6 +97,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
                 .into(),
+            thinking: None,
             messages: Vec::new(),
             cache: CacheHints {
                 session_key: "k".into(),

@@ -115,6 +115,12 @@ pub struct FixedRates {
     /// does it.
     #[serde(default = "FixedRates::twin_check_default")]
     pub twin_check: Ratio,
+    /// Share of seeds, picked by a hash of the seed ([`SimOptions::thinking_on`]),
+    /// whose session turns extended thinking on in every request. Most agent runtimes
+    /// run with it on, and only then does the API demand a tool loop's thinking back;
+    /// the rest keep the path where no thinking is ever streamed.
+    #[serde(default = "FixedRates::thinking_on_default")]
+    pub thinking_on: Ratio,
 }
 
 impl FixedRates {
@@ -138,6 +144,9 @@ impl FixedRates {
     }
     fn twin_check_default() -> Ratio {
         Ratio::new(1, 1)
+    }
+    fn thinking_on_default() -> Ratio {
+        Ratio::new(3, 4)
     }
 
     /// Whether the `index`th occasion of `seed` is one of the `ratio` share, by a fixed
@@ -171,6 +180,7 @@ impl Default for FixedRates {
             cut_mid_event: FixedRates::half(),
             durable_check: FixedRates::durable_check_default(),
             twin_check: FixedRates::twin_check_default(),
+            thinking_on: FixedRates::thinking_on_default(),
         }
     }
 }
@@ -180,6 +190,10 @@ impl Default for FixedRates {
 /// longest) plus three `max_tokens` resumptions, with stale deliveries in between.
 /// Long enough that only a turn that cannot end exceeds it.
 pub const LIVENESS_STEPS: u32 = 2000;
+
+/// The occasion index [`SimOptions::thinking_on`] hashes with the seed: far from the
+/// small indices the per-write and per-seed picks use, so the choices are unrelated.
+const THINKING_ON_PICK: u64 = 0x7468_696e_6b5f_6f6e;
 
 /// XORed into the seed so that the options generator and a `Decider` built from the
 /// same seed produce unrelated streams.
@@ -274,6 +288,14 @@ impl SimOptions {
         }
     }
 
+    /// Whether this seed's session turns extended thinking on: one of the
+    /// `rates.thinking_on` share of seeds, by a hash of the seed, so it draws nothing
+    /// from the options generator or the decisions (no earlier option moves, and a
+    /// shrunk decision list keeps the setting).
+    pub fn thinking_on(&self) -> bool {
+        FixedRates::picked(self.seed, THINKING_ON_PICK, self.rates.thinking_on)
+    }
+
     /// The rate of `kind`, or `None` when it is off for this seed.
     pub fn fault(&self, kind: FaultKind) -> Option<Ratio> {
         self.faults.get(&kind).copied()
@@ -351,6 +373,12 @@ impl fmt::Display for SimOptions {
             format_args!("{} of log writes", r.durable_check),
         )?;
         row(f, "twin check", format_args!("{} of seeds", r.twin_check))?;
+        let thinks = if self.thinking_on() { "on" } else { "off" };
+        row(
+            f,
+            "thinking on",
+            format_args!("{} of seeds ({thinks} for this seed)", r.thinking_on),
+        )?;
         let st = &self.stream;
         row(
             f,

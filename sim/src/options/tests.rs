@@ -313,6 +313,39 @@ fn display_prints_every_fixed_rate() {
 }
 
 #[test]
+fn thinking_is_on_for_about_three_seeds_in_four_by_the_seed_alone_and_printed() {
+    assert_eq!(FixedRates::default().thinking_on, Ratio::new(3, 4));
+    let on = (0..4000u64)
+        .filter(|&s| SimOptions::from_seed(s).thinking_on())
+        .count();
+    assert!((2850..=3150).contains(&on), "{on} of 4000");
+    // Pinned, as seed zero's options are: a change moves what every seed means.
+    let first: Vec<bool> = (0..12u64)
+        .map(|s| SimOptions::from_seed(s).thinking_on())
+        .collect();
+    assert_eq!(
+        first,
+        [
+            true, true, true, true, true, true, false, true, false, false, true, false
+        ]
+    );
+    for seed in [0u64, 1, 2, 3, 99] {
+        let o = SimOptions::from_seed(seed);
+        // The same answer for the quiet options and a decision-free rebuild.
+        assert_eq!(SimOptions::quiet(seed).thinking_on(), o.thinking_on());
+        let word = if o.thinking_on() { "on" } else { "off" };
+        let line = format!("  thinking on        3/4 of seeds ({word} for this seed)\n");
+        assert!(o.to_string().contains(&line), "missing {line:?}");
+        let mut never = o.clone();
+        never.rates.thinking_on = Ratio::new(0, 1);
+        assert!(!never.thinking_on());
+        let mut always = o;
+        always.rates.thinking_on = Ratio::new(1, 1);
+        assert!(always.thinking_on());
+    }
+}
+
+#[test]
 fn the_durable_check_sample_is_a_fixed_function_of_seed_and_write_near_its_share() {
     let rate = FixedRates::default().durable_check;
     assert_eq!(rate, Ratio::new(1, 256));

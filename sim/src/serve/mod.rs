@@ -54,7 +54,7 @@ pub use reply::{Incoming, Part, Reply, ReplyBody, StreamEnd};
 
 use crate::decide::Decider;
 use crate::options::Ratio;
-use crate::provider::{IdGen, plan_response_with};
+use crate::provider::{Asked, IdGen, plan_response_with};
 use crate::scenario::ScriptedResponse;
 use conversation::{Api, CONVERSATION_HEADER, ConversationKey, conversation_key};
 use record::{Answer, Record, body_value, kept_headers, write_record};

@@ -45,6 +45,21 @@ impl Server {
             opts.thinking = Ratio::NEVER;
         }
         let turn_requests = turn_requests(p);
+        // A generated reply that opens a turn on the Messages API with thinking on
+        // starts with thinking, as the simulator's provider plans it; a script's thinking
+        // is already as asked (`thinking_as_asked` below).
+        let asked = Asked {
+            on: p.thinking,
+            opens_turn: p.thinking
+                && p.messages_api
+                && p.typed.last().is_some_and(|(_, m)| {
+                    m.role == turnsim_core::Role::User
+                        && !m
+                            .blocks()
+                            .iter()
+                            .any(|b| matches!(b, turnsim_core::Block::ToolResult { .. }))
+                }),
+        };
         let ws = &self.config.workspace;
         let tag = g.tag.clone();
         let tools = &p.tools;
@@ -64,6 +79,7 @@ impl Server {
                 &mut g.ids,
                 scripted,
                 turn_requests,
+                asked,
                 &mut input,
             );
             let delays = plan.events.iter().map(|(t, _)| *t).collect::<Vec<_>>();

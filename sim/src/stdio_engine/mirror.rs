@@ -291,6 +291,7 @@ impl StdioEngine {
         Ok(Request {
             system: self.prefix.0.clone(),
             tools: self.prefix.1.clone(),
+            thinking: r.thinking,
             messages,
             cache: r.cache,
         })

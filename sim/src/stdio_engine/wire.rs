@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, ToolCall, ToolSpec,
+    Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, Thinking,
+    ToolCall, ToolSpec,
 };
 
 /// The newest protocol version this module speaks; the harness tells engines so in
@@ -69,6 +70,10 @@ pub enum WireMessages {
 pub struct WireRequest {
     pub system: String,
     pub tools: Vec<ToolSpec>,
+    /// Absent: thinking off (docs/engine-protocol.md §7), as the API reads a body
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
     pub messages: WireMessages,
     pub cache: CacheHints,
 }

@@ -38,7 +38,9 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use turnsim_core::request::directive_words;
-use turnsim_core::{CancelCause, Input, OperationId, Output, SessionConfig, StreamEvent, ToolSpec};
+use turnsim_core::{
+    CancelCause, Input, OperationId, Output, SessionConfig, StreamEvent, Thinking, ToolSpec,
+};
 
 /// Virtual milliseconds after which the host gives up on a silent stream.
 pub const WATCHDOG_MS: u64 = 30_000;
@@ -225,6 +227,11 @@ pub fn world_facts() -> WorldFacts {
 /// The cap on truncated replies resumed in a row, in every simulated session.
 const SIM_MAX_TRUNCATED_RESUMES: u32 = 3;
 
+/// The thinking budget of a simulated session with thinking on (the seed's
+/// [`SimOptions::thinking_on`]); the base configuration leaves thinking off. The
+/// simulated model's thoughts are a few words, far inside it.
+pub const SIM_THINKING_BUDGET: u32 = 2048;
+
 fn build_sim_config() -> SessionConfig {
     let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}});
     let tool = |name: &str, description: &str| ToolSpec {
@@ -244,6 +251,8 @@ fn build_sim_config() -> SessionConfig {
         session_key: "sim-session".into(),
         stance: "do what the user asked; report what you changed".into(),
         max_truncated_resumes: SIM_MAX_TRUNCATED_RESUMES,
+        // Off in the base configuration; a run turns it on by its seed (`run`).
+        thinking: None,
     }
 }
 
@@ -310,7 +319,12 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         Some(list) => Decider::replay(list),
         None => Decider::from_seed(seed),
     };
-    let config = sim_config();
+    let config = SessionConfig {
+        thinking: spec.options.thinking_on().then_some(Thinking::Enabled {
+            budget_tokens: SIM_THINKING_BUDGET,
+        }),
+        ..sim_config()
+    };
     let engine = spec.factory.create(config.clone());
     let fixed_texts = engine.fixed_texts();
     let mut w = World {

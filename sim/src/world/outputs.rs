@@ -106,6 +106,7 @@ impl World<'_> {
                 let scripted = self.script.pop_front();
                 let refused = crate::provider::refuse_thinking(&request, seen, &self.thinking_seen);
                 let tools = Arc::clone(&request.tools);
+                let asked = crate::provider::Asked::of(&request);
                 self.last_sent = Some(request);
                 if let Some(refusal) = refused {
                     // What the real API does with such a request: refuse it whole, at once.
@@ -130,6 +131,7 @@ impl World<'_> {
                     &mut self.ids,
                     scripted.as_ref(),
                     self.turn_requests,
+                    asked,
                 );
                 self.turn_requests += 1;
                 self.observe_thinking(&plan.events)?;

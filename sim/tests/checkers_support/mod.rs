@@ -38,6 +38,7 @@ pub fn request_with(
     Request {
         system: system.into(),
         tools: Vec::new().into(),
+        thinking: None,
         messages,
         cache: CacheHints {
             session_key: "k".into(),

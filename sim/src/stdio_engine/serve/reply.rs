@@ -13,7 +13,8 @@ use serde::Serialize;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CacheHints, OperationId, Output, PendingOperation, SharedMessage, ToolCall, ToolSpec,
+    Activity, CacheHints, OperationId, Output, PendingOperation, SharedMessage, Thinking, ToolCall,
+    ToolSpec,
 };
 
 #[derive(Serialize)]
@@ -27,6 +28,8 @@ pub(super) enum MessagesOut<'a> {
 pub(super) struct RequestOut<'a> {
     system: &'a str,
     tools: &'a [ToolSpec],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     messages: MessagesOut<'a>,
     cache: &'a CacheHints,
 }
@@ -115,6 +118,7 @@ pub(super) fn output_out<'a>(o: &'a Output, history: &[SharedMessage]) -> Output
                 request: RequestOut {
                     system: &request.system,
                     tools: &request.tools,
+                    thinking: request.thinking,
                     messages: if shared {
                         MessagesOut::Prefix(n)
                     } else {
