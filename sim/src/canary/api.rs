@@ -234,6 +234,7 @@ mod tests {
         Request {
             system: String::new(),
             tools: Arc::from(Vec::new()),
+            thinking: None,
             messages: roles
                 .iter()
                 .map(|&role| {
