@@ -31,13 +31,24 @@ fn canary_marker_twice_still_fails_as_shrunk() {
       "tool_cancel": {"num": 60, "den": 1000},
       "busy_input": {"num": 150, "den": 1000},
       "compaction": {"num": 1, "den": 1000},
-      "prefix_change": {"num": 1, "den": 1000}
+      "prefix_change": {"num": 1, "den": 1000},
+      "tool_stop_other": {"num": 5, "den": 1000},
+      "reused_ids": {"num": 5, "den": 1000},
+      "hostile_input": {"num": 20, "den": 1000},
+      "max_tokens_cut": {"num": 20, "den": 1000}
+    },
+    "stream": {
+      "input_pieces_max": 12,
+      "empty_input_delta": {"num": 1, "den": 2},
+      "signature_pieces_max": 1,
+      "long_output": {"num": 1, "den": 20},
+      "hang_cut_min": 0
     }
   },
-  "decisions": [0, 0, 0, 0, 0, 0, 0, 1],
-  "expect": {"outcome": "fail", "invariant": "marker_once", "step": 4},
-  "trace_digest": "16d8621f37153c77630d9c0f26210bd070080cf7e4fe610aa1a6739a323fc81a",
-  "excerpt": "[step    1 t=      0ms] user prompt \"prompt 1: fix the parser\"\n[step    1 t=      0ms] engine sends op#1: 1 messages, breakpoints [None, Some(0)]\n[step    1 t=      0ms] FAULT hang (streaming)\n[step    2 t=      6ms] provider op#1 message_start\n[step    3 t=  30006ms] host watchdog cancels silent op#1\n[step    3 t=  30006ms] engine aborts op#1\n[step    3 t=  30006ms] turn ended: {\"outcome\":\"cancelled\",\"reason\":\"host\"}\n[step    3 t=  30006ms] LIVENESS PHASE: faults off\n[step    4 t=  30007ms] user prompt \"prompt 2: fix the parser\"\n[step    4 t=  30007ms] engine sends op#2: 4 messages, breakpoints [None, Some(1), Some(2)]"
+  "decisions": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+  "expect": {"outcome": "fail", "invariant": "marker_once", "step": 3},
+  "trace_digest": "b05f9ddf788d216a6c8bb98ea4da29d2028f468efa7c4cba9145e299288f7c25",
+  "excerpt": "[step    1 t=      0ms] user prompt \"prompt 1: fix the parser\"\n[step    1 t=      0ms] engine sends op#1: 1 messages, breakpoints [None, Some(0)]; new: user [\"<turn_context>⏎<now>2026-01-01T00:00:00Z+0ms</now>⏎<stance>do what the user a...\", \"prompt 1: fix the parser\"]\n[step    1 t=      0ms] FAULT hang (streaming)\n[step    2 t=  30000ms] host watchdog cancels silent op#1\n[step    2 t=  30000ms] engine aborts op#1\n[step    2 t=  30000ms] turn ended: {\"outcome\":\"cancelled\",\"reason\":\"host\"}\n[step    2 t=  30000ms] LIVENESS PHASE: faults off\n[step    3 t=  30001ms] user prompt \"prompt 2: fix the parser\"\n[step    3 t=  30001ms] engine sends op#2: 4 messages, breakpoints [None, Some(1), Some(2)]; new: user [\"[Request interrupted: session stopped by the host]\"]; user [\"[Request interrupted: session stopped by the host]\"]; user [\"<turn_context>⏎<now>2026-01-01T00:00:00Z+30001ms</now>⏎<stance>do what the us...\", \"prompt 2: fix the parser\"]"
 }
 "#,
         "canary_marker_twice",
@@ -48,6 +59,6 @@ fn canary_marker_twice_still_fails_as_shrunk() {
     let v = outcome.violation.expect("the scenario fails");
     assert_eq!(
         (v.invariant.to_string(), v.step),
-        ("marker_once".to_string(), 4)
+        ("marker_once".to_string(), 3)
     );
 }

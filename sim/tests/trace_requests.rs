@@ -25,10 +25,11 @@ fn a_traced_request_line_shows_the_messages_it_added() {
         "{}",
         sends[0]
     );
-    // The second request adds the reply as the planted bug sent it back (its marker-like
-    // words scrubbed), then the next prompt.
+    // The second request adds the reply as the planted bug sent it back (its signed
+    // thinking, thinking being on for this seed, and its marker-like words scrubbed),
+    // then the next prompt.
     assert!(
-        sends[1].contains("new: assistant [\"§model§\"]; user ["),
+        sends[1].contains("new: assistant [thinking, \"§model§\"]; user ["),
         "{}",
         sends[1]
     );
