@@ -73,7 +73,9 @@ for name, engine in spec["engines"].items():
         # planted bug's own finding (a finding is a finding of the bug or nothing).
         skip = sorted(known - {want}) if want else sorted(known)
         extra = ["--stop-after", "3"] + (["--skip", ",".join(skip)] if skip else [])
-        rc, found, log = turnsim(cmd, f"{root}/{name}-{bug['bug']}", seeds, env=f"TURNSIM_EXAMPLE_BUG={bug['bug']}", extra=extra, conventions=profile)
+        # A bug rarer than the range CI gives the correct engine names its own range.
+        bug_seeds = bug.get("seeds", seeds)
+        rc, found, log = turnsim(cmd, f"{root}/{name}-{bug['bug']}", bug_seeds, env=f"TURNSIM_EXAMPLE_BUG={bug['bug']}", extra=extra, conventions=profile)
         first = found[0] if found else None
         if want is None:
             print(f"example-engines: {name}/{bug['bug']}: not expected to be found yet; "
