@@ -15,8 +15,13 @@ cd "$(dirname "$0")/.."
 
 command -v python3 >/dev/null || { echo "example-engines: python3 is needed" >&2; exit 1; }
 command -v node >/dev/null || { echo "example-engines: node is needed" >&2; exit 1; }
-cargo build --release -p turnsim --quiet
-export TURNSIM_BIN="${CARGO_TARGET_DIR:-target}/release/turnsim"
+# TURNSIM_BIN names a turnsim already built (CI passes the one its tests built);
+# otherwise it is built (release).
+if [ -z "${TURNSIM_BIN:-}" ]; then
+    cargo build --release -p turnsim --quiet
+    TURNSIM_BIN="${CARGO_TARGET_DIR:-target}/release/turnsim"
+fi
+export TURNSIM_BIN
 export EXAMPLE_SEEDS="${EXAMPLE_SEEDS:-0..2000}"
 export EXAMPLE_DET_SEEDS="${EXAMPLE_DET_SEEDS:-0..200}"
 export EXAMPLE_OUT="${CARGO_TARGET_DIR:-target}/example-engines"

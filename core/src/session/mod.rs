@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+mod host;
 mod ids;
 mod restore;
 mod stream;
@@ -527,79 +528,6 @@ impl Session {
             }
         };
         self.commit(len_before, effects, &mut out);
-        Ok(out)
-    }
-
-    fn compact(&mut self, summary: &str) -> Result<Vec<Output>, SessionError> {
-        self.require_idle()?;
-        if summary.trim().is_empty() {
-            return Err(SessionError::EmptyInput("the compaction summary is empty"));
-        }
-        let mut compacted = self.compacted.clone();
-        for m in self.state.history() {
-            if let Some(words) = directive_words(m)
-                && !compacted.iter().any(|c| c == words)
-            {
-                compacted.push(words.to_string());
-            }
-        }
-        let messages = compacted_history(summary);
-        let retiring = ids::retiring(self.state.history());
-        self.state.replace_context(messages.clone())?;
-        self.retired_ids.extend(retiring);
-        self.compacted = compacted;
-        self.turn_baseline = messages.len();
-        let mut out = Vec::new();
-        Self::persist(
-            &mut out,
-            &Record::Reset {
-                messages: messages.iter().map(|m| (**m).clone()).collect(),
-                compacted: self.compacted.clone(),
-            },
-        );
-        Ok(out)
-    }
-
-    fn rewind(&mut self, index: usize) -> Result<Vec<Output>, SessionError> {
-        self.require_idle()?;
-        let retiring = ids::retiring(self.state.history().get(index..).unwrap_or_default());
-        self.state.rewind(index)?;
-        self.retired_ids.extend(retiring);
-        self.turn_baseline = self.turn_baseline.min(index);
-        let mut out = Vec::new();
-        Self::persist(&mut out, &Record::Rewind { len: index });
-        Ok(out)
-    }
-
-    /// The digest of `system` + `tools`, computed once per configuration.
-    fn prefix_digest(&mut self) -> String {
-        match &self.prefix_digest {
-            Some(d) => d.clone(),
-            None => {
-                let d = prefix_digest(&self.config.system, &self.config.tools);
-                self.prefix_digest = Some(d.clone());
-                d
-            }
-        }
-    }
-
-    fn configure(
-        &mut self,
-        system: String,
-        tools: Vec<ToolSpec>,
-    ) -> Result<Vec<Output>, SessionError> {
-        self.require_idle()?;
-        let mut out = Vec::new();
-        Self::persist(
-            &mut out,
-            &Record::Configure {
-                system: system.clone(),
-                tools: tools.clone(),
-            },
-        );
-        self.config.system = system;
-        self.config.tools = crate::request::canonical_tools(Arc::from(tools));
-        self.prefix_digest = None;
         Ok(out)
     }
 }
