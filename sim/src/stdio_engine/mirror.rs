@@ -225,7 +225,18 @@ impl StdioEngine {
         self.idle = idle;
         *self.state.get_mut() = state;
         self.sent.clear();
-        if outputs.iter().any(|o| matches!(o, WireOutput::Send { .. })) {
+        // The bytes of each request as read with it; only a reply whose sends were
+        // read the derived way (tag not first) is searched for them afresh.
+        let read_with: Option<Vec<(OperationId, Arc<str>)>> = outputs
+            .iter()
+            .filter_map(|o| match o {
+                WireOutput::Send { op, body, .. } => Some(body.clone().map(|b| (*op, b))),
+                _ => None,
+            })
+            .collect();
+        if let Some(sent) = read_with {
+            self.sent = sent;
+        } else {
             let bodies = sent_bodies(self.process().last_line()).map_err(|e| {
                 self.process().failure(&format!(
                     "engine protocol error in the reply to {reply_to}: its requests' bytes: {e}"
@@ -248,7 +259,7 @@ impl StdioEngine {
                     })?,
                 },
                 WireOutput::TruncateLog { len } => Output::TruncateLog { len },
-                WireOutput::Send { op, request } => Output::Send {
+                WireOutput::Send { op, request, .. } => Output::Send {
                     op,
                     request: self.request_of(request, reply_to)?,
                 },

@@ -174,6 +174,8 @@ pub mod pending {
 pub mod output {
     use super::*;
     use crate::stdio_engine::wire::{WireOutput, WireRequest};
+    use serde_json::value::RawValue;
+    use std::sync::Arc;
     use turnsim_core::log::TurnOutcome;
     use turnsim_core::{Activity, OperationId, ToolCall};
 
@@ -183,7 +185,7 @@ pub mod output {
         "output",
         SendFields {
             op: OperationId,
-            request: WireRequest
+            request: Box<RawValue>
         }
     );
     variant_fields!("output", DispatchFields { op: OperationId, calls: Vec<ToolCall> });
@@ -209,6 +211,8 @@ pub mod output {
         Send {
             op: OperationId,
             request: WireRequest,
+            #[serde(skip)]
+            body: Option<Arc<str>>,
         },
         Dispatch {
             op: OperationId,
@@ -256,10 +260,17 @@ pub mod output {
                         len: fields::<TruncateFields, _>(rest, T)?.len,
                     },
                     "send" => {
+                        // Kept as written and read from that text: the judge needs
+                        // the bytes, which finding afresh in the line cost more than
+                        // reading the request.
                         let f: SendFields = fields(rest, T)?;
+                        let text = f.request.get();
+                        let request: WireRequest = serde_json::from_str(text)
+                            .map_err(|e| de::Error::custom(format!("request: {e}")))?;
                         WireOutput::Send {
                             op: f.op,
-                            request: f.request,
+                            request,
+                            body: Some(Arc::from(text)),
                         }
                     }
                     "dispatch" => {
@@ -360,5 +371,38 @@ mod tests {
             assert!(fast.starts_with(message), "{json}: {fast}");
             assert!(derived.starts_with(message), "{json}: {derived}");
         }
+    }
+
+    #[test]
+    fn a_send_read_tag_first_keeps_its_requests_bytes_as_written() {
+        use crate::stdio_engine::wire::{WireMessages, WireOutput};
+        let request = r#"{"system" : "s\u0041", "tools":[],"messages":2,"cache":{"session_key":"k","breakpoints":[]}}"#;
+        let read = |json: &str| match serde_json::from_str::<WireOutput>(json) {
+            Ok(WireOutput::Send { op, request, body }) => (op.0, request, body),
+            other => panic!("{json}: {other:?}"),
+        };
+        let (op, parsed, body) = read(&format!(
+            r#"{{"output":"send","op":4,"request": {request} }}"#
+        ));
+        assert_eq!(op, 4);
+        assert_eq!(parsed.system, "sA");
+        assert!(matches!(parsed.messages, WireMessages::Prefix(2)));
+        assert_eq!(body.as_deref(), Some(request));
+        // Tag not first: read the derived way, and the bytes are left to be found in
+        // the line (`mirror::sent_bodies`).
+        let (_, parsed, body) = read(&format!(
+            r#"{{"op":4,"output":"send","request":{request}}}"#
+        ));
+        assert_eq!(parsed.system, "sA");
+        assert_eq!(body, None);
+        let bad = serde_json::from_str::<WireOutput>(
+            r#"{"output":"send","op":4,"request":{"system":"s","tools":[]}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.starts_with("request: missing field `messages`"),
+            "{bad}"
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! fixed field order, so the bytes an engine reads depend only on the inputs.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
     Activity, CacheHints, Message, OperationId, PendingOperation, SessionConfig, Thinking,
@@ -92,6 +93,10 @@ pub enum WireOutput {
     Send {
         op: OperationId,
         request: WireRequest,
+        /// The request's bytes exactly as the engine wrote them (what
+        /// `prefix_stable` judges), when read with it; not a wire field.
+        #[serde(skip)]
+        body: Option<Arc<str>>,
     },
     Dispatch {
         op: OperationId,
@@ -293,20 +298,23 @@ pub fn import_line(config: &SessionConfig, history: &[Message]) -> String {
 
 /// The `input` request; `n` counts the inputs of this process from 1.
 pub fn input_line(n: u64, input: &turnsim_core::Input) -> String {
-    // Written in place: this runs once per simulated input.
-    let mut line = Vec::with_capacity(256);
-    line.extend_from_slice(b"{\"req\":\"input\",\"n\":");
-    line.extend_from_slice(n.to_string().as_bytes());
-    line.extend_from_slice(b",\"input\":");
+    // Written in place with core's writer (serde_json's bytes, strings checked for
+    // escapes a word at a time): this runs once per simulated input, and serde_json's
+    // byte-at-a-time escaping of the stream's text was most of the harness's cost of
+    // writing it.
+    let mut line = String::with_capacity(256);
+    line.push_str("{\"req\":\"input\",\"n\":");
+    turnsim_core::json::push_u64(&mut line, n);
+    line.push_str(",\"input\":");
     let start = line.len();
-    if serde_json::to_writer(&mut line, input).is_err() {
+    if turnsim_core::json::write(&mut line, input).is_err() {
         // Cannot happen (inputs have string keys only); the engine would refuse
         // the line, never see a half-written one.
         line.truncate(start);
-        line.extend_from_slice(b"null");
+        line.push_str("null");
     }
-    line.extend_from_slice(b"}\n");
-    String::from_utf8(line).unwrap_or_default()
+    line.push_str("}\n");
+    line
 }
 
 /// The `state` request.
@@ -412,5 +420,47 @@ mod tests {
             line.ends_with(",\"history\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn an_input_line_is_serde_jsons_bytes_for_every_kind_of_input_and_text() {
+        let texts = [
+            "plain",
+            "",
+            "quote \" and backslash \\ inside",
+            "control \u{1}\u{1f}\t\n\r\u{8}\u{c} bytes",
+            "§ non-ASCII ✓ and \u{2028}\u{7f}",
+            "a long run of text with nothing to escape, well over one word wide",
+        ];
+        for text in texts {
+            let t = serde_json::to_string(text).unwrap();
+            for input in [
+                format!(r#"{{"input":"prompt","text":{t},"now":{t}}}"#),
+                format!(
+                    r#"{{"input":"stream","op":3,"event":{{"event":"text_delta","index":1,"text":{t}}}}}"#
+                ),
+                format!(
+                    r#"{{"input":"stream","op":3,"event":{{"event":"input_json_delta","index":0,"partial_json":{t}}}}}"#
+                ),
+                r#"{"input":"stream","op":3,"event":{"event":"message_stop"}}"#.to_string(),
+                format!(
+                    r#"{{"input":"tool_result","op":2,"outcome":{{"tool_use_id":{t},"content":{t},"is_error":true}}}}"#
+                ),
+                r#"{"input":"cancel","cause":"user"}"#.to_string(),
+                format!(r#"{{"input":"compact","summary":{t}}}"#),
+                r#"{"input":"rewind","index":4}"#.to_string(),
+                format!(
+                    r#"{{"input":"configure","system":{t},"tools":[{{"name":{t},"description":{t},"input_schema":{{"type":"object","k":[1,-2,0.5,null,true,{t}]}}}}]}}"#
+                ),
+            ] {
+                let input: turnsim_core::Input =
+                    serde_json::from_str(&input).unwrap_or_else(|e| panic!("{input}: {e}"));
+                let expected = format!(
+                    "{{\"req\":\"input\",\"n\":907,\"input\":{}}}\n",
+                    serde_json::to_string(&input).unwrap()
+                );
+                assert_eq!(input_line(907, &input), expected);
+            }
+        }
     }
 }

@@ -247,21 +247,26 @@ impl Served {
     }
 }
 
-/// The reply stream: each line is serialised whole into one buffer and leaves in one
-/// write, so the harness's single read finds it complete and a long reply is never
-/// split into buffer-sized writes.
+/// The reply stream: each line is serialised whole into one buffer, and the
+/// buffer leaves in one write just before the engine would wait for a request
+/// ([`Requests::fill`]), so the harness's single read finds every reply complete,
+/// a long reply is never split into buffer-sized writes, and the replies to a batch
+/// of inputs sent ahead (protocol 2) leave together instead of one write each.
 struct Line<W> {
     out: W,
     buf: Vec<u8>,
+    scratch: String,
 }
 
 impl<W: Write> Line<W> {
     fn send<T: Serialize>(&mut self, value: &T) -> std::io::Result<()> {
-        self.buf.clear();
-        serde_json::to_writer(&mut self.buf, value)?;
+        let start = self.buf.len();
+        if let Err(e) = serde_json::to_writer(&mut self.buf, value) {
+            self.buf.truncate(start);
+            return Err(e.into());
+        }
         self.buf.push(b'\n');
-        self.out.write_all(&self.buf)?;
-        self.out.flush()
+        Ok(())
     }
 
     fn send_reply(
@@ -270,11 +275,88 @@ impl<W: Write> Line<W> {
         outputs: &[Output],
         history: &[SharedMessage],
     ) -> std::io::Result<()> {
-        self.buf.clear();
-        reply.encode(&mut self.buf, outputs, history)?;
+        let start = self.buf.len();
+        if let Err(e) = reply.encode(&mut self.buf, &mut self.scratch, outputs, history) {
+            // Nothing of a reply that could not be written whole leaves.
+            self.buf.truncate(start);
+            return Err(e.into());
+        }
         self.buf.push(b'\n');
-        self.out.write_all(&self.buf)?;
+        Ok(())
+    }
+
+    /// Writes every reply so far, in one write, and flushes.
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
         self.out.flush()
+    }
+}
+
+/// The request lines, read ahead of their handling: whatever one read of the pipe
+/// brought is kept here, so the server knows whether another request is already
+/// waiting (then its reply can share the write) or the next read may block (then
+/// the replies so far must leave first, or the harness and the engine wait on each
+/// other).
+struct Requests<R> {
+    input: R,
+    read: Vec<u8>,
+    /// Where the next line starts in `read`.
+    at: usize,
+    /// Lines handed out so far.
+    lines: usize,
+    eof: bool,
+}
+
+impl<R: BufRead> Requests<R> {
+    fn new(input: R) -> Requests<R> {
+        Requests {
+            input,
+            read: Vec::with_capacity(16 * 1024),
+            at: 0,
+            lines: 0,
+            eof: false,
+        }
+    }
+
+    /// The next line (without `\n` or `\r\n`) if it is already read, or the last,
+    /// unterminated one at the end of the input; `None` when a read is needed.
+    fn buffered(&mut self) -> Option<Result<&str, String>> {
+        let rest = &self.read[self.at..];
+        let (line, used) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], end + 1),
+            None if self.eof && !rest.is_empty() => (rest, rest.len()),
+            None => return None,
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        self.at += used;
+        self.lines += 1;
+        Some(std::str::from_utf8(line).map_err(|_| {
+            format!(
+                "cannot read request {}: stream did not contain valid UTF-8",
+                self.lines
+            )
+        }))
+    }
+
+    /// Reads more input (this may block); false at the end of the input.
+    fn fill(&mut self) -> Result<bool, String> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.read.drain(..self.at);
+        self.at = 0;
+        let got = self
+            .input
+            .fill_buf()
+            .map_err(|e| format!("cannot read request {}: {e}", self.lines + 1))?;
+        let n = got.len();
+        self.read.extend_from_slice(got);
+        self.input.consume(n);
+        self.eof = n == 0;
+        Ok(true)
     }
 }
 
@@ -322,12 +404,39 @@ pub fn serve_version<R: BufRead, W: Write>(
     let mut out = Line {
         out,
         buf: Vec::with_capacity(64 * 1024),
+        scratch: String::with_capacity(4 * 1024),
     };
     out.send(&hello).map_err(io)?;
+    let mut requests = Requests::new(input);
+    let served = serve_lines(factory, &mut requests, &mut out, v1);
+    // Whatever was answered leaves, also when a request was refused as an error.
+    let flushed = out.flush().map_err(io);
+    served.and(flushed)
+}
+
+/// Answers request lines until the input ends.
+fn serve_lines<R: BufRead, W: Write>(
+    factory: &dyn EngineFactory,
+    requests: &mut Requests<R>,
+    out: &mut Line<W>,
+    v1: bool,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("cannot write a reply: {e}");
     let mut served: Option<Served> = None;
-    for (i, line) in input.lines().enumerate() {
-        let line = line.map_err(|e| format!("cannot read request {}: {e}", i + 1))?;
-        let req: Req = serde_json::from_str(&line)
+    loop {
+        // The 0-based number of the line about to be read.
+        let i = requests.lines;
+        let line = match requests.buffered() {
+            Some(line) => line?,
+            None => {
+                out.flush().map_err(io)?;
+                if requests.fill()? {
+                    continue;
+                }
+                return Ok(());
+            }
+        };
+        let req: Req = serde_json::from_str(line)
             .map_err(|e| format!("request line {}: {e}: {line}", i + 1))?;
         match (req, &mut served) {
             (Req::Create { config }, _) => {
@@ -335,7 +444,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                 let mut r = reply("create");
                 r.fixed_texts = Some(engine.fixed_texts());
                 let mut s = Served::new(engine);
-                s.write(&mut out, r, &[], true, v1).map_err(io)?;
+                s.write(out, r, &[], true, v1).map_err(io)?;
                 served = Some(s);
             }
             (Req::Restore { config, log }, _) => {
@@ -349,7 +458,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                         r.fixed_texts = Some(engine.fixed_texts());
                         r.outputs = true;
                         let mut s = Served::new(engine);
-                        s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
+                        s.write(out, r, &outputs, true, v1).map_err(io)?;
                         served = Some(s);
                     }
                     Err(why) => {
@@ -373,7 +482,7 @@ pub fn serve_version<R: BufRead, W: Write>(
                         r.fixed_texts = Some(engine.fixed_texts());
                         r.outputs = true;
                         let mut s = Served::new(engine);
-                        s.write(&mut out, r, &outputs, true, v1).map_err(io)?;
+                        s.write(out, r, &outputs, true, v1).map_err(io)?;
                         served = Some(s);
                     }
                     Err(why) => {
@@ -396,18 +505,16 @@ pub fn serve_version<R: BufRead, W: Write>(
                     Ok(outputs) => {
                         let mut r = reply("input");
                         r.outputs = true;
-                        s.write(&mut out, r, &outputs, false, v1).map_err(io)?;
+                        s.write(out, r, &outputs, false, v1).map_err(io)?;
                     }
                     Err(why) => {
                         let mut r = reply("input");
                         r.refused = Some(why);
-                        s.write(&mut out, r, &[], false, v1).map_err(io)?;
+                        s.write(out, r, &[], false, v1).map_err(io)?;
                     }
                 }
             }
-            (Req::State, Some(s)) => s
-                .write(&mut out, reply("state"), &[], true, true)
-                .map_err(io)?,
+            (Req::State, Some(s)) => s.write(out, reply("state"), &[], true, true).map_err(io)?,
             (Req::Digest, _) if v1 => {
                 return Err(format!(
                     "request line {}: `digest` is a protocol 2 request; this engine speaks protocol 1",
@@ -427,7 +534,6 @@ pub fn serve_version<R: BufRead, W: Write>(
             }
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

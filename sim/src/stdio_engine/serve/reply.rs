@@ -135,14 +135,35 @@ pub(super) fn output_out<'a>(o: &'a Output, history: &[SharedMessage]) -> Output
     }
 }
 
+/// Appends `value`'s JSON to `buf` through core's writer: serde_json's bytes, with
+/// strings checked for escapes a word at a time. On the recorded requests of
+/// benches/README.md (fifth round) it costs the same as serde_json's writer, since
+/// the long texts of history deltas do need escapes; it is kept so the engine side
+/// writes JSON as the log does. `scratch` is the writer's `String`, kept between calls.
+fn json<T: Serialize + ?Sized>(
+    buf: &mut Vec<u8>,
+    scratch: &mut String,
+    value: &T,
+) -> serde_json::Result<()> {
+    scratch.clear();
+    turnsim_core::json::write(scratch, value)?;
+    buf.extend_from_slice(scratch.as_bytes());
+    Ok(())
+}
+
 /// `,"key":value` for a present optional field.
-fn field<T: Serialize>(buf: &mut Vec<u8>, key: &str, value: &Option<T>) -> serde_json::Result<()> {
+fn field<T: Serialize>(
+    buf: &mut Vec<u8>,
+    scratch: &mut String,
+    key: &str,
+    value: &Option<T>,
+) -> serde_json::Result<()> {
     if let Some(v) = value {
         buf.push(b',');
         buf.push(b'"');
         buf.extend_from_slice(key.as_bytes());
         buf.extend_from_slice(b"\":");
-        serde_json::to_writer(&mut *buf, v)?;
+        json(buf, scratch, v)?;
     }
     Ok(())
 }
@@ -153,11 +174,12 @@ impl ReplyOut<'_> {
     pub fn encode(
         &self,
         buf: &mut Vec<u8>,
+        scratch: &mut String,
         outputs: &[Output],
         history: &[SharedMessage],
     ) -> serde_json::Result<()> {
         buf.extend_from_slice(b"{\"reply\":");
-        serde_json::to_writer(&mut *buf, self.reply)?;
+        json(buf, scratch, self.reply)?;
         if self.outputs {
             buf.extend_from_slice(b",\"outputs\":[");
             for (i, o) in outputs.iter().enumerate() {
@@ -170,18 +192,18 @@ impl ReplyOut<'_> {
                         base64::encode_into(bytes, buf);
                         buf.extend_from_slice(b"\"}");
                     }
-                    o => serde_json::to_writer(&mut *buf, &output_out(o, history))?,
+                    o => json(buf, scratch, &output_out(o, history))?,
                 }
             }
             buf.push(b']');
         }
-        field(buf, "refused", &self.refused)?;
-        field(buf, "error", &self.error)?;
-        field(buf, "history", &self.history)?;
-        field(buf, "pending", &self.pending)?;
-        field(buf, "idle", &self.idle)?;
-        field(buf, "state", &self.state)?;
-        field(buf, "fixed_texts", &self.fixed_texts)?;
+        field(buf, scratch, "refused", &self.refused)?;
+        field(buf, scratch, "error", &self.error)?;
+        field(buf, scratch, "history", &self.history)?;
+        field(buf, scratch, "pending", &self.pending)?;
+        field(buf, scratch, "idle", &self.idle)?;
+        field(buf, scratch, "state", &self.state)?;
+        field(buf, scratch, "fixed_texts", &self.fixed_texts)?;
         buf.push(b'}');
         Ok(())
     }

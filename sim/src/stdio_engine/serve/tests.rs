@@ -3,7 +3,10 @@
 
 use super::{Line, serve};
 use crate::Reference;
-use std::io::Write;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::rc::Rc;
 
 #[derive(Default)]
 struct Counting {
@@ -29,14 +32,97 @@ fn one_reply_is_written_with_one_write_however_long() {
     let mut line = Line {
         out: Counting::default(),
         buf: Vec::new(),
+        scratch: String::new(),
     };
     let long = "x".repeat(100_000);
     line.send(&serde_json::json!({ "reply": "state", "state": long }))
         .unwrap();
+    assert_eq!((line.out.writes, line.out.flushes), (0, 0));
+    line.flush().unwrap();
     assert_eq!((line.out.writes, line.out.flushes), (1, 1));
     assert_eq!(
         line.out.bytes,
         format!("{{\"reply\":\"state\",\"state\":\"{long}\"}}\n").into_bytes()
+    );
+}
+
+/// Output shared with the input below, so a read can see how much was written.
+struct Shared(Rc<RefCell<Counting>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+/// Input that arrives in these chunks, one per read, noting at each read how many
+/// writes the output had seen.
+struct Chunks {
+    chunks: VecDeque<Vec<u8>>,
+    out: Rc<RefCell<Counting>>,
+    writes_at_reads: Vec<usize>,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.writes_at_reads.push(self.out.borrow().writes);
+        let Some(chunk) = self.chunks.pop_front() else {
+            return Ok(0);
+        };
+        assert!(chunk.len() <= buf.len(), "a chunk fits one read");
+        buf[..chunk.len()].copy_from_slice(&chunk);
+        Ok(chunk.len())
+    }
+}
+
+#[test]
+fn replies_to_requests_read_together_leave_in_one_write_before_the_next_read() {
+    let config =
+        r#"{"system":"s","tools":[],"session_key":"k","stance":"st","max_truncated_resumes":3}"#;
+    let input = |n: u64| {
+        format!(r#"{{"req":"input","n":{n},"input":{{"input":"prompt","text":"hi","now":"t0"}}}}"#)
+    };
+    let chunks = [
+        format!("{{\"req\":\"create\",\"config\":{config}}}\n"),
+        format!("{}\n{}\n{}\n", input(1), input(2), input(3)),
+        "{\"req\":\"digest\"}\n".to_string(),
+    ];
+    let out = Rc::new(RefCell::new(Counting::default()));
+    let mut reader = Chunks {
+        chunks: chunks.iter().map(|c| c.clone().into_bytes()).collect(),
+        out: out.clone(),
+        writes_at_reads: Vec::new(),
+    };
+    super::serve_version(
+        &Reference,
+        std::io::BufReader::new(&mut reader),
+        Shared(out.clone()),
+        2,
+    )
+    .unwrap();
+    // The hello before the first read, the create's reply before the second, the
+    // batch's three replies in one write before the third, the digest's at the end.
+    assert_eq!(reader.writes_at_reads, [1, 2, 3, 4]);
+    let out = out.borrow();
+    assert_eq!(out.writes, 4);
+    let replies: Vec<String> = String::from_utf8(out.bytes.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["reply"].to_string())
+        .collect();
+    assert_eq!(
+        replies,
+        [
+            "null",
+            "\"create\"",
+            "\"input\"",
+            "\"input\"",
+            "\"input\"",
+            "\"digest\""
+        ]
     );
 }
 
@@ -194,7 +280,8 @@ fn a_reply_written_by_hand_is_the_derived_reply_byte_for_byte() {
             r.state = Some("12".into());
         }
         let mut got = Vec::new();
-        r.encode(&mut got, &outputs, history).unwrap();
+        r.encode(&mut got, &mut String::new(), &outputs, history)
+            .unwrap();
         let derived = Derived {
             reply: "input",
             outputs: with_outputs.then(|| outputs.iter().map(|o| output_out(o, history)).collect()),
