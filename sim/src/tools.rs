@@ -166,21 +166,29 @@ fn long_output(name: &str, id: &str, lines: u32) -> String {
     String::from_utf8(s).unwrap_or_default()
 }
 
-/// `n` in decimal, as `Display` writes it, without a `String` per number.
+/// `n` in decimal, as `Display` writes it, without a `String` per number. The numbers
+/// a long output writes are below 1000, so those are written whole, not digit by digit.
+#[inline]
 fn push_decimal(s: &mut Vec<u8>, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    let digit = |x: u32| b'0' + (x % 10) as u8;
+    match n {
+        0..=9 => s.push(digit(n)),
+        10..=99 => s.extend_from_slice(&[digit(n / 10), digit(n)]),
+        100..=999 => s.extend_from_slice(&[digit(n / 100), digit(n / 10), digit(n)]),
+        _ => {
+            let mut digits = [0u8; 10];
+            let mut at = digits.len();
+            let mut n = n;
+            loop {
+                at -= 1;
+                digits[at] = digit(n);
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            s.extend_from_slice(&digits[at..]);
         }
-    }
-    for &d in &digits[at..] {
-        s.push(d);
     }
 }
 
@@ -190,7 +198,7 @@ mod tests {
 
     #[test]
     fn push_decimal_writes_what_display_writes() {
-        for n in [0u32, 1, 9, 10, 96, 99, 100, 399, 400, 65_535, u32::MAX] {
+        for n in [0u32, 9, 10, 99, 100, 999, 1000, 65_535, u32::MAX] {
             let mut s = b"x".to_vec();
             push_decimal(&mut s, n);
             assert_eq!(s, format!("x{n}").into_bytes());
