@@ -95,13 +95,18 @@ pub struct Mark {
     pub span: u32,
 }
 
+/// Outcomes a run from a seed has room for before its lists grow.
+const SEED_ROOM: usize = 1024;
+
 impl Decider {
     /// Draws fresh outcomes from `ChaCha8Rng::seed_from_u64(seed)` and records them.
     pub fn from_seed(seed: u64) -> Self {
         Decider {
             source: Source::Seed(Box::new(ChaCha8Rng::seed_from_u64(seed))),
-            used: Vec::new(),
-            tags: Vec::new(),
+            // A seed's run draws several hundred outcomes: room for the usual count
+            // up front instead of a doubling (and a copy of both lists) every few.
+            used: Vec::with_capacity(SEED_ROOM),
+            tags: Vec::with_capacity(SEED_ROOM),
             current: Mark {
                 tag: Tag::Untagged,
                 span: 0,

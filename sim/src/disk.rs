@@ -20,8 +20,20 @@ pub struct FakeDisk {
 }
 
 impl FakeDisk {
+    /// An empty disk. (The world's disk starts with room: [`FakeDisk::with_room`].)
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty disk with room for `bytes` durable bytes before its buffer must grow:
+    /// a run's log grows record by record, and each doubling of a buffer that started
+    /// empty copied the whole log so far.
+    pub fn with_room(bytes: usize) -> Self {
+        FakeDisk {
+            synced: Vec::with_capacity(bytes),
+            ..Self::default()
+        }
     }
 
     /// Buffers `bytes` after everything written so far; not durable until `sync`.

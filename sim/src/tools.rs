@@ -147,37 +147,48 @@ pub fn plan_execution(
 /// KB), long enough that an engine which truncates, re-wraps or drops a tool's output
 /// is seen to, and every line different so that no two stretches of it are alike.
 fn long_output(name: &str, id: &str, lines: u32) -> String {
-    let mut s = String::with_capacity(lines as usize * 48);
-    s.push_str("output of ");
-    s.push_str(name);
-    s.push_str(" for ");
-    s.push_str(id);
+    // Written as bytes and checked as UTF-8 once at the end: a `String` checks its
+    // capacity and encodes a `char` per digit pushed, two numbers a line, up to 800
+    // numbers a call, which was most of this function's cost.
+    let mut s = Vec::with_capacity(name.len() + id.len() + 16 + lines as usize * 48);
+    s.extend_from_slice(b"output of ");
+    s.extend_from_slice(name.as_bytes());
+    s.extend_from_slice(b" for ");
+    s.extend_from_slice(id.as_bytes());
     for n in 1..=lines {
-        s.push_str("\nline ");
+        s.extend_from_slice(b"\nline ");
         push_decimal(&mut s, n);
-        s.push_str(": src/module_");
+        s.extend_from_slice(b": src/module_");
         push_decimal(&mut s, n * 7 % 97);
-        s.push_str(".rs ok");
+        s.extend_from_slice(b".rs ok");
     }
-    s
+    // Only `&str`s and ASCII were written, so this is never the empty fallback.
+    String::from_utf8(s).unwrap_or_default()
 }
 
-/// `n` in decimal, as `Display` writes it, without a `String` per number: a long
-/// output writes two numbers per line, up to 800 per call.
-fn push_decimal(s: &mut String, n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+/// `n` in decimal, as `Display` writes it, without a `String` per number. The numbers
+/// a long output writes are below 1000, so those are written whole, not digit by digit.
+#[inline]
+fn push_decimal(s: &mut Vec<u8>, n: u32) {
+    let digit = |x: u32| b'0' + (x % 10) as u8;
+    match n {
+        0..=9 => s.push(digit(n)),
+        10..=99 => s.extend_from_slice(&[digit(n / 10), digit(n)]),
+        100..=999 => s.extend_from_slice(&[digit(n / 100), digit(n / 10), digit(n)]),
+        _ => {
+            let mut digits = [0u8; 10];
+            let mut at = digits.len();
+            let mut n = n;
+            loop {
+                at -= 1;
+                digits[at] = digit(n);
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            s.extend_from_slice(&digits[at..]);
         }
-    }
-    for &d in &digits[at..] {
-        s.push(char::from(d));
     }
 }
 
@@ -187,10 +198,10 @@ mod tests {
 
     #[test]
     fn push_decimal_writes_what_display_writes() {
-        for n in [0u32, 1, 9, 10, 96, 99, 100, 399, 400, 65_535, u32::MAX] {
-            let mut s = String::from("x");
+        for n in [0u32, 9, 10, 99, 100, 999, 1000, 65_535, u32::MAX] {
+            let mut s = b"x".to_vec();
             push_decimal(&mut s, n);
-            assert_eq!(s, format!("x{n}"));
+            assert_eq!(s, format!("x{n}").into_bytes());
         }
     }
 

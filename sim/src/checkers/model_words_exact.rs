@@ -86,7 +86,9 @@ impl ModelWordsExact {
         match event {
             StreamEvent::BlockStart { index, block } => {
                 let kind = match block {
-                    BlockStart::Text => Kind::Text(String::new()),
+                    // Room for a usual block's text: its deltas then land without
+                    // the half dozen doublings an empty string grows through.
+                    BlockStart::Text => Kind::Text(String::with_capacity(256)),
                     BlockStart::ToolUse { id, name } => Kind::Call {
                         id: id.clone(),
                         name: name.clone(),

@@ -89,13 +89,18 @@ fn same_tools(a: &Arc<[ToolSpec]>, b: &Arc<[ToolSpec]>) -> bool {
 /// serializer writes for `request`; an error when the body is not one object or
 /// writes a fixed field after the growing list.
 pub(super) fn prefix_values(request: &Request, raw: Option<&str>) -> Result<[String; 2], String> {
-    let owned;
-    let text = match raw {
-        Some(raw) => raw,
-        None => {
-            owned = request.to_json();
-            &owned
-        }
+    let Some(text) = raw else {
+        // Core's serializer writes `system`, `tools` and `thinking` before `messages`
+        // and nothing fixed after it, and compact JSON writes a member's value as the
+        // value alone would be written: so the two values are the raw ones its whole
+        // body holds, without writing (and reading back) every message of the request.
+        // A test holds this path to the whole body's.
+        let tools = serde_json::to_string(&*request.tools);
+        let system = serde_json::to_string(&request.system);
+        return match (tools, system) {
+            (Ok(tools), Ok(system)) => Ok([tools, system]),
+            (Err(e), _) | (_, Err(e)) => Err(format!("its request does not serialize: {e}")),
+        };
     };
     let fields = body::fields(text).map_err(|e| format!("its body is not one JSON object: {e}"))?;
     if let Some((late, growing)) = fixed_after_growing(&fields) {
@@ -305,6 +310,44 @@ mod tests {
         c.observe(&ctx(), &Event::Reconfigured);
         assert_eq!(send(&mut c, 4, &request("c", tools()), None), Ok(()));
         assert!(send(&mut c, 5, &request("d", tools()), None).is_err());
+    }
+
+    #[test]
+    fn an_in_process_requests_prefix_is_the_one_its_whole_body_holds() {
+        let schema = serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "x": [1, 2.5, null]});
+        let tools: Arc<[ToolSpec]> = vec![
+            ToolSpec {
+                name: "edit".into(),
+                description: "Edits \"a\" file\n".into(),
+                input_schema: schema,
+            },
+            ToolSpec {
+                name: "read".into(),
+                description: String::new(),
+                input_schema: serde_json::json!({}),
+            },
+        ]
+        .into();
+        for thinking in [
+            None,
+            Some(turnsim_core::Thinking::Enabled {
+                budget_tokens: 1024,
+            }),
+        ] {
+            let mut r = request("You are \u{e9}l\u{e8}ve \"\\\" §", Arc::clone(&tools));
+            r.thinking = thinking;
+            r.messages
+                .push(Arc::new(Message::assistant_text("tools then system")));
+            let body = r.to_json();
+            assert_eq!(prefix_values(&r, None), prefix_values(&r, Some(&body)));
+            let [tools_json, system_json] = prefix_values(&r, None).expect("serializes");
+            assert!(body.contains(&tools_json) && body.contains(&system_json));
+        }
+        let empty = request("", Arc::from(Vec::new()));
+        assert_eq!(
+            prefix_values(&empty, None),
+            Ok(["[]".to_string(), "\"\"".to_string()])
+        );
     }
 
     #[test]

@@ -332,7 +332,8 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         opts: spec.options,
         d,
         sched: Scheduler::new(),
-        disk: FakeDisk::new(),
+        // Room for the log of a usual seed (tens of KiB) from the start.
+        disk: FakeDisk::with_room(64 * 1024),
         engine,
         config,
         faults_on: true,

@@ -280,10 +280,45 @@ impl World<'_> {
                 self.hasher.message(m);
             }
         }
-        let points = serde_json::to_string(&request.cache.breakpoints).unwrap_or_default();
+        let points = breakpoints_json(&request.cache.breakpoints);
         self.hash(b"breakpoints", points.as_bytes());
         seen.unwrap_or(request.messages.len())
     }
+}
+
+/// The bytes `serde_json::to_string` writes for `points` (the trace digest covers
+/// them), written by hand: serde's writer cost more than the rest of a request's hash.
+fn breakpoints_json(points: &[turnsim_core::CacheBreakpoint]) -> String {
+    let mut out = String::with_capacity(2 + points.len() * 24);
+    out.push('[');
+    for (i, p) in points.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"after_message\":");
+        match p.after_message {
+            None => out.push_str("null"),
+            Some(n) => {
+                let mut digits = [0u8; 20];
+                let mut at = digits.len();
+                let mut n = n;
+                loop {
+                    at -= 1;
+                    digits[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                for &d in &digits[at..] {
+                    out.push(char::from(d));
+                }
+            }
+        }
+        out.push('}');
+    }
+    out.push(']');
+    out
 }
 
 /// The receipt a persisted list of records holds, read only from a frame whose payload
@@ -296,13 +331,128 @@ fn receipt_in(bytes: &[u8]) -> Option<(turnsim_core::OperationId, String)> {
         let len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let payload = bytes.get(at + turnsim_core::log::FRAME_HEADER..)?;
         let payload = payload.get(..len)?;
-        if payload.starts_with(TAG)
-            && let Ok(turnsim_core::Record::Receipt { op, digest }) =
+        if payload.starts_with(TAG) {
+            if let Some((op, digest)) = plain_receipt(payload) {
+                return Some((turnsim_core::OperationId(op), digest.to_owned()));
+            }
+            if let Ok(turnsim_core::Record::Receipt { op, digest }) =
                 serde_json::from_slice(payload)
-        {
-            return Some((op, digest));
+            {
+                return Some((op, digest));
+            }
         }
         at += turnsim_core::log::FRAME_HEADER + len;
     }
     None
+}
+
+/// The op and digest of a receipt written as the reference engine writes one
+/// (`{"receipt":{"op":N,"digest":"…"}}`, no space, a digest of hex digits), read
+/// without serde: one per request, and deserializing a record was most of what a
+/// receipt cost. `None` for any other spelling, which serde then reads: so this path
+/// only ever answers what serde would answer for the same bytes.
+fn plain_receipt(payload: &[u8]) -> Option<(u64, &str)> {
+    let rest = payload.strip_prefix(b"{\"receipt\":{\"op\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    // JSON writes no leading zero; a number too big for `u64` is serde's to refuse.
+    if digits == 0 || (digits > 1 && rest[0] == b'0') {
+        return None;
+    }
+    let op = std::str::from_utf8(&rest[..digits])
+        .ok()?
+        .parse::<u64>()
+        .ok()?;
+    let digest = rest[digits..]
+        .strip_prefix(b",\"digest\":\"")?
+        .strip_suffix(b"\"}}")?;
+    if !digest
+        .iter()
+        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return None;
+    }
+    Some((op, std::str::from_utf8(digest).ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::OperationId;
+
+    fn framed(payload: &[u8]) -> Vec<u8> {
+        turnsim_core::log::encode_frame(payload)
+    }
+
+    #[test]
+    fn breakpoints_are_hashed_as_the_bytes_serde_writes() {
+        use turnsim_core::CacheBreakpoint;
+        let cases: [&[Option<usize>]; 4] = [
+            &[],
+            &[None],
+            &[None, Some(0), Some(9), Some(10)],
+            &[Some(123_456), Some(usize::MAX)],
+        ];
+        for case in cases {
+            let points: Vec<CacheBreakpoint> = case
+                .iter()
+                .map(|&after_message| CacheBreakpoint { after_message })
+                .collect();
+            let serde = serde_json::to_string(&points).expect("serializes");
+            assert_eq!(breakpoints_json(&points), serde);
+        }
+    }
+
+    #[test]
+    fn a_receipt_reads_the_same_with_or_without_serde() {
+        let record = turnsim_core::Record::Receipt {
+            op: OperationId(42),
+            digest: "0123456789abcdef".into(),
+        };
+        // The bytes the reference engine persists, and serde's own spelling.
+        let written = turnsim_core::log::encode_record(&record);
+        let payload = &written[turnsim_core::log::FRAME_HEADER..];
+        assert_eq!(plain_receipt(payload), Some((42, "0123456789abcdef")));
+        let serde_payload = serde_json::to_vec(&record).expect("serializes");
+        assert_eq!(
+            plain_receipt(&serde_payload),
+            Some((42, "0123456789abcdef"))
+        );
+        let mut bytes = framed(br#"{"turn_started":{}}"#);
+        bytes.extend(written);
+        assert_eq!(
+            receipt_in(&bytes),
+            Some((OperationId(42), "0123456789abcdef".to_string()))
+        );
+    }
+
+    #[test]
+    fn any_other_spelling_of_a_receipt_is_left_to_serde() {
+        for payload in [
+            &br#"{"receipt":{"op":42, "digest":"ab"}}"#[..],
+            br#"{"receipt":{"op":042,"digest":"ab"}}"#,
+            br#"{"receipt":{"op":18446744073709551616,"digest":"ab"}}"#,
+            br#"{"receipt":{"op":4,"digest":"a\u0062"}}"#,
+            br#"{"receipt":{"op":4,"digest":"AB"}}"#,
+            br#"{"receipt":{"op":4,"digest":"ab"}} "#,
+            br#"{"receipt":{"digest":"ab","op":4}}"#,
+        ] {
+            assert_eq!(
+                plain_receipt(payload),
+                None,
+                "{}",
+                String::from_utf8_lossy(payload)
+            );
+        }
+        // Serde still reads the ones that are receipts.
+        let spaced = framed(br#"{"receipt":{"op":42, "digest":"ab"}}"#);
+        assert_eq!(
+            receipt_in(&spaced),
+            Some((OperationId(42), "ab".to_string()))
+        );
+        let reordered = framed(br#"{"receipt":{"digest":"a\u0062","op":4}}"#);
+        assert_eq!(
+            receipt_in(&reordered),
+            Some((OperationId(4), "ab".to_string()))
+        );
+    }
 }
