@@ -7,8 +7,10 @@ The smallest program a user of `claude-agent-sdk` (PyPI) writes: `query()` with 
 prompt and `ClaudeAgentOptions`, iterating the messages to the result. The SDK starts
 its bundled Claude Code underneath and talks to it over stdin/stdout; Claude Code
 talks to BASE_URL (a `turnsim serve` on loopback) with a dummy key, and runs its own
-Bash tool without asking (`bypassPermissions`, as a CI script would). Thinking is off
-(see the option for why). The session
+Bash tool without asking (`bypassPermissions`, as a CI script would). Thinking is
+Claude Code's default (on, `adaptive`), as in a program that does not mention it;
+`TURNSIM_SDK_THINKING=disabled` in the environment turns it off, which is how the
+batch of docs/real-clients.md made before serve could think was run. The session
 is Claude Code's own, under HOME; `--resume` continues the working directory's most
 recent one (`continue_conversation`), which is how drive resumes. Each message is
 printed as one JSON line, so a run's stdout shows what the program saw.
@@ -41,13 +43,13 @@ async def main() -> int:
         continue_conversation=args.resume,
         # The model id is only echoed by the server; no network lookup is made for it.
         model="claude-sonnet-4-5",
-        # Thinking off: drive's scripted model answers without thinking blocks, and with
-        # thinking on (this Claude Code's default) every request of a tool loop would
-        # then break the API's rule that the loop's assistant turn opens with thinking
-        # (serve answers it 400); a real model with thinking on always opens with one.
-        thinking={"type": "disabled"},
         env={"ANTHROPIC_BASE_URL": args.base_url, "ANTHROPIC_API_KEY": "dummy"},
     )
+    # Before serve streamed signed thinking blocks, a client with thinking on got its
+    # own tool loop refused (the loop's assistant turn must open with its thinking), so
+    # the first batches turned it off; the variable keeps that run reproducible.
+    if os.environ.get("TURNSIM_SDK_THINKING") == "disabled":
+        options.thinking = {"type": "disabled"}
     async for message in query(prompt=args.prompt, options=options):
         print(as_json(message), flush=True)
     return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Hand check (no turnsim) for headless cline 3.0.65 (`cline --json`), two cases:
-#   sigterm: a stdlib fake Chat Completions API asks for five `run_commands` calls in a
+# Hand check (no turnsim) for headless cline 3.0.65 (`cline --json`), three cases:
+#   sigterm (or sighup, the same with SIGHUP): a stdlib fake Chat Completions API asks for five `run_commands` calls in a
 #     row, each a script that sleeps 3 s then appends `round N` to an effects file;
 #     once the first call runs, SIGTERM goes to the `cline` process (the pid a user
 #     sees: the node launcher); printed: each request's arrival, the launcher's exit,
@@ -12,22 +12,23 @@
 #     connection drops without the last chunk of its chunked body (a truncated body, as
 #     when a provider's connection breaks); printed: the requests (a retry is a third),
 #     cline's exit code and its error lines. CUT_REQ=1 cuts the first reply instead.
-# Usage: handcheck/cline_headless.py sigterm|cut  (with cline and node on PATH).
+# Usage: handcheck/cline_headless.py sigterm|sighup|cut  (with cline and node on PATH).
 # The HOME is fresh (a temporary directory) with the provider file cline reads its base
 # URL from; CLINE_SESSION_BACKEND_MODE=local keeps the run in its own process (no hub).
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
-if MODE not in ("sigterm", "cut"):
-    sys.exit("usage: cline_headless.py sigterm|cut")
+if MODE not in ("sigterm", "sighup", "cut"):
+    sys.exit("usage: cline_headless.py sigterm|sighup|cut")
+SIG = {"sigterm": signal.SIGTERM, "sighup": signal.SIGHUP}.get(MODE)
 CUT_AT = int(os.environ.get("CUT_AT", "6"))
 # Which request is cut (2: the first one after a tool result; 1: the first of all).
 CUT_REQ = int(os.environ.get("CUT_REQ", "2"))
 T0 = time.time()
 log = []
 root = tempfile.mkdtemp(prefix="cline-%s-" % MODE)
-ROUNDS = 5 if MODE == "sigterm" else 2
+ROUNDS = 2 if MODE == "cut" else 5
 
 
 def ms():
@@ -140,13 +141,13 @@ def ours():
     return found
 
 
-if MODE == "sigterm":
+if SIG is not None:
     while not os.path.exists(root + "/starts") and ms() < 120000:
         time.sleep(0.05)
     time.sleep(1.5)  # inside the first call's 3 s sleep
     log.append("+%6d ms processes: %s" % (ms(), ours()))
-    p.send_signal(signal.SIGTERM)
-    log.append("+%6d ms SIGTERM to pid %d (`cline`)" % (ms(), p.pid))
+    p.send_signal(SIG)
+    log.append("+%6d ms %s to pid %d (`cline`)" % (ms(), SIG.name, p.pid))
 try:
     p.wait(timeout=90)
     log.append("+%6d ms cline (pid %d) exited: %s" % (ms(), p.pid, p.returncode))

@@ -9,8 +9,9 @@
 # sent. (With GEMINI_CLI_NO_RELAUNCH=1, no launcher between, it stops at once.)
 # With `--sigint`, Ctrl+C as a terminal sends it (SIGINT to the whole process group)
 # instead: exit 1 when the tool's process outlives the client and writes `finish`
-# after the client has exited (an orphan).
-# Usage: handcheck/gemini_cli_sigterm.py PATH_TO_gemini [--sigint]   (HOME: a fresh temp dir)
+# after the client has exited (an orphan). With `--sighup`, SIGHUP (a closed terminal, a
+# dropped ssh session) goes to the `gemini` pid, judged as with `--sigint`.
+# Usage: handcheck/gemini_cli_sigterm.py PATH_TO_gemini [--sigint|--sighup]   (HOME: a fresh temp dir)
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -72,14 +73,19 @@ def main():
     while time.time() < deadline and not (os.path.exists(MARK) and "start" in open(MARK).read()):
         time.sleep(0.05)
     sent = time.time()
-    if "--sigint" in sys.argv:
-        os.killpg(p.pid, signal.SIGINT)
-        print("SIGINT sent to process group %d while the tool ran" % p.pid)
+    if "--sigint" in sys.argv or "--sighup" in sys.argv:
+        if "--sigint" in sys.argv:
+            os.killpg(p.pid, signal.SIGINT)
+            print("SIGINT sent to process group %d while the tool ran" % p.pid)
+        else:
+            os.kill(p.pid, signal.SIGHUP)
+            print("SIGHUP sent to pid %d while the tool ran" % p.pid)
         code = p.wait(timeout=30)
         exited = time.time()
         time.sleep(5)
         marks = open(MARK).read().split() if os.path.exists(MARK) else []
-        print("exit: %s after %.1f s; marker 5 s later: %s" % (code, exited - sent, marks))
+        print("exit: %s after %.1f s; marker 5 s later: %s; model requests after the signal: %d"
+              % (code, exited - sent, marks, sum(t > sent for t in requests)))
         # The marker's last write (`finish`) came after the client had exited.
         orphan = "finish" in marks and os.path.getmtime(MARK) > exited
         print("TOOL RAN ON AFTER THE CLIENT EXITED" if orphan else "the tool ended with the client")

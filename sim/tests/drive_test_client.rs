@@ -116,8 +116,17 @@ fn a_client_that_ignores_sigint_and_keeps_working_fails_no_effect_after_cancel()
         .find(|o| o.name == "no_effect_after_cancel")
         .expect("checker present");
     assert_eq!(o.status, Status::Fail, "{}", r.text());
+    // A record holds the request's place in the order, not its time: the line
+    // places it between the signal and the resume, and does not claim it came
+    // before the exit (a surviving child can send it later).
+    let line = format!(
+        "and before the resumed invocation (the first invocation exited at +{} ms)",
+        r.first.end_ms
+    );
     assert!(
-        o.details.iter().any(|d| d.contains("sent after SIGINT")),
+        o.details
+            .iter()
+            .any(|d| d.contains("sent after SIGINT at +") && d.contains(&line)),
         "{}",
         r.text()
     );

@@ -195,6 +195,9 @@ pub fn no_effect_after_cancel(f: &Facts) -> Observation {
     // After a key the UI is still up and may ask the model for things of its own
     // (a suggestion for the next prompt, a title): a request that declares no
     // tools cannot go on with the cancelled turn, so it is reported, not failed.
+    // Records carry their order, not their time: a request between the signal and
+    // the resume may come from a child that outlived the client's exit (the Agent
+    // SDK's Claude Code), so the line says what is known, not "before the exit".
     let mut side = Vec::new();
     for r in f
         .records
@@ -202,7 +205,7 @@ pub fn no_effect_after_cancel(f: &Facts) -> Observation {
         .filter(|r| r.index >= sent.requests_before && r.index < f.resume_request)
     {
         let line = format!(
-            "request #{} ({} {}) sent after {sig} at +{} ms, before the client exited at +{} ms",
+            "request #{} ({} {}) sent after {sig} at +{} ms and before the resumed invocation (the first invocation exited at +{} ms)",
             r.index, r.method, r.target, sent.at_ms, f.first.end_ms
         );
         if sent.interrupt.is_key() && r.answer.played == PLAYED_PLAIN {
