@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The template's binary, built (or brought up to date) for this test's profile:
-/// `cargo test --test NAME` builds no examples.
+/// `cargo test --test NAME` and nextest build no examples. Built with the workspace's
+/// features, the set the README's test command compiled the library with: `-p turnsim`
+/// alone would compile the whole library again for its own feature set (minutes).
 fn own_engine() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its path");
     let profile_dir = exe
@@ -19,7 +21,7 @@ fn own_engine() -> PathBuf {
         .to_path_buf();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "-q", "-p", "turnsim", "--example", "own_engine"]);
+    cmd.args(["build", "-q", "--workspace", "--example", "own_engine"]);
     if profile_dir.ends_with("release") {
         cmd.arg("--release");
     }
