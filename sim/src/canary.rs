@@ -12,6 +12,7 @@ mod api;
 mod bug;
 mod judged;
 mod public;
+mod repair;
 mod stream;
 pub use bug::Bug;
 

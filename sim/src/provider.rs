@@ -416,7 +416,7 @@ pub fn plan_response_with(
     } else if d.chance(opts.max_tokens) {
         StopReason::MaxTokens
     } else {
-        StopReason::EndTurn
+        natural_stop(d, opts)
     };
     b.push(StreamEvent::MessageDelta {
         stop_reason,
@@ -485,6 +485,21 @@ const OTHER_STOPS: [OtherStop; 3] = [
     OtherStop::MaxTokens,
     OtherStop::ResetAfterCall,
 ];
+
+/// The stop reasons of a finished reply without calls other than `end_turn` and
+/// `max_tokens` that the Messages API sends without server tools.
+pub const OTHER_NATURAL_STOPS: [StopReason; 2] = [StopReason::StopSequence, StopReason::Refusal];
+
+/// How a finished reply without calls or a `max_tokens` stop ends: `end_turn`, or, at
+/// the seed's `other_stop` rate, one of [`OTHER_NATURAL_STOPS`]. A seed with the rate
+/// at zero draws nothing here, so its decision list is what it was before the option.
+fn natural_stop(d: &mut Decider, opts: &SimOptions) -> StopReason {
+    let rate = opts.stream.other_stop;
+    if rate.is_zero() || !d.chance(rate) {
+        return StopReason::EndTurn;
+    }
+    OTHER_NATURAL_STOPS[d.below(OTHER_NATURAL_STOPS.len() as u32) as usize]
+}
 
 /// The id a provider that numbers calls per reply gives its `call`-th call.
 fn reply_local_id(call: u32) -> String {

@@ -98,3 +98,76 @@ fn push_decimal_writes_what_display_writes() {
         assert_eq!(s, format!("sig{n}"));
     }
 }
+
+/// The stop reason of a plan's `message_delta`, if it has one.
+fn stop_of(plan: &Plan) -> Option<StopReason> {
+    plan.events.iter().find_map(|(_, e)| match e {
+        StreamEvent::MessageDelta { stop_reason, .. } => Some(*stop_reason),
+        _ => None,
+    })
+}
+
+/// The plan of a reply without tools (no calls, so the stop is the natural one), with
+/// faults off and `other_stop` at `rate`.
+fn plain_reply(seed: u64, rate: Ratio) -> (Plan, Vec<u32>) {
+    let mut opts = SimOptions::quiet(seed);
+    opts.max_tokens = Ratio::NEVER;
+    opts.stream.other_stop = rate;
+    let mut d = Decider::from_seed(seed);
+    let plan = plan_response(
+        &mut d,
+        &opts,
+        false,
+        &[],
+        &mut IdGen::default(),
+        None,
+        0,
+        Asked::OFF,
+    );
+    (plan, d.into_decisions())
+}
+
+#[test]
+fn a_finished_reply_stops_on_a_stop_sequence_or_a_refusal_at_the_other_stop_rate() {
+    let mut seen = std::collections::BTreeMap::new();
+    for seed in 0..400 {
+        let (plan, _) = plain_reply(seed, Ratio::new(1, 2));
+        let stop = stop_of(&plan).expect("an unfaulted reply has a stop reason");
+        *seen.entry(format!("{stop:?}")).or_insert(0u32) += 1;
+    }
+    let names: Vec<&str> = seen.keys().map(String::as_str).collect();
+    assert_eq!(names, ["EndTurn", "Refusal", "StopSequence"], "{seen:?}");
+    // Half the replies end otherwise, split evenly between the two: each well within
+    // 60..140 of the 100 expected in 400.
+    for (name, n) in &seen {
+        let expected = if name == "EndTurn" { 200 } else { 100 };
+        assert!(n.abs_diff(expected) < 40, "{name}: {n} of 400 ({seen:?})");
+    }
+    for seed in 0..400 {
+        let (plan, _) = plain_reply(seed, Ratio::ALWAYS);
+        assert_ne!(stop_of(&plan), Some(StopReason::EndTurn), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_seed_without_other_stops_draws_nothing_for_them() {
+    let events = |p: &Plan| -> Vec<StreamEvent> {
+        p.events
+            .iter()
+            .map(|(_, e)| match e {
+                // The stop, and the usage drawn after it, are what the option moves.
+                StreamEvent::MessageDelta { .. } => StreamEvent::MessageStop,
+                e => e.clone(),
+            })
+            .collect()
+    };
+    for seed in 0..200 {
+        let (off, off_decisions) = plain_reply(seed, Ratio::NEVER);
+        let (on, on_decisions) = plain_reply(seed, Ratio::ALWAYS);
+        assert_eq!(stop_of(&off), Some(StopReason::EndTurn), "seed {seed}");
+        // On, the reply records two decisions more (the chance and the pick); off,
+        // none: a seed with the option off keeps the decision list it had.
+        assert_eq!(on_decisions.len(), off_decisions.len() + 2, "seed {seed}");
+        assert_eq!(events(&on), events(&off), "seed {seed}");
+    }
+}

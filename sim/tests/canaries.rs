@@ -30,11 +30,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn first_scenario(dir: &Path) -> PathBuf {
+/// The failure of the lowest seed, or with `of`, the lowest seed's failure of that
+/// invariant.
+fn first_scenario(dir: &Path, of: Option<&str>) -> PathBuf {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("the failure directory exists")
         .map(|e| e.expect("a readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| of.is_none_or(|inv| p.to_string_lossy().ends_with(&format!("-{inv}.json"))))
         .collect();
     files.sort_by_key(|p| {
         let name = p
@@ -62,6 +65,12 @@ const REUSED_IDS_BUDGET: u64 = 1000;
 
 /// Finds, shrinks and replays `bug`'s first failure; returns the replay's output.
 fn canary_is_found_within(bug: Bug, budget: u64) -> String {
+    canary_failure_is_shrunk(bug, budget, false)
+}
+
+/// [`canary_is_found_within`], shrinking the first failure of the canary's own
+/// checker when another checker saw the bug at a lower seed first.
+fn canary_failure_is_shrunk(bug: Bug, budget: u64, its_own: bool) -> String {
     let dir = scratch(bug.name());
     let seeds = format!("0..{budget}");
     let (code, text) = turnsim(&[
@@ -79,7 +88,8 @@ fn canary_is_found_within(bug: Bug, budget: u64) -> String {
     assert!(text.contains(&wanted), "expected {wanted:?} in:\n{text}");
     assert!(text.contains("replay:   turnsim replay "), "{text}");
 
-    let file = first_scenario(&dir);
+    let own = bug.caught_by().to_string();
+    let file = first_scenario(&dir, its_own.then_some(own.as_str()));
     let original = load_scenario(&file).expect("the written scenario loads");
     assert_eq!(original.engine, bug.name());
 
@@ -197,7 +207,9 @@ fn the_time_in_the_system_prompt_is_found_by_prefix_stable() {
 
 #[test]
 fn a_turn_end_never_persisted_is_found_by_durable_live() {
-    canary_is_found_shrunk_and_replayed(Bug::TurnEndNotPersisted);
+    // Its first seed is 267 since replies may stop on a stop sequence or a refusal
+    // (182 before: the new draws moved every seed that has the option on).
+    canary_is_found_within(Bug::TurnEndNotPersisted, RARE_BUDGET);
 }
 
 #[test]
@@ -297,7 +309,10 @@ fn calls_a_cancel_dropped_while_their_results_stay_are_found_by_pairing() {
 
 #[test]
 fn a_cancel_s_repair_kept_in_memory_only_is_found_by_durable_live() {
-    canary_is_found_shrunk_and_replayed(Bug::CancelRepairNotPersisted);
+    // Some seeds leave a log the reference cannot restore at all, which
+    // `no_lost_observation` reports first (seed 111 since replies may stop on a stop
+    // sequence or a refusal); durable_live's own first is seed 217.
+    canary_failure_is_shrunk(Bug::CancelRepairNotPersisted, RARE_BUDGET, true);
 }
 
 #[test]
@@ -342,4 +357,15 @@ fn a_history_trimmed_to_an_assistant_message_first_is_found_by_pairing() {
 #[test]
 fn a_breakpoint_on_every_message_is_found_by_cache_breakpoints_past_four() {
     canary_breaks_the_rule(Bug::CachesEveryMessage, "the provider accepts 4");
+}
+
+#[test]
+fn a_stop_sequence_the_engine_cannot_parse_is_found_by_reply_never_fails() {
+    let text = canary_is_found_within(Bug::RejectsStopSequence, SEED_BUDGET);
+    assert!(text.contains("unknown stop_reason"), "{text}");
+}
+
+#[test]
+fn a_failed_reply_kept_with_its_calls_unanswered_is_found_by_pairing() {
+    canary_breaks_the_rule(Bug::UnrepairedFailedReply, "has no tool_result in message");
 }

@@ -140,10 +140,21 @@ pub enum Bug {
     /// Every message gets a cache breakpoint (`cache_breakpoints_max`: "A maximum of
     /// 4 blocks with cache_control may be provided", <https://github.com/tghamm/Anthropic.SDK/issues/50>).
     CachesEveryMessage,
+    /// A reply stopped by `stop_sequence` is read as a stop reason the engine does not
+    /// know, and the turn fails (a random mutant of the reference that survived 10,000
+    /// seeds while the world never sent that stop, issue 25).
+    RejectsStopSequence,
+    /// The blocks of a failed reply that finished streaming are kept, as a cancel
+    /// keeps them, and the repair after the failed turn drops only an empty message:
+    /// a reply that failed after a call streamed leaves that call unanswered (the
+    /// mutants of the reference whose repair never runs or keeps a trailing message
+    /// it should drop, issue 25; the reference keeps nothing of a failed reply, so
+    /// on it those mutants change nothing).
+    UnrepairedFailedReply,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 40] = [
+    pub const ALL: [Bug; 42] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -184,6 +195,8 @@ impl Bug {
         Bug::TextBeforeResults,
         Bug::TrimsToAssistantFirst,
         Bug::CachesEveryMessage,
+        Bug::RejectsStopSequence,
+        Bug::UnrepairedFailedReply,
     ];
 
     pub fn name(self) -> &'static str {
@@ -228,6 +241,8 @@ impl Bug {
             Bug::TextBeforeResults => "text_before_results",
             Bug::TrimsToAssistantFirst => "trims_to_assistant_first",
             Bug::CachesEveryMessage => "caches_every_message",
+            Bug::RejectsStopSequence => "rejects_stop_sequence",
+            Bug::UnrepairedFailedReply => "unrepaired_failed_reply",
         }
     }
 
@@ -258,6 +273,8 @@ impl Bug {
                 | Bug::CrashLosesDraft
                 | Bug::ParallelCallsFail
                 | Bug::ContinuesAfterEndTurn
+                | Bug::RejectsStopSequence
+                | Bug::UnrepairedFailedReply
         )
     }
 
@@ -313,6 +330,10 @@ impl Bug {
             Bug::TextBeforeResults => Invariant::Pairing,
             Bug::TrimsToAssistantFirst => Invariant::Pairing,
             Bug::CachesEveryMessage => Invariant::CacheBreakpoints,
+            Bug::RejectsStopSequence => Invariant::ReplyNeverFails,
+            // A call left without its result is the API's own rule (`tool_use` ids
+            // answered in the next message), the judge's validator behind `pairing`.
+            Bug::UnrepairedFailedReply => Invariant::Pairing,
         }
     }
 }

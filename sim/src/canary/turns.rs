@@ -13,7 +13,7 @@ use super::Bug;
 use crate::engine::Engine;
 use serde::Serialize;
 use std::sync::Arc;
-use turnsim_core::log::{Record, decode_log, encode_record};
+use turnsim_core::log::{Record, TurnOutcome, decode_log, encode_record};
 use turnsim_core::note::{CANCEL_PHRASES, tool_in_flight_note_text};
 use turnsim_core::session::StreamEvent;
 use turnsim_core::state::StopReason;
@@ -32,6 +32,13 @@ pub(crate) struct TurnCanary {
     view: Vec<SharedMessage>,
     /// Tool blocks started in the reply streaming now.
     calls_streamed: usize,
+    /// `unrepaired_failed_reply` only: the reply streaming now, and each failed
+    /// reply's leftover with the history length it follows (cleared by a compaction
+    /// or a rewind, which rebuild the history it was placed in).
+    #[serde(skip)]
+    leftover: super::repair::Leftover,
+    #[serde(skip)]
+    kept: Vec<(usize, SharedMessage)>,
 }
 
 impl TurnCanary {
@@ -41,6 +48,8 @@ impl TurnCanary {
             inner,
             view: Vec::new(),
             calls_streamed: 0,
+            leftover: super::repair::Leftover::default(),
+            kept: Vec::new(),
         };
         c.refresh();
         c
@@ -49,14 +58,42 @@ impl TurnCanary {
     fn rewrites(&self) -> bool {
         matches!(
             self.bug,
-            Bug::MarkerWithoutCause | Bug::NoteNamesFinished | Bug::CancelRecordsNothing
+            Bug::MarkerWithoutCause
+                | Bug::NoteNamesFinished
+                | Bug::CancelRecordsNothing
+                | Bug::UnrepairedFailedReply
         )
     }
 
     fn refresh(&mut self) {
         if self.rewrites() {
-            self.view = rewrite(self.bug, self.inner.history());
+            self.view = self.rewritten(self.inner.history());
         }
+    }
+
+    /// Moves the breakpoints of a request past the leftovers put back into it: each
+    /// one ends a turn or the request, and a leftover put back at the end of a turn
+    /// is now that turn's last message.
+    fn shift_breakpoints(&self, points: &mut [turnsim_core::request::CacheBreakpoint]) {
+        for p in points {
+            if let Some(i) = p.after_message.as_mut() {
+                *i += self.kept.iter().filter(|(at, _)| *at <= *i + 1).count();
+            }
+        }
+    }
+
+    /// A message list as the bug shows it: the leftovers of failed replies put back
+    /// where they were left, or the history rewrite of the other bugs.
+    fn rewritten(&self, messages: &[SharedMessage]) -> Vec<SharedMessage> {
+        if self.bug != Bug::UnrepairedFailedReply {
+            return rewrite(self.bug, messages);
+        }
+        let mut out = messages.to_vec();
+        for (shift, (at, m)) in self.kept.iter().enumerate() {
+            let at = (at + shift).min(out.len());
+            out.insert(at, m.clone());
+        }
+        out
     }
 }
 
@@ -119,6 +156,9 @@ impl Engine for TurnCanary {
         let live = |op| before.op() == Some(op);
         let input = match input {
             Input::Stream { op, event } if live(op) => {
+                if self.bug == Bug::UnrepairedFailedReply {
+                    self.leftover.apply(&event);
+                }
                 let event = match event {
                     StreamEvent::MessageStart => {
                         self.calls_streamed = 0;
@@ -139,6 +179,14 @@ impl Engine for TurnCanary {
                             message: "parallel tool calls are not supported".into(),
                         }
                     }
+                    // A stop reason it cannot parse fails the reply.
+                    StreamEvent::MessageDelta {
+                        stop_reason: StopReason::StopSequence,
+                        ..
+                    } if self.bug == Bug::RejectsStopSequence => StreamEvent::Error {
+                        kind: "invalid_response".into(),
+                        message: "unknown stop_reason \"stop_sequence\"".into(),
+                    },
                     // Every finished reply is read as cut off at the output limit.
                     StreamEvent::MessageDelta {
                         stop_reason: StopReason::EndTurn,
@@ -156,7 +204,29 @@ impl Engine for TurnCanary {
         let cancel_while_streaming = matches!(input, Input::Cancel { .. })
             && matches!(before, PendingOperation::Generation { .. });
         let kept_from = self.inner.history().len();
+        let reshapes = matches!(input, Input::Compact { .. } | Input::Rewind { .. });
         let mut outputs = Engine::handle(&mut self.inner, input)?;
+        if self.bug == Bug::UnrepairedFailedReply {
+            if reshapes {
+                self.kept.clear();
+            }
+            let failed = outputs.iter().any(|o| {
+                matches!(
+                    o,
+                    Output::TurnEnded {
+                        outcome: TurnOutcome::Failed { .. }
+                    }
+                )
+            });
+            if let Some(m) = self.leftover.kept().filter(|_| failed) {
+                self.kept.push((self.inner.history().len(), Arc::new(m)));
+            }
+            // A new request's reply starts from nothing, even one that fails before
+            // its `message_start`.
+            if failed || outputs.iter().any(|o| matches!(o, Output::Send { .. })) {
+                self.leftover = super::repair::Leftover::default();
+            }
+        }
         if let (Bug::DispatchAfterCancel, true, Some(op)) =
             (self.bug, cancel_while_streaming, before.op())
         {
@@ -189,7 +259,8 @@ impl Engine for TurnCanary {
         if self.rewrites() {
             for o in outputs.iter_mut() {
                 if let Output::Send { request, .. } = o {
-                    request.messages = rewrite(self.bug, &request.messages);
+                    request.messages = self.rewritten(&request.messages);
+                    self.shift_breakpoints(&mut request.cache.breakpoints);
                 }
             }
             self.refresh();

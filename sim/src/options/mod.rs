@@ -398,6 +398,11 @@ impl fmt::Display for SimOptions {
         row(f, "long tool output", format_args!("{}", st.long_output))?;
         row(
             f,
+            "other stop",
+            format_args!("{} of end_turn stops", st.other_stop),
+        )?;
+        row(
+            f,
             "hang cut min",
             format_args!("after event {}", st.hang_cut_min),
         )?;

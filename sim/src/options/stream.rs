@@ -9,7 +9,8 @@
 //!
 //! Why: real providers split tool input into many small `input_json_delta` pieces
 //! (inside strings and escapes, and an empty one first), may send a signature in
-//! several deltas, and tools answer with long output. An engine that only ever saw a
+//! several deltas, and tools answer with long output; a reply may stop on a stop
+//! sequence or a refusal as well as on `end_turn`. An engine that only ever saw a
 //! few large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
@@ -24,6 +25,7 @@ const SHAPES_SALT: u64 = 0x5354_5245_414d_5348;
 const INPUT_PIECES: [u32; 3] = [4, 12, 40];
 const EMPTY_INPUT_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 const LONG_OUTPUT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 20), Ratio::new(1, 4)];
+const OTHER_STOP: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 2)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +49,12 @@ pub struct StreamShapes {
     /// before `message_start`, as a connection that never answers does.
     #[serde(default = "StreamShapes::one")]
     pub hang_cut_min: u32,
+    /// Chance that a reply which would end with `end_turn` ends instead with another
+    /// stop reason the Messages API defines for a finished reply: `stop_sequence` or
+    /// `refusal`, one each half of the time (`pause_turn` needs server tools, which the
+    /// simulated requests never offer).
+    #[serde(default = "StreamShapes::never")]
+    pub other_stop: Ratio,
 }
 
 impl StreamShapes {
@@ -72,12 +80,15 @@ impl StreamShapes {
         // scenario may still ask for it.
         let signature_pieces_max = 1;
         let long_output = LONG_OUTPUT[rng.random_range(0..LONG_OUTPUT.len())];
+        // Drawn last, so every shape drawn before it kept its value for every seed.
+        let other_stop = OTHER_STOP[rng.random_range(0..OTHER_STOP.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
             signature_pieces_max,
             long_output,
             hang_cut_min: 0,
+            other_stop,
         }
     }
 
@@ -88,7 +99,8 @@ impl StreamShapes {
 
 impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
-    /// delta, short tool output, no hang before the first event.
+    /// delta, short tool output, no hang before the first event, every finished reply
+    /// without calls stopped by `end_turn` or `max_tokens`.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -96,6 +108,7 @@ impl Default for StreamShapes {
             signature_pieces_max: 1,
             long_output: Ratio::NEVER,
             hang_cut_min: 1,
+            other_stop: Ratio::NEVER,
         }
     }
 }

@@ -381,6 +381,11 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
     assert_eq!(sigs, BTreeSet::from([1]));
     assert_eq!(empty, BTreeSet::from([(0, 1), (1, 2), (1, 1)]));
     assert_eq!(long, BTreeSet::from([(0, 1), (1, 20), (1, 4)]));
+    let other: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.other_stop.num, s.other_stop.den))
+        .collect();
+    assert_eq!(other, BTreeSet::from([(0, 1), (1, 8), (1, 2)]));
     assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
 }
 
@@ -415,6 +420,7 @@ fn display_prints_the_stream_shapes() {
         format!("  empty input delta  {}\n", s.empty_input_delta),
         format!("  signature pieces   {} max\n", s.signature_pieces_max),
         format!("  long tool output   {}\n", s.long_output),
+        format!("  other stop         {} of end_turn stops\n", s.other_stop),
         "  hang cut min       after event 0\n".to_owned(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in\n{text}");

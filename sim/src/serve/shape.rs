@@ -41,6 +41,11 @@ impl Server {
     pub(super) fn shape(&self, g: &mut Gen, step: Option<Step>, p: &ParsedRequest) -> Shaped {
         let script = &self.config.script;
         let mut opts = script.options.clone();
+        // The real API stops on a sequence only when the client listed it, and its
+        // `message_delta` names the one matched; the wire here writes
+        // `"stop_sequence":null` and does not read the client's list, so over HTTP
+        // finished replies stop as they did before `other_stop` (not yet played).
+        opts.stream.other_stop = Ratio::NEVER;
         if !p.thinking {
             opts.thinking = Ratio::NEVER;
         }

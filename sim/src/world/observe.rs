@@ -9,7 +9,8 @@
 use super::*;
 use turnsim_core::log::TurnOutcome;
 
-/// Fault kinds that may legitimately fail a turn: the provider broke or a tool did
+/// Fault kinds that may legitimately fail a turn (with a refusal, [`World::observe_refusal`]):
+/// the provider broke or a tool did
 /// (`tool_stop_other` includes a stream cut after a finished tool call; `max_tokens_cut`
 /// can leave a tool call's input JSON unfinished, which no engine may run).
 pub const TURN_FAILING_FAULTS: [FaultKind; 8] = [
@@ -58,11 +59,28 @@ impl World<'_> {
         })
     }
 
+    /// Counts a planned reply that ends with a refusal: the provider declined, and
+    /// an engine may report that turn as failed (the API's advice is to reset the
+    /// context after one), so it counts with the turn-failing faults.
+    pub(super) fn observe_refusal(&mut self, events: &[(u64, StreamEvent)]) {
+        let refused = events.iter().any(|(_, e)| {
+            matches!(
+                e,
+                StreamEvent::MessageDelta {
+                    stop_reason: turnsim_core::StopReason::Refusal,
+                    ..
+                }
+            )
+        });
+        self.refusals += u64::from(refused);
+    }
+
     pub(super) fn observe_turn_outcome(&mut self, outcome: &TurnOutcome) -> Step {
         let injected = TURN_FAILING_FAULTS
             .iter()
             .map(|k| self.faults.get(k).copied().unwrap_or(0))
-            .sum();
+            .sum::<u64>()
+            + self.refusals;
         self.ctx_check(Event::TurnOutcome { outcome, injected })
     }
 }
