@@ -173,14 +173,12 @@ impl Stream {
         let mut out = Vec::with_capacity(self.blocks.len());
         for b in &self.blocks {
             let Some(kind) = &b.kind else { continue };
-            // On a cancel, text with nothing visible in it is not kept: the provider
-            // rejects a whitespace-only text block (a blank crash draft is dropped for the
-            // same reason).
-            let keep_text = if partial {
-                !b.text.trim().is_empty()
-            } else {
-                b.done && !b.text.is_empty()
-            };
+            // Text with nothing visible in it is never kept, finished or not: the provider
+            // rejects a whitespace-only text block in every later request (models do
+            // stream a lone "\n\n" block before a call; a blank crash draft is dropped for
+            // the same reason). A reply left with no block at all is an empty reply (§6).
+            let visible = !b.text.trim().is_empty();
+            let keep_text = visible && (partial || b.done);
             match kind {
                 BlockStart::Text if keep_text => out.push(Block::text(b.text.clone())),
                 BlockStart::Thinking if b.done && !b.signature.is_empty() => {
