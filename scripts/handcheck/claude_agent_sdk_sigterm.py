@@ -2,7 +2,10 @@
 # `sleep 3` Bash call (5 rounds), the Agent SDK program, SIGTERM to the program 2 s in;
 # prints every request's arrival and whether Claude Code is alive, for 40 s.
 # Usage (the SDK's interpreter): python3 scripts/handcheck/claude_agent_sdk_sigterm.py \
-#   scripts/claude_agent_sdk_loop.py
+#   scripts/claude_agent_sdk_loop.py [--sighup]
+# With --sighup, SIGHUP goes to the program's whole process group instead (a closed
+# terminal, a dropped ssh session; what `turnsim drive` sends), which holds Claude Code
+# too; the `sleep 3` commands still running are printed with Claude Code's.
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 T0 = time.time(); log = []
@@ -44,7 +47,11 @@ env.update(HOME=root + "/home", IS_SANDBOX="1", DISABLE_TELEMETRY="1", CLAUDE_CO
 p = subprocess.Popen([sys.executable, sys.argv[1], "http://127.0.0.1:%d" % srv.server_address[1], "--prompt", "go"],
                      cwd=root + "/work", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 while not os.path.exists(root + "/home/.claude") or H.n < 1: time.sleep(0.05)
-time.sleep(2); p.send_signal(signal.SIGTERM); log.append("+%6d ms SIGTERM to the SDK program (pid %d)" % (ms(), p.pid))
+time.sleep(2)
+if sys.argv[2:] == ["--sighup"]:
+    os.killpg(p.pid, signal.SIGHUP); log.append("+%6d ms SIGHUP to the SDK program's process group (%d)" % (ms(), p.pid))
+else:
+    p.send_signal(signal.SIGTERM); log.append("+%6d ms SIGTERM to the SDK program (pid %d)" % (ms(), p.pid))
 p.wait(); log.append("+%6d ms the SDK program exited: %s" % (ms(), p.returncode))
 def claudes():
     out = []
@@ -55,9 +62,22 @@ def claudes():
                 out.append(int(pid))
         except OSError: pass
     return out
-alive = claudes(); log.append("+%6d ms Claude Code alive after the program's exit: %s" % (ms(), alive))
-while claudes() and ms() < 40000: time.sleep(0.1)
-log.append("+%6d ms Claude Code %s" % (ms(), "still alive (killed now)" if claudes() else "gone"))
+def sleeps():
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open("/proc/%s/cmdline" % pid, "rb").read() == b"sleep\x003\x00" and \
+               ("HOME=" + root + "/home").encode() in open("/proc/%s/environ" % pid, "rb").read():
+                out.append(int(pid))
+        except OSError: pass
+    return out
+alive = claudes(); log.append("+%6d ms Claude Code alive after the program's exit: %s; `sleep 3` running: %s" % (ms(), alive, sleeps()))
+had = set(sleeps())
+while claudes() and ms() < 40000:
+    time.sleep(0.02)
+    if had and not set(sleeps()) & had:
+        log.append("+%6d ms the `sleep 3` that ran at the signal is gone" % ms()); had = set()
+log.append("+%6d ms Claude Code %s; `sleep 3` running: %s" % (ms(), "still alive (killed now)" if claudes() else "gone", sleeps()))
 for c in claudes(): os.kill(c, signal.SIGKILL)
 print("\n".join(log))
 print("effects:", open(root + "/effects").read().split("\n") if os.path.exists(root + "/effects") else "none")

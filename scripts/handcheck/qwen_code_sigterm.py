@@ -4,10 +4,13 @@
 # `qwen` runs headless against it; SIGTERM goes to the `qwen` process (the pid a user
 # sees) once the first call runs; then every request's arrival, the launcher's exit and
 # how long its agent child lives are printed (90 s at most, then it is killed).
-# Usage: handcheck/qwen_code_sigterm.py [INT]  (with node >= 22 and qwen on PATH); with
+# Usage: handcheck/qwen_code_sigterm.py [INT|HUP]  (with node >= 22 and qwen on PATH); with
 # INT, SIGINT goes to the whole process group instead, as a terminal's Ctrl+C does, and
 # once the agent is gone `qwen --continue` resumes the session: what its first request
 # says about the interrupted call is printed next to whether the command finished.
+# With HUP, SIGHUP goes to the whole process group (a closed terminal, a dropped ssh
+# session; what `turnsim drive` sends), then the same resume; the commands still
+# running after the agent's exit, and when each effect was written, are printed too.
 import json, os, signal, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -93,9 +96,24 @@ while H.n < 1 and ms() < 240000:
     time.sleep(0.05)
 time.sleep(1)
 log.append("+%6d ms processes: qwen (launcher) pid %d, agent pids %s" % (ms(), p.pid, agents()))
-if sys.argv[1:] == ["INT"]:
-    os.killpg(p.pid, signal.SIGINT)
-    log.append("+%6d ms SIGINT to the process group %d" % (ms(), p.pid))
+GROUP = {"INT": signal.SIGINT, "HUP": signal.SIGHUP}.get((sys.argv[1:] or [""])[0])
+
+
+def commands():
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open("/proc/%s/cmdline" % pid, "rb").read().replace(b"\0", b" ").decode()
+            if root + "/work.sh" in cmd and "cli.js" not in cmd:
+                out.append((int(pid), cmd.strip()))
+        except OSError:
+            pass
+    return out
+
+
+if GROUP:
+    os.killpg(p.pid, GROUP)
+    log.append("+%6d ms %s to the process group %d" % (ms(), GROUP.name, p.pid))
 else:
     p.send_signal(signal.SIGTERM)
     log.append("+%6d ms SIGTERM to pid %d" % (ms(), p.pid))
@@ -104,10 +122,17 @@ log.append("+%6d ms qwen (pid %d) exited: %s; agent alive: %s" % (ms(), p.pid, p
 end = time.time() + 90
 while agents() and time.time() < end:
     time.sleep(0.1)
-log.append("+%6d ms agent %s" % (ms(), "still alive (killed now)" if agents() else "gone"))
+log.append("+%6d ms agent %s; commands running: %s" % (
+    ms(), "still alive (killed now)" if agents() else "gone", commands()))
+if GROUP == signal.SIGHUP:
+    time.sleep(4)
+    eff = root + "/effects"
+    if os.path.exists(eff):
+        log.append("+%6d ms effects file last written (%s)" % (int((os.path.getmtime(eff) - T0) * 1000),
+                                                           open(eff).read().split("\n")[:-1]))
 for a in agents():
     os.kill(a, signal.SIGKILL)
-if sys.argv[1:] == ["INT"]:
+if GROUP:
     first = len(H.bodies)
     qwen("--continue", "Continue").wait(timeout=300)
     for m in H.bodies[first]["messages"] if len(H.bodies) > first else []:
