@@ -299,22 +299,7 @@ fn breakpoints_json(points: &[turnsim_core::CacheBreakpoint]) -> String {
         out.push_str("{\"after_message\":");
         match p.after_message {
             None => out.push_str("null"),
-            Some(n) => {
-                let mut digits = [0u8; 20];
-                let mut at = digits.len();
-                let mut n = n;
-                loop {
-                    at -= 1;
-                    digits[at] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                for &d in &digits[at..] {
-                    out.push(char::from(d));
-                }
-            }
+            Some(n) => turnsim_core::json::push_u64(&mut out, n as u64),
         }
         out.push('}');
     }
