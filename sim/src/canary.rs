@@ -14,6 +14,7 @@ mod judged;
 mod public;
 mod repair;
 mod stream;
+mod world3;
 pub use bug::Bug;
 
 use crate::engine::{Engine, EngineFactory};
@@ -69,6 +70,9 @@ struct CanaryEngine {
     /// The bugs from public issues only.
     #[serde(skip)]
     public: public::Memory,
+    /// `ignores_second_block_start` only: the blocks the live reply started.
+    #[serde(skip)]
+    restarts: world3::Restarts,
 }
 
 impl CanaryEngine {
@@ -89,6 +93,7 @@ impl CanaryEngine {
             host_tools: None,
             salvage: stream::Salvage::default(),
             public: public::Memory::default(),
+            restarts: world3::Restarts::default(),
         }
     }
 
@@ -228,6 +233,14 @@ impl Engine for CanaryEngine {
                     outputs.extend(self.handle_one(input)?);
                 }
                 Ok(outputs)
+            }
+            (Bug::IgnoresSecondBlockStart, input) => {
+                let live = self.current_op();
+                if self.restarts.passes(live, &input) {
+                    self.handle_one(input)
+                } else {
+                    Ok(Vec::new())
+                }
             }
             (Bug::CompactsWhileBusy, Input::Compact { summary }) if self.current_op().is_some() => {
                 stream::compact_now(&mut self.inner, summary)

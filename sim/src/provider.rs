@@ -354,12 +354,36 @@ pub fn plan_response_with(
     d.mark(Tag::Choice);
     let wants_tools =
         !tools.is_empty() && turn_requests < WRAP_UP_AFTER && d.chance(opts.tool_call);
+    let blank = Blank::draw(d, opts);
     // With tools the text is optional, as real replies often open with a call.
-    if !wants_tools || d.chance(opts.rates.text_with_tools) {
+    let with_text = !wants_tools || d.chance(opts.rates.text_with_tools);
+    let blank = blank.map(|shape| shape.fit(with_text, wants_tools));
+    if blank == Some(Blank::Lead) {
+        let index = b.open(BlockStart::Text);
+        let text = blank_text(d);
+        b.push(text_delta(index, text));
+        b.close(index);
+    }
+    if with_text {
         d.mark(Tag::Text);
-        let text = model_text(d, opts);
+        let text = if blank == Some(Blank::Only) {
+            blank_text(d)
+        } else {
+            model_text(d, opts)
+        };
         d.mark(Tag::Cut);
+        let start = b.events.len();
         let index = b.split_block(d, BlockStart::Text, text, opts.text_chunks_max, text_delta);
+        match blank {
+            Some(Blank::SpaceDelta) => {
+                let space = blank_text(d);
+                insert_delta(d, &mut b, start, text_delta(index, space));
+            }
+            Some(Blank::EmptyTextDelta) => {
+                insert_delta(d, &mut b, start, text_delta(index, String::new()));
+            }
+            _ => {}
+        }
         b.close(index);
     }
     let mut calls = 0;
@@ -392,11 +416,15 @@ pub fn plan_response_with(
             let pieces = d.range(1, opts.stream.input_pieces_max.max(1));
             let empty_first =
                 !opts.stream.empty_input_delta.is_zero() && d.chance(opts.stream.empty_input_delta);
+            let start = b.events.len();
             let index = b.open(BlockStart::ToolUse { id, name });
             if empty_first {
                 b.push(input_delta(index, String::new()));
             }
             split(d, input, pieces, |piece| b.push(input_delta(index, piece)));
+            if call == 0 && blank == Some(Blank::EmptyInputDelta) {
+                insert_delta(d, &mut b, start, input_delta(index, String::new()));
+            }
             b.close(index);
         }
     }
@@ -461,6 +489,13 @@ pub fn plan_response_with(
         hangs = true;
         fault = Some(FaultKind::Hang);
     }
+    // A malformed stream is a provider fault: played only while faults are, never on
+    // a stream already cut (the cut is the fault there), and drawn only when the
+    // seed's rate is not zero, so other seeds' decision lists are what they were.
+    let rate = opts.stream.block_restart;
+    if faults && cut.is_none() && !hangs && !rate.is_zero() && d.chance(rate) {
+        restart_first_block(d, &mut events);
+    }
     fill_latencies(d, opts, &mut events);
     Plan {
         events,
@@ -524,6 +559,12 @@ fn connection_reset() -> StreamEvent {
 fn prefix_pos(events: &[(u64, StreamEvent)]) -> StreamPos {
     StreamPos::of_prefix(events.iter().map(|(_, e)| e))
 }
+
+// Blank text, empty deltas and a block started twice, in their own file.
+#[path = "provider_blank.rs"]
+mod blank;
+pub use blank::{Blank, restarts_a_block};
+use blank::{blank_text, insert_delta, restart_first_block};
 
 // A scenario's scripted response as stream events, in its own file.
 #[path = "provider_scripted.rs"]

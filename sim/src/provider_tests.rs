@@ -171,3 +171,166 @@ fn a_seed_without_other_stops_draws_nothing_for_them() {
         assert_eq!(events(&on), events(&off), "seed {seed}");
     }
 }
+
+/// The plan of one reply without thinking and with every fault kind off, at the given
+/// blank-text and block-restart rates, `faults` as the world passes it, calling
+/// `read_file` at `tool_call`.
+fn shaped_reply(seed: u64, blank: Ratio, restart: Ratio, faults: bool, tool_call: Ratio) -> Plan {
+    let mut opts = SimOptions::quiet(seed);
+    opts.max_tokens = Ratio::NEVER;
+    opts.tool_call = tool_call;
+    opts.stream.empty_input_delta = Ratio::NEVER;
+    opts.stream.blank_text = blank;
+    opts.stream.block_restart = restart;
+    let tools = [ToolSpec {
+        name: "read_file".into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+    }];
+    plan_response(
+        &mut Decider::from_seed(seed),
+        &opts,
+        faults,
+        &tools,
+        &mut IdGen::default(),
+        None,
+        0,
+        Asked::OFF,
+    )
+}
+
+/// Each block of a plan, its opening and its text or input deltas.
+fn blocks_of(plan: &Plan) -> Vec<(BlockStart, Vec<String>)> {
+    let mut out: Vec<(BlockStart, Vec<String>)> = Vec::new();
+    for (_, e) in &plan.events {
+        match e {
+            StreamEvent::BlockStart { block, .. } => out.push((block.clone(), Vec::new())),
+            StreamEvent::TextDelta { text: s, .. }
+            | StreamEvent::InputJsonDelta {
+                partial_json: s, ..
+            } => {
+                if let Some((_, deltas)) = out.last_mut() {
+                    deltas.push(s.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The blank shape a plan shows, read from its events alone. A natural split of the
+/// model's text can leave a lone space as a delta, so `SpaceDelta` is also what a plan
+/// without blank shapes may show.
+fn blank_shape_of(plan: &Plan) -> Option<Blank> {
+    let blocks = blocks_of(plan);
+    let blank = |ds: &[String]| ds.iter().all(|d| d.trim().is_empty());
+    let is_text = |b: &BlockStart| *b == BlockStart::Text;
+    let calls = blocks
+        .iter()
+        .any(|(b, _)| matches!(b, BlockStart::ToolUse { .. }));
+    let texts: Vec<&Vec<String>> = blocks
+        .iter()
+        .filter(|(b, _)| is_text(b))
+        .map(|(_, d)| d)
+        .collect();
+    if blocks.len() >= 2 && is_text(&blocks[0].0) && blank(&blocks[0].1) {
+        Some(Blank::Lead)
+    } else if !calls && texts.len() == 1 && blank(texts[0]) {
+        Some(Blank::Only)
+    } else if texts.iter().any(|ds| ds.iter().any(String::is_empty)) {
+        Some(Blank::EmptyTextDelta)
+    } else if texts
+        .iter()
+        .any(|ds| !blank(ds) && ds.iter().any(|d| d.trim().is_empty()))
+    {
+        Some(Blank::SpaceDelta)
+    } else if blocks
+        .iter()
+        .any(|(b, ds)| !is_text(b) && ds.iter().any(String::is_empty))
+    {
+        Some(Blank::EmptyInputDelta)
+    } else {
+        None
+    }
+}
+
+#[test]
+fn every_reply_carries_one_of_the_five_blank_shapes_at_the_rate_always() {
+    let mut seen = std::collections::BTreeMap::new();
+    for seed in 0..600 {
+        let plan = shaped_reply(seed, Ratio::ALWAYS, Ratio::NEVER, true, Ratio::new(1, 2));
+        let shape = blank_shape_of(&plan);
+        let shape = shape.unwrap_or_else(|| panic!("seed {seed}: {:?}", plan.events));
+        *seen.entry(format!("{shape:?}")).or_insert(0u32) += 1;
+        // Blank text adds no word: what the reply says, whitespace aside, is the
+        // model's text and nothing else.
+        let said: String = blocks_of(&plan)
+            .iter()
+            .filter(|(b, _)| *b == BlockStart::Text)
+            .flat_map(|(_, ds)| ds.iter())
+            .flat_map(|d| d.split_whitespace())
+            .collect();
+        assert!(
+            said.is_empty() || said.starts_with(MODEL_MARK),
+            "seed {seed}: {said:?}"
+        );
+    }
+    let names: Vec<&str> = seen.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "EmptyInputDelta",
+            "EmptyTextDelta",
+            "Lead",
+            "Only",
+            "SpaceDelta"
+        ],
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn a_seed_without_blank_text_streams_no_blank_block_and_no_empty_delta() {
+    for seed in 0..600 {
+        let plan = shaped_reply(seed, Ratio::NEVER, Ratio::NEVER, true, Ratio::new(1, 2));
+        let shape = blank_shape_of(&plan);
+        assert!(
+            matches!(shape, None | Some(Blank::SpaceDelta)),
+            "seed {seed}: {shape:?} in {:?}",
+            plan.events
+        );
+    }
+}
+
+#[test]
+fn a_restart_starts_the_first_block_again_before_its_stop_only_while_faults_are_on() {
+    for seed in 0..300 {
+        let plan = shaped_reply(seed, Ratio::NEVER, Ratio::ALWAYS, true, Ratio::new(1, 2));
+        let events: Vec<&StreamEvent> = plan.events.iter().map(|(_, e)| e).collect();
+        let starts: Vec<usize> = (0..events.len())
+            .filter(|&i| matches!(events[i], StreamEvent::BlockStart { .. }))
+            .collect();
+        let first_stop = events
+            .iter()
+            .position(|e| matches!(e, StreamEvent::BlockStop { .. }))
+            .expect("a reply has a block");
+        assert!(restarts_a_block(events.iter().copied()), "seed {seed}");
+        assert!(
+            matches!(events[starts[0]], StreamEvent::BlockStart { index: 0, .. }),
+            "seed {seed}: {events:?}"
+        );
+        assert_eq!(events[starts[1]], events[starts[0]], "seed {seed}");
+        assert!(starts[1] < first_stop, "seed {seed}: {events:?}");
+        // The rest of the reply streams as planned: one start too many, nothing else.
+        let calm = shaped_reply(seed, Ratio::NEVER, Ratio::ALWAYS, false, Ratio::new(1, 2));
+        assert!(
+            !restarts_a_block(calm.events.iter().map(|(_, e)| e)),
+            "seed {seed}"
+        );
+        let mut without: Vec<StreamEvent> = plan.events.iter().map(|(_, e)| e.clone()).collect();
+        without.remove(starts[1]);
+        let calm: Vec<StreamEvent> = calm.events.into_iter().map(|(_, e)| e).collect();
+        assert_eq!(without, calm, "seed {seed}");
+    }
+}

@@ -282,6 +282,11 @@ fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
     canary_is_found_shrunk_and_replayed(Bug::CompactsWhileBusy);
 }
 
+#[test]
+fn a_reply_kept_past_a_block_started_twice_is_found_by_model_words_exact() {
+    canary_is_found_shrunk_and_replayed(Bug::IgnoresSecondBlockStart);
+}
+
 // The five planted from public agent-runtime issues (issue 25's detection figure; the
 // issue of each is on its `Bug` variant and in docs/invariants.md).
 

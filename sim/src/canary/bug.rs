@@ -151,10 +151,14 @@ pub enum Bug {
     /// it should drop, issue 25; the reference keeps nothing of a failed reply, so
     /// on it those mutants change nothing).
     UnrepairedFailedReply,
+    /// A block started a second time at its index (a malformed stream, which the
+    /// reference fails whole) is taken for the same block going on, as a parser that
+    /// keeps blocks by index does, so the reply is kept with what streamed after it.
+    IgnoresSecondBlockStart,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 42] = [
+    pub const ALL: [Bug; 43] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -197,6 +201,7 @@ impl Bug {
         Bug::CachesEveryMessage,
         Bug::RejectsStopSequence,
         Bug::UnrepairedFailedReply,
+        Bug::IgnoresSecondBlockStart,
     ];
 
     pub fn name(self) -> &'static str {
@@ -243,6 +248,7 @@ impl Bug {
             Bug::CachesEveryMessage => "caches_every_message",
             Bug::RejectsStopSequence => "rejects_stop_sequence",
             Bug::UnrepairedFailedReply => "unrepaired_failed_reply",
+            Bug::IgnoresSecondBlockStart => "ignores_second_block_start",
         }
     }
 
@@ -334,6 +340,7 @@ impl Bug {
             // A call left without its result is the API's own rule (`tool_use` ids
             // answered in the next message), the judge's validator behind `pairing`.
             Bug::UnrepairedFailedReply => Invariant::Pairing,
+            Bug::IgnoresSecondBlockStart => Invariant::ModelWordsExact,
         }
     }
 }

@@ -26,6 +26,10 @@
 //! `message_stop` does; only replies still open or cut are kept block by block. A
 //! request then costs a lookup per assistant block it adds, not a walk of the run.
 //!
+//! A reply that starts a block twice is malformed: nothing it streams from there on is
+//! the model's words, and what came before is a cut reply's, so an engine that goes on
+//! building the reply (rather than failing it) is found here.
+//!
 //! Blocks that came from elsewhere are set aside: the host's compaction summaries
 //! (`Ctx::host_texts`) and whatever an accepted outside history carried
 //! (`Event::Hostile`). Before the provider has streamed anything in the run there is
@@ -51,6 +55,10 @@ pub struct ModelWordsExact {
     open: BTreeMap<OperationId, Vec<(usize, Said)>>,
     /// Whether the provider streamed anything in this run.
     streamed_any: bool,
+    /// The reply that started a block twice, if the last malformed one is still
+    /// streaming: nothing it streams after that is the model's (only one reply streams
+    /// live at once).
+    void: Option<OperationId>,
     /// Texts and calls an accepted outside history brought in. Each hostile input
     /// hands the whole history it left, so these are kept without repeats.
     foreign_texts: BTreeSet<String>,
@@ -82,8 +90,19 @@ impl ModelWordsExact {
 
     fn streamed(&mut self, op: OperationId, event: &StreamEvent) {
         self.streamed_any = true;
+        if self.void == Some(op) {
+            return;
+        }
         let blocks = self.open.entry(op).or_default();
         match event {
+            // A block started again at its index: the stream is malformed, and nothing
+            // from here on is the model's. What streamed before stays a cut reply's (a
+            // crash before the engine's failure was durable leaves its draft, spec.md
+            // §7), and the world restarts a block only before the reply's first
+            // `block_stop`, so no block of it was filed as whole.
+            StreamEvent::BlockStart { index, .. } if blocks.iter().any(|(i, _)| i == index) => {
+                self.void = Some(op);
+            }
             StreamEvent::BlockStart { index, block } => {
                 let kind = match block {
                     // Room for a usual block's text: its deltas then land without

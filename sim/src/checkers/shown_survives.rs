@@ -15,7 +15,8 @@
 //! itself (docs/spec.md §6), so an engine that retries it owes the user none of its
 //! text, whatever later happens to the retry. The same holds for a reply with a tool
 //! call whose input JSON does not parse at its `block_stop` (a `max_tokens` stop inside
-//! it): no engine can keep that call, and failing the whole generation is allowed.
+//! it): no engine can keep that call, and failing the whole generation is allowed. Nor
+//! for a reply that starts a block twice (a malformed stream, failed whole).
 
 use super::interrupted_turn::{Due, TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
@@ -47,6 +48,10 @@ pub struct ShownSurvives {
     /// The input JSON of the tool call streaming now, to see whether it parses at its
     /// `block_stop`.
     input: String,
+    /// Blocks the current reply started, and whether it started one twice (then it is
+    /// malformed, and nothing it shows is owed).
+    started: usize,
+    void: bool,
 }
 
 enum Undo {
@@ -80,6 +85,14 @@ impl ShownSurvives {
             StreamEvent::MessageStart => {
                 self.reply_start = self.texts.len();
                 self.reply_tools = self.tool_blocks.len();
+                self.started = 0;
+                self.void = false;
+            }
+            _ if self.void => {}
+            // A malformed stream: an engine fails the reply whole (docs/spec.md §7).
+            StreamEvent::BlockStart { index, .. } if *index < self.started => {
+                self.forget_reply();
+                self.void = true;
             }
             StreamEvent::TextDelta { index, text } => {
                 let slot = self.slot(*index);
@@ -91,9 +104,11 @@ impl ShownSurvives {
                 index,
                 block: BlockStart::ToolUse { id, name },
             } => {
+                self.started = index + 1;
                 self.input.clear();
                 self.tool_blocks.push((*index, id.clone(), name.clone()))
             }
+            StreamEvent::BlockStart { index, .. } => self.started = index + 1,
             // A failed generation: what it showed is not owed (a retrying engine sends
             // a new request; a failing one ends the turn).
             StreamEvent::Error { .. } => self.forget_reply(),

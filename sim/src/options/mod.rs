@@ -403,6 +403,16 @@ impl fmt::Display for SimOptions {
         )?;
         row(
             f,
+            "blank text",
+            format_args!("{} of replies", st.blank_text),
+        )?;
+        row(
+            f,
+            "block restart",
+            format_args!("{} of replies", st.block_restart),
+        )?;
+        row(
+            f,
             "hang cut min",
             format_args!("after event {}", st.hang_cut_min),
         )?;

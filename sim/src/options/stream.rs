@@ -10,8 +10,10 @@
 //! Why: real providers split tool input into many small `input_json_delta` pieces
 //! (inside strings and escapes, and an empty one first), may send a signature in
 //! several deltas, and tools answer with long output; a reply may stop on a stop
-//! sequence or a refusal as well as on `end_turn`. An engine that only ever saw a
-//! few large pieces passes with bugs that a real stream finds.
+//! sequence or a refusal as well as on `end_turn`; models stream whitespace-only text
+//! blocks and deltas, and empty deltas; a broken proxy may start a block twice. An
+//! engine that only ever saw a few large pieces passes with bugs that a real stream
+//! finds.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,6 +28,9 @@ const INPUT_PIECES: [u32; 3] = [4, 12, 40];
 const EMPTY_INPUT_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 const LONG_OUTPUT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 20), Ratio::new(1, 4)];
 const OTHER_STOP: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 2)];
+const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 2)];
+// Small: a malformed reply fails its turn, and a seed should still see turns end well.
+const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +60,17 @@ pub struct StreamShapes {
     /// simulated requests never offer).
     #[serde(default = "StreamShapes::never")]
     pub other_stop: Ratio,
+    /// Chance that a reply carries blank text the API does stream: a whitespace-only
+    /// text block before its first text or call, a whitespace-only text block as its
+    /// only block, a whitespace-only or an empty `text_delta` inside its text, or an
+    /// empty `input_json_delta` inside a call's input ([`crate::provider::Blank`]).
+    #[serde(default = "StreamShapes::never")]
+    pub blank_text: Ratio,
+    /// Chance that a reply starts its first block a second time at the same index
+    /// before that block stops: a malformed stream, which an engine must fail whole
+    /// (nothing of the reply kept); played only while faults are on.
+    #[serde(default = "StreamShapes::never")]
+    pub block_restart: Ratio,
 }
 
 impl StreamShapes {
@@ -80,8 +96,10 @@ impl StreamShapes {
         // scenario may still ask for it.
         let signature_pieces_max = 1;
         let long_output = LONG_OUTPUT[rng.random_range(0..LONG_OUTPUT.len())];
-        // Drawn last, so every shape drawn before it kept its value for every seed.
+        // Each drawn after every shape before it, so those kept their value for every seed.
         let other_stop = OTHER_STOP[rng.random_range(0..OTHER_STOP.len())];
+        let blank_text = BLANK_TEXT[rng.random_range(0..BLANK_TEXT.len())];
+        let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -89,6 +107,8 @@ impl StreamShapes {
             long_output,
             hang_cut_min: 0,
             other_stop,
+            blank_text,
+            block_restart,
         }
     }
 
@@ -100,7 +120,8 @@ impl StreamShapes {
 impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
-    /// without calls stopped by `end_turn` or `max_tokens`.
+    /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
+    /// started twice.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -109,6 +130,8 @@ impl Default for StreamShapes {
             long_output: Ratio::NEVER,
             hang_cut_min: 1,
             other_stop: Ratio::NEVER,
+            blank_text: Ratio::NEVER,
+            block_restart: Ratio::NEVER,
         }
     }
 }

@@ -386,6 +386,16 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
         .map(|s| (s.other_stop.num, s.other_stop.den))
         .collect();
     assert_eq!(other, BTreeSet::from([(0, 1), (1, 8), (1, 2)]));
+    let blank: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.blank_text.num, s.blank_text.den))
+        .collect();
+    assert_eq!(blank, BTreeSet::from([(0, 1), (1, 8), (1, 2)]));
+    let restart: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.block_restart.num, s.block_restart.den))
+        .collect();
+    assert_eq!(restart, BTreeSet::from([(0, 1), (1, 40)]));
     assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
 }
 
@@ -421,6 +431,8 @@ fn display_prints_the_stream_shapes() {
         format!("  signature pieces   {} max\n", s.signature_pieces_max),
         format!("  long tool output   {}\n", s.long_output),
         format!("  other stop         {} of end_turn stops\n", s.other_stop),
+        format!("  blank text         {} of replies\n", s.blank_text),
+        format!("  block restart      {} of replies\n", s.block_restart),
         "  hang cut min       after event 0\n".to_owned(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in\n{text}");

@@ -46,6 +46,11 @@ impl Server {
         // `"stop_sequence":null` and does not read the client's list, so over HTTP
         // finished replies stop as they did before `other_stop` (not yet played).
         opts.stream.other_stop = Ratio::NEVER;
+        // Blank text and a block started twice are the simulator's shapes for now: over
+        // HTTP they would move every pinned exchange of `serve`, and a real client's
+        // answer to a malformed stream is its SDK's, not yet read for each.
+        opts.stream.blank_text = Ratio::NEVER;
+        opts.stream.block_restart = Ratio::NEVER;
         if !p.thinking {
             opts.thinking = Ratio::NEVER;
         }

@@ -165,8 +165,14 @@ impl KeptInputs {
     }
 }
 
-/// The complete (thinking, signature) pairs in a planned stream, in block order.
+/// The complete (thinking, signature) pairs in a planned stream, in block order. A
+/// stream that starts a block twice has none: it is malformed, an engine fails it
+/// whole, and the restart lands before its first block stopped, so no thinking of it
+/// was ever complete (`provider::restarts_a_block`).
 pub fn streamed_thinking(events: &[(u64, StreamEvent)]) -> Vec<(String, String)> {
+    if crate::provider::restarts_a_block(events.iter().map(|(_, e)| e)) {
+        return Vec::new();
+    }
     let mut open: BTreeMap<usize, (String, Option<String>)> = BTreeMap::new();
     let mut done = Vec::new();
     for (_, e) in events {

@@ -286,8 +286,8 @@ struct World<'a> {
     restart_depth: u32,
     fixed_texts: Vec<String>,
     faults: BTreeMap<FaultKind, u64>,
-    /// Replies planned to end with a refusal (`World::observe_refusal`).
-    refusals: u64,
+    /// Replies planned that an engine may fail a turn for (`World::observe_declined`).
+    declined: u64,
     coverage: BTreeSet<(FaultKind, EnginePhase)>,
     stream_coverage: BTreeSet<(Interruption, StreamPos)>,
     /// Where the live stream stands: the last event it delivered.
@@ -370,7 +370,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         restart_depth: 0,
         fixed_texts,
         faults: BTreeMap::new(),
-        refusals: 0,
+        declined: 0,
         coverage: BTreeSet::new(),
         stream_coverage: BTreeSet::new(),
         stream_pos: StreamPos::Unstarted,

@@ -9,7 +9,8 @@
 use super::*;
 use turnsim_core::log::TurnOutcome;
 
-/// Fault kinds that may legitimately fail a turn (with a refusal, [`World::observe_refusal`]):
+/// Fault kinds that may legitimately fail a turn (with the replies
+/// [`World::observe_declined`] counts):
 /// the provider broke or a tool did
 /// (`tool_stop_other` includes a stream cut after a finished tool call; `max_tokens_cut`
 /// can leave a tool call's input JSON unfinished, which no engine may run).
@@ -59,20 +60,34 @@ impl World<'_> {
         })
     }
 
-    /// Counts a planned reply that ends with a refusal: the provider declined, and
-    /// an engine may report that turn as failed (the API's advice is to reset the
-    /// context after one), so it counts with the turn-failing faults.
-    pub(super) fn observe_refusal(&mut self, events: &[(u64, StreamEvent)]) {
-        let refused = events.iter().any(|(_, e)| {
-            matches!(
-                e,
-                StreamEvent::MessageDelta {
-                    stop_reason: turnsim_core::StopReason::Refusal,
-                    ..
+    /// Counts a planned reply an engine may fail its turn for though the world injected
+    /// no fault: one that ends with a refusal (the provider declined, and the API's
+    /// advice is to reset the context after one); one that finished with blank text
+    /// alone and no call (nothing in it the API takes back, so an engine that drops the
+    /// blank text holds an empty reply, docs/spec.md §7 "Blank text"); and one that
+    /// starts a block twice (a malformed stream, failed whole). They count with the
+    /// turn-failing faults.
+    pub(super) fn observe_declined(&mut self, events: &[(u64, StreamEvent)]) {
+        let (mut refused, mut whole, mut texts, mut visible, mut calls) =
+            (false, false, false, false, false);
+        for (_, e) in events {
+            match e {
+                StreamEvent::MessageDelta { stop_reason, .. } => {
+                    refused = *stop_reason == turnsim_core::StopReason::Refusal;
                 }
-            )
-        });
-        self.refusals += u64::from(refused);
+                StreamEvent::BlockStart { block, .. } => match block {
+                    turnsim_core::BlockStart::Text => texts = true,
+                    turnsim_core::BlockStart::ToolUse { .. } => calls = true,
+                    _ => {}
+                },
+                StreamEvent::TextDelta { text, .. } => visible |= !text.trim().is_empty(),
+                StreamEvent::MessageStop => whole = true,
+                _ => {}
+            }
+        }
+        let blank = whole && texts && !visible && !calls;
+        let restarted = crate::provider::restarts_a_block(events.iter().map(|(_, e)| e));
+        self.declined += u64::from(refused || blank || restarted);
     }
 
     pub(super) fn observe_turn_outcome(&mut self, outcome: &TurnOutcome) -> Step {
@@ -80,7 +95,7 @@ impl World<'_> {
             .iter()
             .map(|k| self.faults.get(k).copied().unwrap_or(0))
             .sum::<u64>()
-            + self.refusals;
+            + self.declined;
         self.ctx_check(Event::TurnOutcome { outcome, injected })
     }
 }

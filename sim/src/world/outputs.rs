@@ -135,7 +135,7 @@ impl World<'_> {
                 );
                 self.turn_requests += 1;
                 self.observe_thinking(&plan.events)?;
-                self.observe_refusal(&plan.events);
+                self.observe_declined(&plan.events);
                 if let Some(kind) = plan.fault {
                     self.count_fault(kind);
                 }
