@@ -110,7 +110,9 @@ class Stream {
     const out = [];
     for (const b of this.blocks) {
       const kind = b.kind.type;
-      const keepText = partial ? rp.rustTrim(b.text) !== "" : b.done && b.text !== "";
+      // Blank text is never kept, finished or cut: the API refuses a whitespace-only
+      // text block in every later request (spec §7, "Blank text").
+      const keepText = rp.rustTrim(b.text) !== "" && (partial || b.done);
       if (kind === "text" && keepText) out.push(rp.textBlock(b.text));
       else if (kind === "thinking" && b.done && b.signature) out.push({ type: "thinking", thinking: b.text, signature: b.signature });
       else if (kind === "redacted_thinking" && b.done) out.push({ type: "redacted_thinking", data: b.kind.data });

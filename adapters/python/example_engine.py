@@ -109,7 +109,9 @@ class Stream:
         out = []
         for b in self.blocks:
             kind = b["kind"]["type"]
-            keep_text = b["text"].strip(rp.WHITE_SPACE) != "" if partial else (b["done"] and b["text"] != "")
+            # Blank text is never kept, finished or cut: the API refuses a
+            # whitespace-only text block in every later request (spec §7, "Blank text").
+            keep_text = b["text"].strip(rp.WHITE_SPACE) != "" and (partial or b["done"])
             if kind == "text" and keep_text:
                 out.append(rp.text_block(b["text"]))
             elif kind == "thinking" and b["done"] and b["signature"]:

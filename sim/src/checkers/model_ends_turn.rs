@@ -24,6 +24,11 @@ pub struct ModelEndsTurn {
 #[derive(Clone, Copy, Default)]
 struct Reply {
     calls: bool,
+    /// Whether any text it streamed is more than whitespace. A reply without calls
+    /// and without words said nothing an engine can keep (the API refuses blank text
+    /// back), so it did not end the turn: an engine may ask again, as the API's own
+    /// advice for an empty `end_turn` reply is to prompt the model to continue.
+    words: bool,
     stop: Option<StopReason>,
     complete: bool,
 }
@@ -40,7 +45,7 @@ impl ModelEndsTurn {
 
     /// The reply that ended without calls, if the last one did.
     fn finished(&self) -> Option<Reply> {
-        self.reply.filter(|r| r.complete && !r.calls)
+        self.reply.filter(|r| r.complete && !r.calls && r.words)
     }
 }
 
@@ -81,6 +86,11 @@ impl Checker for ModelEndsTurn {
                             r.calls = true;
                         }
                     }
+                    StreamEvent::TextDelta { text, .. } if !text.trim().is_empty() => {
+                        if let Some(r) = &mut self.reply {
+                            r.words = true;
+                        }
+                    }
                     StreamEvent::MessageDelta { stop_reason, .. } => {
                         if let Some(r) = &mut self.reply {
                             r.stop = Some(*stop_reason);
@@ -102,7 +112,7 @@ impl Checker for ModelEndsTurn {
                     Some(r) if r.complete && r.calls => self.resumed = 0,
                     _ => {}
                 }
-                let r = previous.filter(|r| r.complete && !r.calls)?;
+                let r = previous.filter(|r| r.complete && !r.calls && r.words)?;
                 Some(match r.stop {
                     Some(StopReason::MaxTokens) if self.resumed < self.cap => {
                         self.resumed += 1;
