@@ -113,6 +113,8 @@ def _blocks(message):
         return "user", out
     for p in message.parts:
         if isinstance(p, TextPart):
+            # As pydantic-ai's Anthropic model does (`_map_text_part`): an empty part is
+            # skipped, a blank one ("\n\n") is sent as it is (docs/frameworks.md#pa-blank-text).
             if p.content:
                 out.append({"type": "text", "text": p.content})
         elif isinstance(p, ToolCallPart):
