@@ -5,7 +5,7 @@
 //! `max_tokens` only when the request's budget runs out; a `max_tokens` stop with calls
 //! is a length stop in every format.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
