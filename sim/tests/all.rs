@@ -120,6 +120,7 @@ mod stdio_python;
 mod stdio_reference;
 mod stdio_throughput;
 mod stream_coverage;
+mod test_files;
 #[cfg(feature = "cli")]
 mod timeline;
 mod trace_requests;
