@@ -9,7 +9,7 @@
 //! every later draw aligned with what it meant before.
 
 use crate::decide::{Mark, Tag};
-use crate::options::{Ratio, SimOptions};
+use crate::options::{Ratio, SimOptions, StreamShapes};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -326,6 +326,27 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
             decisions: c.decisions.to_vec(),
         });
     }
+    // The whole input shrinks, not only the decisions (as Hypothesis shrinks every
+    // draw): a seed's session-wide choices cost events no decision can remove. With
+    // thinking on, every turn opens with a signed thinking block (four events); the
+    // wider stream shapes split inputs into more pieces and add long outputs and
+    // other stops. A candidate is kept only if the same checker still fails.
+    if c.options.thinking_on() {
+        let mut options = c.options.clone();
+        options.rates.thinking_on = Ratio::NEVER;
+        out.extend(thinking_off(c).into_iter().map(|decisions| Candidate {
+            options: options.clone(),
+            decisions,
+        }));
+    }
+    if c.options.stream != StreamShapes::default() {
+        let mut options = c.options.clone();
+        options.stream = StreamShapes::default();
+        out.push(Candidate {
+            options,
+            decisions: c.decisions.to_vec(),
+        });
+    }
     // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
     // occasions picked by a hash, never by a decision; looking at every occasion
     // changes nothing in the world and finds the same bug at its first chance rather
@@ -340,6 +361,48 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
             decisions: c.decisions.to_vec(),
         });
     }
+    out
+}
+
+/// The decision lists to try with the session's thinking off. A reply that opens a
+/// turn with thinking on streams its thinking block without drawing for it; with
+/// thinking off the same reply draws a chance of thinking (answered no) and nothing
+/// for the block. A later reply draws that chance either way. Which of its thinking
+/// blocks a list holds is not in the tags, so both readings are proposed, each block
+/// read alike: every block in place of a chance answered no, and every block removed
+/// after its chance set to no; then the list as it is.
+fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
+    let n = c.decisions.len().min(c.tags.len());
+    let blocks: Vec<(usize, usize)> = spans(c.tags)
+        .into_iter()
+        .filter(|&(tag, a, _)| {
+            tag == Tag::Thinking && a > 0 && a <= n && c.tags[a - 1].tag == Tag::Reply
+        })
+        .map(|(_, a, b)| {
+            let end = (b..n)
+                .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
+                .unwrap_or(n);
+            (a, end.max(a))
+        })
+        .collect();
+    let mut out = Vec::new();
+    if !blocks.is_empty() {
+        let mut forced = Vec::with_capacity(c.decisions.len());
+        let mut at = 0;
+        for &(a, end) in &blocks {
+            forced.extend_from_slice(&c.decisions[at.min(a)..a]);
+            forced.push(0);
+            at = end;
+        }
+        forced.extend_from_slice(&c.decisions[at.min(c.decisions.len())..]);
+        out.push(forced);
+        let mut drawn = c.decisions.to_vec();
+        for &(a, _) in &blocks {
+            drawn[a - 1] = 0;
+        }
+        out.push(without(&drawn, &blocks));
+    }
+    out.push(c.decisions.to_vec());
     out
 }
 
@@ -531,5 +594,67 @@ mod tests {
         let out = simpler_options(&c);
         assert_eq!(out[0].decisions, [1, 4]);
         assert_eq!(out[0].options.text_chunks_max, 1);
+    }
+
+    #[test]
+    fn thinking_and_the_wide_stream_shapes_are_proposed_off_with_the_same_decisions() {
+        // Seed 1 has thinking on and stream shapes wider than the narrow grammar.
+        let options = SimOptions::from_seed(1);
+        assert!(options.thinking_on());
+        assert_ne!(options.stream, StreamShapes::default());
+        let c = Current {
+            options: &options,
+            decisions: &[3, 1, 4],
+            tags: &[],
+        };
+        let out = simpler_options(&c);
+        let off = out
+            .iter()
+            .find(|c| !c.options.thinking_on())
+            .expect("a thinking-off candidate");
+        assert_eq!(off.decisions, [3, 1, 4]);
+        assert_eq!(off.options.stream, options.stream);
+        let narrow = out
+            .iter()
+            .find(|c| c.options.stream == StreamShapes::default())
+            .expect("a narrow-grammar candidate");
+        assert!(narrow.options.thinking_on());
+
+        let mut plain = options.clone();
+        plain.rates.thinking_on = Ratio::NEVER;
+        plain.stream = StreamShapes::default();
+        let c = Current {
+            options: &plain,
+            decisions: &[3],
+            tags: &[],
+        };
+        let again = simpler_options(&c);
+        assert!(
+            again
+                .iter()
+                .all(|c| c.options.rates.thinking_on == Ratio::NEVER
+                    && c.options.stream == StreamShapes::default())
+        );
+    }
+
+    #[test]
+    fn thinking_off_reads_each_block_as_forced_or_as_drawn() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Thinking, 2),
+            (Tag::Thinking, 2),
+            (Tag::Cut, 3),
+            (Tag::Calls, 4),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[5, 6, 7, 8, 9],
+            tags: &tags,
+        };
+        assert_eq!(
+            thinking_off(&c),
+            [vec![5, 0, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
+        );
     }
 }
