@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use turnsim::Bug;
+use turnsim::Invariant;
 use turnsim::{Expectation, load_scenario};
 
 /// Seeds `turnsim run` gets to find each canary.
@@ -83,7 +84,13 @@ fn canary_failure_is_shrunk(bug: Bug, budget: u64, its_own: bool) -> String {
         "--out",
         dir.to_str().expect("utf-8 path"),
     ]);
-    assert_eq!(code, 1, "a correctness failure is exit 1:\n{text}");
+    // A correctness failure is exit 1, a liveness failure 3, a panic 4.
+    let exit = match bug.caught_by() {
+        Invariant::Liveness => 3,
+        Invariant::EnginePanic => 4,
+        _ => 1,
+    };
+    assert_eq!(code, exit, "{} is exit {exit}:\n{text}", bug.caught_by());
     let wanted = format!(": {} at step", bug.caught_by());
     assert!(text.contains(&wanted), "expected {wanted:?} in:\n{text}");
     assert!(text.contains("replay:   turnsim replay "), "{text}");
@@ -109,7 +116,7 @@ fn canary_failure_is_shrunk(bug: Bug, budget: u64, its_own: bool) -> String {
     assert_eq!(*invariant, bug.caught_by());
 
     let (code, text) = turnsim(&["replay", min.to_str().expect("utf-8 path")]);
-    assert_eq!(code, 1, "{text}");
+    assert_eq!(code, exit, "{text}");
     assert!(
         text.contains(&format!("reproduced: {invariant} at step {step}")),
         "{text}"

@@ -11,6 +11,9 @@
 use crate::decide::{Mark, Tag};
 use crate::options::{Ratio, SimOptions, StreamShapes};
 
+mod thinking;
+use thinking::thinking_off;
+
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -364,48 +367,6 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// The decision lists to try with the session's thinking off. A reply that opens a
-/// turn with thinking on streams its thinking block without drawing for it; with
-/// thinking off the same reply draws a chance of thinking (answered no) and nothing
-/// for the block. A later reply draws that chance either way. Which of its thinking
-/// blocks a list holds is not in the tags, so both readings are proposed, each block
-/// read alike: every block in place of a chance answered no, and every block removed
-/// after its chance set to no; then the list as it is.
-fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
-    let n = c.decisions.len().min(c.tags.len());
-    let blocks: Vec<(usize, usize)> = spans(c.tags)
-        .into_iter()
-        .filter(|&(tag, a, _)| {
-            tag == Tag::Thinking && a > 0 && a <= n && c.tags[a - 1].tag == Tag::Reply
-        })
-        .map(|(_, a, b)| {
-            let end = (b..n)
-                .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
-                .unwrap_or(n);
-            (a, end.max(a))
-        })
-        .collect();
-    let mut out = Vec::new();
-    if !blocks.is_empty() {
-        let mut forced = Vec::with_capacity(c.decisions.len());
-        let mut at = 0;
-        for &(a, end) in &blocks {
-            forced.extend_from_slice(&c.decisions[at.min(a)..a]);
-            forced.push(0);
-            at = end;
-        }
-        forced.extend_from_slice(&c.decisions[at.min(c.decisions.len())..]);
-        out.push(forced);
-        let mut drawn = c.decisions.to_vec();
-        for &(a, _) in &blocks {
-            drawn[a - 1] = 0;
-        }
-        out.push(without(&drawn, &blocks));
-    }
-    out.push(c.decisions.to_vec());
-    out
-}
-
 /// Every draw of one tag at once to zero: all delays at their minimum (time moves on
 /// in fewer, earlier steps), all tool runs uneventful, and so on.
 pub fn zero_by_tag(c: &Current<'_>) -> Vec<Candidate> {
@@ -634,27 +595,6 @@ mod tests {
                 .iter()
                 .all(|c| c.options.rates.thinking_on == Ratio::NEVER
                     && c.options.stream == StreamShapes::default())
-        );
-    }
-
-    #[test]
-    fn thinking_off_reads_each_block_as_forced_or_as_drawn() {
-        let tags = marks(&[
-            (Tag::Reply, 1),
-            (Tag::Thinking, 2),
-            (Tag::Thinking, 2),
-            (Tag::Cut, 3),
-            (Tag::Calls, 4),
-        ]);
-        let options = SimOptions::from_seed(1);
-        let c = Current {
-            options: &options,
-            decisions: &[5, 6, 7, 8, 9],
-            tags: &tags,
-        };
-        assert_eq!(
-            thinking_off(&c),
-            [vec![5, 0, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
         );
     }
 }
