@@ -33,7 +33,11 @@ fn every_invariant_has_a_canary_or_a_stated_reason() {
         .filter(|i| !Bug::ALL.iter().any(|b| b.caught_by() == *i))
         .filter(|i| !Bug::INVARIANTS_WITHOUT_CANARY.iter().any(|(e, _)| e == i))
         .collect();
-    assert_eq!(missing, [], "invariants with no canary and no reason");
+    assert_eq!(
+        missing,
+        Vec::<Invariant>::new(),
+        "invariants with no canary and no reason"
+    );
 }
 
 #[test]
