@@ -519,6 +519,8 @@ mod tests {
         let mut options = SimOptions::from_seed(1);
         options.text_chunks_max = 1;
         options.parallel_max = 1;
+        options.rates.thinking_on = Ratio::NEVER;
+        options.stream = StreamShapes::default();
         let c = Current {
             options: &options,
             decisions: &[3, 4],
