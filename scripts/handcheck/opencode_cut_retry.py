@@ -16,13 +16,19 @@
 # when a later request holds the cut attempt's text in the step's message, joined to
 # the retry's reply (a reply the model never completed kept in the history), 0 when
 # it does not.
-# Usage: handcheck/opencode_cut_retry.py [--like-serve]   (opencode on PATH; `npm install opencode-ai`)
+# `--same-text`: the retry's reply says the cut attempt's text again (drive's replies
+# do), and the cut text is found kept when the step's message says it twice.
+# Usage: handcheck/opencode_cut_retry.py [--like-serve] [--same-text]   (opencode on PATH; `npm install opencode-ai`)
 import json, os, subprocess, sys, tempfile, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 requests = []
 lock = threading.Lock()
 LIKE_SERVE = "--like-serve" in sys.argv[1:]
+# The retry's reply opens with the cut attempt's text, as drive's scripted replies do
+# (the cut step and the next one both say "Running check 2.").
+SAME_TEXT = "--same-text" in sys.argv[1:]
+CUT_TEXT = "PARTIAL ATTEMPT."
 
 
 def sse(blocks, stop):
@@ -82,11 +88,11 @@ class H(BaseHTTPRequestHandler):
                 first = sum(1 for _, b in requests if b.get("tools") and '"tool_use_id": "toolu_hc_1"' in json.dumps(b.get("messages", []))) == 1
             if first:
                 # The text block whole, then half of the call's start: cut.
-                events = sse([{"type": "text", "text": "PARTIAL ATTEMPT."}, call(9)], "tool_use")[:5 if LIKE_SERVE else 4]
+                events = sse([{"type": "text", "text": CUT_TEXT}, call(9)], "tool_use")[:5 if LIKE_SERVE else 4]
                 events.append('event: content_block_start\ndata: {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_u')
                 cut = True
             else:
-                events = sse([{"type": "text", "text": "Step two."}, call(2)], "tool_use")
+                events = sse([{"type": "text", "text": CUT_TEXT if SAME_TEXT else "Step two."}, call(2)], "tool_use")
         else:
             events = sse([{"type": "text", "text": "Step one."}, call(1)], "tool_use")
         self.send_response(200)
@@ -143,7 +149,8 @@ def main():
         for j, m in enumerate(msgs):
             if m.get("role") == "assistant":
                 print("  message %d (assistant): %s" % (j, texts(m)))
-                if any(t == "PARTIAL ATTEMPT." for _, t in texts(m)):
+                said = [t for _, t in texts(m)].count(CUT_TEXT)
+                if said > (1 if SAME_TEXT and j < len(msgs) - 1 else 0):
                     if j == len(msgs) - 1:
                         prefilled = True
                     else:

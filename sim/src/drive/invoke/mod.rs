@@ -450,10 +450,11 @@ pub fn invoke(
                 let requests_before = run.server.server.requests_seen();
                 let ledger_lines = ledger_lines(run.ledger);
                 let running = tool::running(&tool::read(run.ledger));
-                send(kind, pgid, session.as_mut(), run.now());
+                let at_ms = run.now();
+                send(kind, pgid, session.as_mut(), at_ms);
                 sent = Some(Sent {
                     interrupt: kind,
-                    at_ms: run.now(),
+                    at_ms,
                     ledger_lines,
                     running,
                     requests_before,
