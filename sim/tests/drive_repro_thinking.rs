@@ -86,6 +86,7 @@ fn repro_opens_each_thinking_on_reply_with_its_own_signed_block_and_cuts_where_s
     let r = drive(&p, seed_with(&p, Interrupt::Sigterm), "repro-thinking");
     let script = std::fs::read_to_string(r.dir.join("repro.py")).expect("repro.py written");
     let dir = temp_dir("repro-thinking-client");
+    std::fs::create_dir_all(&dir).expect("a scratch dir");
     let (client, out) = (dir.join("client.py"), dir.join("replies.jsonl"));
     std::fs::write(&client, CLIENT).expect("client written");
     let edited_path = dir.join("repro-edited.py");
