@@ -56,7 +56,11 @@ mod drive_repro_gemini;
 #[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_repro_openai;
 #[cfg(all(feature = "drive", feature = "test-client"))]
+mod drive_repro_thinking;
+#[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_terminal;
+#[cfg(all(feature = "drive", feature = "test-client"))]
+mod drive_terminal_esc_twice;
 #[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_test_client;
 #[cfg(all(feature = "drive", feature = "test-client"))]
@@ -108,6 +112,8 @@ mod serve_openai_sdk;
 mod serve_python_sdk;
 #[cfg(feature = "serve")]
 mod serve_sse_pinning;
+#[cfg(feature = "serve")]
+mod serve_thinking_per_reply;
 #[cfg(feature = "serve")]
 mod serve_tool_loop;
 mod shrink_canaries;
