@@ -132,7 +132,9 @@ fn prefix_json(system: &str, tools: &[ToolSpec]) -> String {
         system: &'a str,
         tools: &'a [ToolSpec],
     }
-    serde_json::to_string(&Prefix { system, tools }).unwrap_or_default()
+    // Core's writer: serde_json's bytes (digests and the trace cover them), with
+    // the tool schemas' strings escaped a word at a time.
+    crate::json::to_string(&Prefix { system, tools }).unwrap_or_default()
 }
 
 /// A stable digest (BLAKE3, hex) of `system` + `tools`; equal prefixes, equal digests,

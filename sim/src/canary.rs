@@ -10,6 +10,10 @@ mod turns;
 use turns::{TurnCanary, restore_log};
 mod api;
 mod bug;
+#[cfg(test)]
+mod catalogue;
+mod coverage;
+mod coverage_rewrites;
 mod judged;
 mod public;
 mod repair;
@@ -404,6 +408,10 @@ impl EngineFactory for Canary {
         if self.0.turns_canary() {
             return Box::new(TurnCanary::new(self.0, Session::new(config)));
         }
+        if coverage::is_coverage(self.0) {
+            let engine = coverage::CoverageCanary::new(self.0, Session::new(config), false);
+            return Box::new(engine);
+        }
         let host_tools = Arc::clone(&config.tools);
         let mut engine = CanaryEngine::new(self.0, Session::new(config));
         if self.0 == Bug::HostToolOrder {
@@ -421,6 +429,9 @@ impl EngineFactory for Canary {
             let log = restore_log(self.0, log);
             let (session, outputs) = Session::restore(config, &log).map_err(|e| e.to_string())?;
             return Ok((Box::new(TurnCanary::new(self.0, session)), outputs));
+        }
+        if coverage::is_coverage(self.0) {
+            return coverage::restore(self.0, config, log);
         }
         let config = if self.0 == Bug::SchemaKeysReorderedOnRestore {
             judged::schema_keys_reversed(config)

@@ -16,7 +16,7 @@ pub struct TraceHasher {
     step: u64,
     /// Reused for the JSON of each tool call's input, which would otherwise be a new
     /// `String` built through `fmt` per block hashed.
-    scratch: Vec<u8>,
+    scratch: String,
 }
 
 /// Sixteen BLAKE3 chunks: flushed in whole multiples of this, every chunk reaches
@@ -33,7 +33,7 @@ impl Default for TraceHasher {
             run: blake3::Hasher::new(),
             pending: Vec::with_capacity(FLUSH_AT * 2),
             step: K,
-            scratch: Vec::new(),
+            scratch: String::new(),
         }
     }
 }
@@ -99,12 +99,13 @@ impl TraceHasher {
                         Block::ToolUse { id, name, input } => {
                             field(self, id.as_bytes());
                             field(self, name.as_bytes());
-                            // The bytes `input.to_string()` gives (compact JSON, the
-                            // same serializer), written straight into a kept buffer.
+                            // The bytes `input.to_string()` gives (compact JSON), written
+                            // into a kept buffer by core's writer, which writes
+                            // serde_json's bytes and escapes strings a word at a time.
                             let mut json = std::mem::take(&mut self.scratch);
                             json.clear();
-                            let _ = serde_json::to_writer(&mut json, input);
-                            field(self, &json);
+                            let _ = turnsim_core::json::write(&mut json, input);
+                            field(self, json.as_bytes());
                             self.scratch = json;
                         }
                         Block::ToolResult {

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use turnsim::Bug;
+use turnsim::Invariant;
 use turnsim::{Expectation, load_scenario};
 
 /// Seeds `turnsim run` gets to find each canary.
@@ -83,7 +84,13 @@ fn canary_failure_is_shrunk(bug: Bug, budget: u64, its_own: bool) -> String {
         "--out",
         dir.to_str().expect("utf-8 path"),
     ]);
-    assert_eq!(code, 1, "a correctness failure is exit 1:\n{text}");
+    // A correctness failure is exit 1, a liveness failure 3, a panic 4.
+    let exit = match bug.caught_by() {
+        Invariant::Liveness => 3,
+        Invariant::EnginePanic => 4,
+        _ => 1,
+    };
+    assert_eq!(code, exit, "{} is exit {exit}:\n{text}", bug.caught_by());
     let wanted = format!(": {} at step", bug.caught_by());
     assert!(text.contains(&wanted), "expected {wanted:?} in:\n{text}");
     assert!(text.contains("replay:   turnsim replay "), "{text}");
@@ -109,7 +116,7 @@ fn canary_failure_is_shrunk(bug: Bug, budget: u64, its_own: bool) -> String {
     assert_eq!(*invariant, bug.caught_by());
 
     let (code, text) = turnsim(&["replay", min.to_str().expect("utf-8 path")]);
-    assert_eq!(code, 1, "{text}");
+    assert_eq!(code, exit, "{text}");
     assert!(
         text.contains(&format!("reproduced: {invariant} at step {step}")),
         "{text}"
@@ -373,4 +380,67 @@ fn a_stop_sequence_the_engine_cannot_parse_is_found_by_reply_never_fails() {
 #[test]
 fn a_failed_reply_kept_with_its_calls_unanswered_is_found_by_pairing() {
     canary_breaks_the_rule(Bug::UnrepairedFailedReply, "has no tool_result in message");
+}
+
+// The canaries that close the catalogue (issue 25): the API rules and the checkers
+// that had none (`canary::catalogue` holds every rule and invariant to a canary or a
+// stated reason). Each is found within the first 20 seeds (docs/invariants.md).
+
+#[test]
+fn a_cancelled_reply_kept_as_an_empty_assistant_message_is_found_by_pairing() {
+    let text = canary_is_found_within(Bug::KeepsEmptyCutReply, SEED_BUDGET);
+    assert!(
+        text.contains("assistant message has empty content"),
+        "{text}"
+    );
+}
+
+#[test]
+fn assistant_text_sent_as_output_text_items_is_found_by_pairing_as_an_unknown_type() {
+    let text = canary_is_found_within(Bug::SendsOutputTextBlocks, SEED_BUDGET);
+    assert!(
+        text.contains("block type \"output_text\" is not one the API accepts"),
+        "{text}"
+    );
+}
+
+#[test]
+fn calls_written_beside_their_results_after_a_resume_are_found_by_pairing() {
+    let text = canary_is_found_within(Bug::CallsBesideResultsOnResume, SEED_BUDGET);
+    assert!(text.contains("in a user message"), "{text}");
+}
+
+#[test]
+fn tool_results_of_earlier_turns_cleared_in_place_are_found_by_history_stable() {
+    canary_is_found_within(Bug::ClearsOldToolResults, SEED_BUDGET);
+}
+
+#[test]
+fn a_recovery_that_ends_the_crashed_turn_again_is_found_by_recovery_idempotent() {
+    canary_is_found_within(Bug::RecoveryEndsTurnAgain, SEED_BUDGET);
+}
+
+#[test]
+fn a_late_tool_result_that_panics_the_engine_is_found_by_engine_panic() {
+    canary_is_found_within(Bug::UnwrapsStaleResult, SEED_BUDGET);
+}
+
+#[test]
+fn a_stream_error_skipped_as_an_unknown_event_is_found_by_liveness() {
+    canary_is_found_within(Bug::SkipsStreamError, SEED_BUDGET);
+}
+
+#[test]
+fn a_turn_context_quoting_the_model_is_found_by_note_exact() {
+    canary_is_found_within(Bug::TurnContextQuotesReply, SEED_BUDGET);
+}
+
+#[test]
+fn a_tool_output_cut_before_it_enters_the_history_is_found_by_no_lost_observation() {
+    canary_is_found_within(Bug::TruncatesToolOutput, SEED_BUDGET);
+}
+
+#[test]
+fn thinking_sent_back_with_a_newline_added_is_found_by_thinking_intact() {
+    canary_is_found_within(Bug::ThinkingStoredAsLine, SEED_BUDGET);
 }

@@ -4,7 +4,7 @@
 //! `check DIR` on its recording give the same verdict. The report says which
 //! judgement the prefix got.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

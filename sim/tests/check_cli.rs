@@ -2,7 +2,7 @@
 //! messages that name the file and line, `--json`, `--format`, and no panic on any
 //! input.
 
-mod check_support;
+use crate::check_support;
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};

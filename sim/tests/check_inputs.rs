@@ -2,8 +2,8 @@
 //! naming what it is or what was expected, with the exit code of unreadable input; a
 //! folder of transcripts checks each file; a `serve --record` folder is judged as one.
 
-mod check_support;
-mod serve_support;
+use crate::check_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

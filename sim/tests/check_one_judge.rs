@@ -3,7 +3,7 @@
 //! same findings; and the two false positives real clients met are gone (a corrected
 //! retry after a 400; a resumed session that changes its prefix).
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

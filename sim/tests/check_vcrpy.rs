@@ -8,7 +8,7 @@
 //! cassette among them: judged, not flagged). The same Responses traffic laid out
 //! as go-vcr writes it is judged the same.
 
-mod serve_support;
+use crate::serve_support;
 
 use serve_support::{send, start_with};
 use std::collections::BTreeMap;

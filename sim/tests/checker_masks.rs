@@ -16,7 +16,7 @@
 //! one that matters has judged it. The crafted-event suites (`checkers_fire*`) run the
 //! same comparison on every event they feed (`checkers_support::Fixture`).
 
-mod flawed_support;
+use crate::flawed_support;
 
 use turnsim::Judged;
 use turnsim::conventions::{Conventions, Selection};

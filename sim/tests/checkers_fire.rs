@@ -2,7 +2,7 @@
 //! append_only, marker_once, at_most_once and stale_noop end to end; these feed the
 //! other checkers a crafted event through the same registry the world uses.
 
-mod checkers_support;
+use crate::checkers_support;
 
 use checkers_support::{Fixture, directive, request, request_with, shared};
 use turnsim::testing::checkers::{Event, Observation, ResetKind};

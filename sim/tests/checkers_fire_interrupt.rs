@@ -2,7 +2,7 @@
 //! on the violation they exist for, fed crafted events through the same registry the
 //! world uses, and stay quiet on the correct version of the same turn.
 
-mod checkers_support;
+use crate::checkers_support;
 
 use checkers_support::{Fixture, directive, request, shared};
 use turnsim::testing::checkers::Event;

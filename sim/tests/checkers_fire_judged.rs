@@ -2,7 +2,7 @@
 //! live and the outside twin each fire on a crafted violation, and pass its correct
 //! counterpart, through the same registry the world uses.
 
-mod checkers_support;
+use crate::checkers_support;
 
 use checkers_support::{Fixture, directive, request, shared};
 use std::collections::BTreeSet;

@@ -3,7 +3,7 @@
 //! passes the words exactly as streamed, a cut reply's kept prefix, and texts that are
 //! not the model's.
 
-mod checkers_support;
+use crate::checkers_support;
 
 use checkers_support::{Fixture, directive, request, shared};
 use serde_json::json;

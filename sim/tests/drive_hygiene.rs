@@ -5,7 +5,7 @@
 //! environment error; a failing seed is rerun with a full report per rerun and a
 //! reproduction script that needs no turnsim; runs go in parallel with a summary.
 
-mod drive_support;
+use crate::drive_support;
 
 use drive_support::*;
 use turnsim::testing::drive::observe::Status;

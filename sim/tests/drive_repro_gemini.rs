@@ -6,7 +6,7 @@
 //! in-repo test client in `--api gemini` (JSON replies; gemini-cli itself, which
 //! streams, is driven by hand: docs/real-clients-gemini.md).
 
-mod drive_support;
+use crate::drive_support;
 
 use drive_support::*;
 use std::path::Path;

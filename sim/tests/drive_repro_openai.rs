@@ -6,8 +6,8 @@
 //! `--api chat` (JSON replies); the event-stream framing against the `openai` SDK's
 //! tool loop (ignored without the SDK, see `python_sdk_support`).
 
-mod drive_support;
-mod python_sdk_support;
+use crate::drive_support;
+use crate::python_sdk_support;
 
 use drive_support::*;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! its tool run on after the key is found, and a request without tools after the
 //! key is reported as the UI's own, not failed.
 
-mod drive_support;
+use crate::drive_support;
 
 use drive_support::*;
 use turnsim::testing::drive::observe::Status;

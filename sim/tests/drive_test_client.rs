@@ -2,7 +2,7 @@
 //! checker under each signal, and each planted fault is found by the checker it
 //! breaks, with its evidence, and reproduced by `turnsim drive --replay`.
 
-mod drive_support;
+use crate::drive_support;
 
 use drive_support::*;
 use turnsim::testing::drive::observe::Status;

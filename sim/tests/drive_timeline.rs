@@ -2,8 +2,8 @@
 //! the client, the signal, the requests served and each tool process, with an orphan's
 //! effect after its client's exit drawn as an alarm; self-contained, well-formed.
 
-mod drive_support;
-mod timeline_support;
+use crate::drive_support;
+use crate::timeline_support;
 
 use drive_support::*;
 use timeline_support::*;

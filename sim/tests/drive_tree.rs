@@ -3,7 +3,7 @@
 //! lifetime, in the verdict, the report and the timeline; a child that ends before
 //! the client does is no finding.
 
-mod drive_support;
+use crate::drive_support;
 
 use drive_support::*;
 use turnsim::testing::drive::observe::Status;

@@ -3,7 +3,7 @@
 //! start the recorded command again and refuse a scenario whose command now names
 //! another engine. Skipped, with a line on stderr, when `python3` or `node` is absent.
 
-mod stdio_support;
+use crate::stdio_support;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! does not declare it counts those inputs as not applicable, never as passes.
 //! Skipped, with a line on stderr, when `python3` or `node` is absent.
 
-mod stdio_support;
+use crate::stdio_support;
 
 use std::process::Command;
 use stdio_support::{interpreter, root};
@@ -18,6 +18,14 @@ const EVENT_LOG: &str = "python3 adapters/python/event_log_engine.py";
 const EVENT_LOG_PROFILE: &str = "adapters/python/event_log_profile.json";
 const SNAPSHOT: &str = "node adapters/node/snapshot_engine.mjs";
 const SNAPSHOT_PROFILE: &str = "adapters/node/snapshot_profile.json";
+
+/// `cmd` with its script named from the workspace root, for an engine this process
+/// starts itself (every test shares the process under `cargo test`, so none may change
+/// the working directory).
+fn rooted(cmd: &str) -> String {
+    let (interpreter, script) = cmd.split_once(' ').expect("interpreter and script");
+    format!("{interpreter} {}", root().join(script).display())
+}
 
 /// `turnsim run` on `seeds` from the workspace root: its exit code and its output.
 fn run(cmd: &str, profile: Option<&str>, bug: Option<&str>, seeds: &str) -> (i32, String) {
@@ -157,8 +165,7 @@ fn an_engine_that_does_not_declare_import_counts_the_log_borne_kinds_as_not_appl
         return;
     }
     let cmd = "python3 adapters/python/example_engine.py";
-    std::env::set_current_dir(root()).expect("the workspace root");
-    let factory = StdioFactory::new(cmd).expect("the example says hello");
+    let factory = StdioFactory::new(&rooted(cmd)).expect("the example says hello");
     assert!(!factory.imports());
     let (code, text) = run(cmd, None, None, "0..300");
     assert_eq!(code, 0, "{text}");
@@ -177,7 +184,6 @@ fn the_snapshot_engine_repairs_a_broken_import_and_the_event_log_engine_refuses_
     if interpreter("python3", test).is_none() || interpreter("node", test).is_none() {
         return;
     }
-    std::env::set_current_dir(root()).expect("the workspace root");
     let call = |id: &str| {
         Message::assistant_blocks(vec![Block::ToolUse {
             id: id.into(),
@@ -191,7 +197,7 @@ fn the_snapshot_engine_repairs_a_broken_import_and_the_event_log_engine_refuses_
         Message::user_text("imported follow-up"),
     ];
     let config = turnsim::sim_config();
-    let refuser = StdioFactory::new(EVENT_LOG).expect("hello");
+    let refuser = StdioFactory::new(&rooted(EVENT_LOG)).expect("hello");
     assert!(refuser.imports());
     let why = refuser
         .import(config.clone(), broken.clone())
@@ -201,7 +207,7 @@ fn the_snapshot_engine_repairs_a_broken_import_and_the_event_log_engine_refuses_
         why,
         "the imported history is not one the API accepts: the tool_use c1 of message 1 is not answered"
     );
-    let repairer = StdioFactory::new(SNAPSHOT).expect("hello");
+    let repairer = StdioFactory::new(&rooted(SNAPSHOT)).expect("hello");
     let (engine, outputs) = repairer
         .import(config.clone(), broken)
         .unwrap_or_else(|e| panic!("repaired, not refused: {e}"));

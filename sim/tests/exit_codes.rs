@@ -2,7 +2,7 @@
 //! the table names, through the binary where the binary can reach it, and `turnsim
 //! --help` prints the table.
 
-mod flawed_support;
+use crate::flawed_support;
 
 use flawed_support::{Factory, Flaw};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Each failure class is reported as such: an engine that panics, an engine that
 //! never ends a turn, and an engine whose runs differ between two tries of one seed.
 
-mod flawed_support;
+use crate::flawed_support;
 
 use flawed_support::{Factory, Flaw};
 use turnsim::testing::report::{exit, exit_code};

@@ -3,8 +3,7 @@
 //! `sim/tests/data/openai/`) parse into the neutral view with every item, id and
 //! pairing intact. These are the shapes serve and check must accept without a finding.
 
-#[path = "openai_support/golden.rs"]
-mod golden;
+use crate::golden;
 
 use std::path::PathBuf;
 use turnsim::testing::openai::neutral::{Conversation, Item, Part, Role, Tool, Wire};

@@ -10,8 +10,7 @@
 //! deliberate change regenerate them with `OPENAI_BLESS=1 cargo test --test
 //! openai_responses_pinning` and review the diff.
 
-#[path = "openai_support/golden.rs"]
-mod golden;
+use crate::golden;
 
 use golden::{all_goldens, call_reply, responses_echo, text_reply};
 use serde_json::Value;

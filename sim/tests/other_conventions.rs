@@ -2,7 +2,7 @@
 //! judged by its own profile (and by the generic checks alone), fails when held to
 //! the reference's profile, and a genuine bug planted in it is still found.
 
-mod other_support;
+use crate::other_support;
 
 use other_support::OtherFactory;
 use turnsim::Engine;

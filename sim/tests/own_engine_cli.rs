@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The template's binary, built (or brought up to date) for this test's profile:
-/// `cargo test --test NAME` and nextest build no examples. Built with the workspace's
+/// `cargo test --test all` and nextest build no examples. Built with the workspace's
 /// features, the set the README's test command compiled the library with: `-p turnsim`
 /// alone would compile the whole library again for its own feature set (minutes).
 fn own_engine() -> PathBuf {

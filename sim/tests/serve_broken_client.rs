@@ -1,7 +1,7 @@
 //! A client that breaks the invariants is caught, with the rule, the request index
 //! and an excerpt; what real clients legitimately send is accepted.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

@@ -8,7 +8,7 @@
 //! `recording/verdict_changed`. And a Messages and a Responses request that open with
 //! the same message are two conversations in both judges' eyes.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

@@ -1,7 +1,7 @@
 //! Every provider fault `turnsim serve` injects is produced on demand, scripted or
 //! seeded, and looks on the wire as it does from the real provider.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::json;
 use serve_support::*;

@@ -5,7 +5,7 @@
 //! `max_tokens` only when the request's budget runs out; a `max_tokens` stop with calls
 //! is a length stop in every format.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;
@@ -91,11 +91,14 @@ fn a_reply_scripted_without_thinking_opens_with_signed_thinking_when_the_request
     assert_eq!(raw.status, 200);
     let reply = assistant_message(&raw, true);
     assert_eq!(block_types(&reply), ["thinking", "text", "tool_use"]);
-    assert_eq!(reply["content"][0]["thinking"], "Planning the next step.");
+    assert_eq!(
+        reply["content"][0]["thinking"],
+        "Planning the next step (reply 1)."
+    );
     assert!(
         reply["content"][0]["signature"]
             .as_str()
-            .is_some_and(|s| !s.is_empty()),
+            .is_some_and(|s| s.starts_with("sig_") && s.ends_with("_0001")),
         "{reply}"
     );
     // The client echoes the reply, thinking first, with its result: the server takes

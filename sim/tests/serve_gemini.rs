@@ -5,7 +5,7 @@
 //! paths and unreadable bodies get Gemini's error body, and a recording is judged again
 //! to the same verdicts.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

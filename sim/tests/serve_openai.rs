@@ -4,7 +4,7 @@
 //! call, mismatched call id, dropped reasoning item) with rule, request index and
 //! excerpt, refusing what the real API refuses with its 400.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

@@ -3,7 +3,7 @@
 //! and a verdict naming the rule and the wire index, even when the wire reader cannot
 //! read the body, and `turnsim check DIR` reaches the same verdicts from the recording.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::{Value, json};
 use serve_support::*;

@@ -6,8 +6,8 @@
 //! Needs the SDK, so it is `#[ignore]`d; `$TURNSIM_PYTHON` names the interpreter (see
 //! `python_sdk_support`).
 
-mod python_sdk_support;
-mod serve_support;
+use crate::python_sdk_support;
+use crate::serve_support;
 
 use serve_support::*;
 use turnsim::testing::serve::tools::{LedgerLine, read_ledger};

@@ -6,8 +6,8 @@
 //! the reason. Run it with `-- --ignored`; `$TURNSIM_PYTHON` names the interpreter
 //! (`.ci/run` exports the one of its virtual environment), see `python_sdk_support`.
 
-mod python_sdk_support;
-mod serve_support;
+use crate::python_sdk_support;
+use crate::serve_support;
 
 use serve_support::*;
 use turnsim::testing::serve::tools::{LedgerLine, read_ledger};

@@ -2,7 +2,7 @@
 //! (`tests/data/crush_parallel_tool_calls/`, from the crush go-vcr cassette), and the
 //! recorded requests pass the server's verdicts.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::Value;
 use serve_support::*;

@@ -1,7 +1,7 @@
 //! A client pointed at `turnsim serve` completes a tool loop offline, streamed and
 //! not, and every request is recorded with a clean verdict.
 
-mod serve_support;
+use crate::serve_support;
 
 use serde_json::json;
 use serve_support::*;

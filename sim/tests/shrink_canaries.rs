@@ -1,7 +1,7 @@
 //! Every canary's pinned scenario (`scenarios/canary-*.json`, one per entry of
 //! `canary::Bug::ALL`) shrinks to at most 12 steps, save the one whose floor is higher
 //! (`Bug::shrink_bound`), and the shrunk file fails exactly as it reports.
-//! `cargo test --release --test shrink_canaries -- --nocapture` prints the table quoted
+//! `cargo test --release --test all shrink_canaries:: -- --nocapture` prints the table quoted
 //! in docs/shrinking.md.
 
 use turnsim::Bug;

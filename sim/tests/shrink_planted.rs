@@ -4,11 +4,11 @@
 //! 20 steps, from the next of its first five failing seeds that does (the table names
 //! the seeds passed over): a seed whose only tool call comes in the quiet phase after
 //! five turns without one keeps those turns, as the shrinker only makes draws smaller.
-//! `cargo test --release --test shrink_planted -- --nocapture` prints the table quoted
+//! `cargo test --release --test all shrink_planted:: -- --nocapture` prints the table quoted
 //! in docs/shrinking.md.
 
-mod flawed_support;
-mod shrink_support;
+use crate::flawed_support;
+use crate::shrink_support;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! reported as a hang within the timeout. The engines here are `sh` scripts, so
 //! these tests need no interpreter beyond the POSIX shell.
 
-mod stdio_support;
+use crate::stdio_support;
 
 use std::time::{Duration, Instant};
 use turnsim::EngineFactory;

@@ -3,7 +3,7 @@
 //! the same digest and shrinks. Skipped, with a line on stderr, when `python3` is
 //! absent. The claims themselves are in stdio_support/ports.rs, shared with Node.
 
-mod stdio_support;
+use crate::stdio_support;
 
 use stdio_support::ports::Port;
 

@@ -3,7 +3,7 @@
 //! (a digest in every reply, one request at a time) and version 2 (digests on
 //! demand, twin inputs in batches) alike.
 
-mod stdio_support;
+use crate::stdio_support;
 
 use turnsim::Reference;
 use turnsim::run_seed;

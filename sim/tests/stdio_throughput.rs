@@ -1,10 +1,10 @@
 //! Events per second over engine protocol v1, for the Rust reference through the pipe
 //! and the Python and Node examples, next to the reference in process. Ignored by
 //! default (it times things); run it with
-//! `cargo test -p turnsim --release --test stdio_throughput -- --ignored --nocapture`
+//! `cargo test -p turnsim --release --test all stdio_throughput:: -- --ignored --nocapture`
 //! (`TURNSIM_THROUGHPUT_SEEDS`, default 2000, sets the seeds; two jobs).
 
-mod stdio_support;
+use crate::stdio_support;
 
 use std::time::Instant;
 use turnsim::stdio_engine::StdioFactory;

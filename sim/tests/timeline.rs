@@ -3,7 +3,7 @@
 //! opening its messages, the violation where it happened beside what it compares; the
 //! same bytes every time, and nothing loaded from outside the file.
 
-mod timeline_support;
+use crate::timeline_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

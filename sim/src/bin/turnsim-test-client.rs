@@ -35,7 +35,10 @@
 //! busy line drawn, nothing sent, as a UI winding down a cancel), and
 //! `--side-request-after-key` then sends one request without tools (as a UI asking
 //! for a suggestion of the next prompt) before it shows its prompt; `--slow-exit MS`
-//! takes MS milliseconds to leave after `/exit` (a signal ends the wait). `--api chat`,
+//! takes MS milliseconds to leave after `/exit` (a signal ends the wait);
+//! `--esc-twice` takes Esc as opencode's UI does: the first press of a turn only arms
+//! (drawing "esc again to interrupt"), a second within two seconds interrupts (Ctrl+C
+//! as before). `--api chat`,
 //! `--api responses` or `--api gemini` speaks OpenAI's Chat Completions or Responses
 //! API or the Gemini API instead of Anthropic's Messages (see `test_client/wire.rs`),
 //! with the same behaviours.
@@ -102,6 +105,7 @@ struct Args {
     busy_after_key_ms: u64,
     slow_exit_ms: u64,
     side_request_after_key: bool,
+    esc_twice: bool,
     api: Api,
     prompt: String,
 }
@@ -131,6 +135,7 @@ fn parse_args() -> Result<Args, String> {
                 a.busy_after_key_ms = v.parse().map_err(|_| format!("--busy-after-key {v:?}"))?;
             }
             "--side-request-after-key" => a.side_request_after_key = true,
+            "--esc-twice" => a.esc_twice = true,
             "--slow-exit" => {
                 let v = it.next().ok_or("--slow-exit needs a value")?;
                 a.slow_exit_ms = v.parse().map_err(|_| format!("--slow-exit {v:?}"))?;
@@ -144,7 +149,7 @@ fn parse_args() -> Result<Args, String> {
         || a.history.as_os_str().is_empty()
         || (a.prompt.is_empty() != a.interactive)
     {
-        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--busy-after-key MS] [--side-request-after-key] [--slow-exit MS] [--api messages|chat|responses|gemini] (PROMPT | --interactive)".into());
+        return Err("usage: turnsim-test-client --base-url URL --history FILE [--resume] [--forget-result-after-sigint] [--rerun-after-restart] [--orphan-setsid] [--ignore-sigint] [--drop-started-call] [--exit-before-signal] [--save-at-end] [--tool-child-ms MS] [--busy-after-key MS] [--side-request-after-key] [--esc-twice] [--slow-exit MS] [--api messages|chat|responses|gemini] (PROMPT | --interactive)".into());
     }
     Ok(a)
 }
@@ -355,7 +360,7 @@ fn main() -> ExitCode {
     }
     let keys = args
         .interactive
-        .then(|| tty::start(args.ignore_sigint, &INTERRUPTED, &SIGNAL));
+        .then(|| tty::start(args.ignore_sigint, args.esc_twice, &INTERRUPTED, &SIGNAL));
     let prompt = match &keys {
         Some(rx) => {
             tty::ready();

@@ -151,6 +151,55 @@ pub enum Bug {
     /// it should drop, issue 25; the reference keeps nothing of a failed reply, so
     /// on it those mutants change nothing).
     UnrepairedFailedReply,
+    /// A reply cancelled before any of its blocks was kept is still written as the
+    /// assistant message of the cut turn, with no blocks, so every later request has
+    /// an empty assistant message before the marker (`content_non_empty`: "all
+    /// messages must have non-empty content except for the optional final assistant
+    /// message", <https://github.com/anthropics/claude-code/issues/3196>; an
+    /// interrupted reply leaving an empty message,
+    /// <https://github.com/code-yeongyu/oh-my-openagent/pull/6>,
+    /// <https://github.com/UKGovernmentBEIS/inspect_ai/pull/832>).
+    KeepsEmptyCutReply,
+    /// The runtime stores its history as OpenAI Responses items and its Anthropic
+    /// adapter sends the assistant's `output_text` items back under that type, a
+    /// block type the Messages API does not take (`block_type_known`).
+    SendsOutputTextBlocks,
+    /// A resumed session rebuilds each tool exchange from a transcript entry that
+    /// holds the call with its result, and writes the call again before its result in
+    /// the user message (`tool_use_in_assistant`).
+    CallsBesideResultsOnResume,
+    /// At each new prompt the tool results of earlier turns are replaced by a short
+    /// note to save context, in the history itself (client-side context clearing
+    /// done by editing the past): the messages earlier turns left change under the
+    /// cache (`history_stable`).
+    ClearsOldToolResults,
+    /// Crash recovery writes the crashed turn's end whenever the log's last record is
+    /// one, without looking whether an earlier recovery already closed the turn: a
+    /// second restore from a recovered log persists again (`recovery_idempotent`).
+    RecoveryEndsTurnAgain,
+    /// A tool result is matched to its call in the open batch by id alone and the
+    /// lookup unwrapped, so a late result of a batch a cancel or restart already
+    /// closed panics the host (the lookup that fails in
+    /// <https://github.com/github/copilot-cli/issues/249>'s "Pending tool call with ID
+    /// … not found", unwrapped; `engine_panic`).
+    UnwrapsStaleResult,
+    /// An `error` event in the middle of a stream (an overloaded or API error) is
+    /// skipped as an event type the reader does not handle, as if more of the reply
+    /// followed: the turn waits for a `message_stop` that never comes (`liveness`).
+    SkipsStreamError,
+    /// The turn context of each prompt quotes the model's last reply ("You last
+    /// said: …") so it knows where it left off: model-written text in a message the
+    /// runtime authors as the user's (`note_exact`).
+    TurnContextQuotesReply,
+    /// A tool's output is cut to a byte budget before it enters the history, so the
+    /// observation the engine acknowledged is not in the history whole
+    /// (`no_lost_observation`).
+    TruncatesToolOutput,
+    /// The transcript keeps each thinking block as the line it displayed, ending in a
+    /// newline, and sends that back with the block's signature: the signed text is
+    /// no longer the one the provider streamed (`thinking_intact`; the API's
+    /// "Invalid `signature` in `thinking` block").
+    ThinkingStoredAsLine,
     /// A block started a second time at its index (a malformed stream, which the
     /// reference fails whole) is taken for the same block going on, as a parser that
     /// keeps blocks by index does, so the reply is kept with what streamed after it.
@@ -158,7 +207,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 43] = [
+    pub const ALL: [Bug; 53] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -201,6 +250,16 @@ impl Bug {
         Bug::CachesEveryMessage,
         Bug::RejectsStopSequence,
         Bug::UnrepairedFailedReply,
+        Bug::KeepsEmptyCutReply,
+        Bug::SendsOutputTextBlocks,
+        Bug::CallsBesideResultsOnResume,
+        Bug::ClearsOldToolResults,
+        Bug::RecoveryEndsTurnAgain,
+        Bug::UnwrapsStaleResult,
+        Bug::SkipsStreamError,
+        Bug::TurnContextQuotesReply,
+        Bug::TruncatesToolOutput,
+        Bug::ThinkingStoredAsLine,
         Bug::IgnoresSecondBlockStart,
     ];
 
@@ -248,6 +307,16 @@ impl Bug {
             Bug::CachesEveryMessage => "caches_every_message",
             Bug::RejectsStopSequence => "rejects_stop_sequence",
             Bug::UnrepairedFailedReply => "unrepaired_failed_reply",
+            Bug::KeepsEmptyCutReply => "keeps_empty_cut_reply",
+            Bug::SendsOutputTextBlocks => "sends_output_text_blocks",
+            Bug::CallsBesideResultsOnResume => "calls_beside_results_on_resume",
+            Bug::ClearsOldToolResults => "clears_old_tool_results",
+            Bug::RecoveryEndsTurnAgain => "recovery_ends_turn_again",
+            Bug::UnwrapsStaleResult => "unwraps_stale_result",
+            Bug::SkipsStreamError => "skips_stream_error",
+            Bug::TurnContextQuotesReply => "turn_context_quotes_reply",
+            Bug::TruncatesToolOutput => "truncates_tool_output",
+            Bug::ThinkingStoredAsLine => "thinking_stored_as_line",
             Bug::IgnoresSecondBlockStart => "ignores_second_block_start",
         }
     }
@@ -340,6 +409,19 @@ impl Bug {
             // A call left without its result is the API's own rule (`tool_use` ids
             // answered in the next message), the judge's validator behind `pairing`.
             Bug::UnrepairedFailedReply => Invariant::Pairing,
+            // The rules of the API that had no canary (`content_non_empty`,
+            // `block_type_known`, `tool_use_in_assistant`), behind `pairing`; and one
+            // canary for each checker that had none.
+            Bug::KeepsEmptyCutReply => Invariant::Pairing,
+            Bug::SendsOutputTextBlocks => Invariant::Pairing,
+            Bug::CallsBesideResultsOnResume => Invariant::Pairing,
+            Bug::ClearsOldToolResults => Invariant::HistoryStable,
+            Bug::RecoveryEndsTurnAgain => Invariant::RecoveryIdempotent,
+            Bug::UnwrapsStaleResult => Invariant::EnginePanic,
+            Bug::SkipsStreamError => Invariant::Liveness,
+            Bug::TurnContextQuotesReply => Invariant::NoteExact,
+            Bug::TruncatesToolOutput => Invariant::NoLostObservation,
+            Bug::ThinkingStoredAsLine => Invariant::ThinkingIntact,
             Bug::IgnoresSecondBlockStart => Invariant::ModelWordsExact,
         }
     }
@@ -351,10 +433,59 @@ impl Bug {
     /// (the second reuses the first one's id) and the request that carries both: a
     /// prompt, two replies of at least six streamed events each and two tool results
     /// are 15 steps.
+    /// `truncates_tool_output` is judged by `no_lost_observation`, which looks only at
+    /// a restart and at the run's end: a prompt, a reply that calls a tool (six
+    /// streamed events at least), the long output, then a crash and the restart, or
+    /// the rest of the turn; `make_scenarios` finds none of 20 failing seeds below 13.
     pub fn shrink_bound(self) -> u64 {
         match self {
             Bug::ReusedIdsVerbatim => 15,
+            Bug::TruncatesToolOutput => 13,
             _ => 12,
         }
     }
+}
+
+impl Bug {
+    /// The rule of the judge's table (`judge/rules/table.rs`, `RULES`) whose breach
+    /// is how the canary is found, for the canaries of an API rule.
+    pub fn breaks_rule(self) -> Option<&'static str> {
+        Some(match self {
+            Bug::TrimsToAssistantFirst => "first_message_user",
+            Bug::KeepsEmptyCutReply => "content_non_empty",
+            Bug::ReplaysEmptyTextOnResume => "text_non_empty",
+            Bug::PadsEmptyText => "text_not_blank",
+            Bug::SendsOutputTextBlocks => "block_type_known",
+            Bug::ToolInputAsString => "tool_input_object",
+            Bug::CallsBesideResultsOnResume => "tool_use_in_assistant",
+            Bug::RepeatsStreamedCalls | Bug::ReusedIdsVerbatim => "tool_use_id_unique",
+            Bug::CancelOrphansToolUse | Bug::UnrepairedFailedReply => "tool_use_answered",
+            Bug::CancelDropsCallsKeepsResults => "tool_result_answers_previous",
+            Bug::DoublesResultsOnResume => "tool_result_once",
+            Bug::TextBeforeResults => "tool_results_first",
+            Bug::UnsignedThinking => "thinking_signed",
+            Bug::DropsThinkingInToolLoop => "thinking_kept_in_tool_loop",
+            Bug::CachesEveryMessage => "cache_breakpoints_max",
+            _ => return None,
+        })
+    }
+
+    /// The rules of the judge's table with no canary, each with the reason. A rule
+    /// added to the table needs a canary or a line here (`canary_catalogue` fails
+    /// otherwise), so the catalogue cannot grow canary-less unnoticed.
+    pub const RULES_WITHOUT_CANARY: [(&'static str, &'static str); 1] = [(
+        "thinking_off_final",
+        "thinking is set once per session in the simulated world, so no request of \
+         the reference with thinking off holds a thinking block to keep; its canary \
+         comes with the world that switches thinking mid-session",
+    )];
+
+    /// The invariants with no canary, each with the reason (held by the same test).
+    pub const INVARIANTS_WITHOUT_CANARY: [(Invariant, &'static str); 1] = [(
+        Invariant::Determinism,
+        "judged only under --check-determinism, which the default run leaves off; \
+         a planted nondeterminism (a per-process counter or a hash order in what the \
+         engine writes) also shows to twin_agrees, whose twin is another engine \
+         instance, and the pinned-file shrink replays one run, not two",
+    )];
 }

@@ -33,9 +33,10 @@ impl Checker for AtMostOnce {
         let Event::Dispatched { op, call, starts } = event else {
             return None;
         };
-        // The bytes `to_string` gives (`Display` is the compact serializer), written
-        // straight into a `String` instead of through the formatter, per dispatch.
-        let input = serde_json::to_string(&call.input).unwrap_or_default();
+        // The bytes `to_string` gives (`Display` is the compact serializer), written by
+        // core's writer (serde_json's bytes; strings escaped a word at a time rather
+        // than a byte at a time), per dispatch.
+        let input = turnsim_core::json::to_string(&call.input).unwrap_or_default();
         if *starts <= 1 {
             self.first
                 .insert(call.id.clone(), (call.name.clone(), input));

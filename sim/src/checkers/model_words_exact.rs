@@ -35,6 +35,7 @@
 //! (`Event::Hostile`). Before the provider has streamed anything in the run there is
 //! no record to compare with, and nothing is judged.
 
+use super::same_json::same_value;
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
 use crate::judge::finding::where_differ;
 use serde_json::Value;
@@ -310,8 +311,15 @@ fn block_at(blocks: &mut [(usize, Said)], index: usize) -> Option<&mut Said> {
 }
 
 /// Whether `inputs` holds a value equal to `input`, whose fingerprint is `print`.
+/// Equal values are nearly always spelt alike too (the same keys in the same order),
+/// which [`same_value`] sees in one walk; `Value`'s own `==` looks each key up in the
+/// other map (a hash per key), and decides the rest (keys in another order, `0.0`
+/// against `-0.0`). `same_value` never calls unequal values equal: the same bytes
+/// parse to the same value.
 fn holds(inputs: &[(u64, Value)], print: u64, input: &Value) -> bool {
-    inputs.iter().any(|(p, v)| *p == print && v == input)
+    inputs
+        .iter()
+        .any(|(p, v)| *p == print && (same_value(v, input) || v == input))
 }
 
 /// A hash of a JSON value that agrees with `Value`'s equality: equal values get equal
@@ -482,5 +490,19 @@ mod tests {
         assert!(!holds(&inputs, fingerprint(&other), &other));
         // A colliding fingerprint alone is not enough: the values are compared too.
         assert!(!holds(&inputs, fingerprint(&said), &other));
+    }
+
+    #[test]
+    fn holds_answers_as_value_equality_when_the_spelling_differs() {
+        // Keys in another order, and `-0.0` against `0.0`: equal values that
+        // `same_value` (same bytes) calls different, so `==` decides.
+        let said = json!({"path": "a", "n": 0.0});
+        let inputs = vec![(fingerprint(&said), said.clone())];
+        let respelt: Value = serde_json::from_str(r#"{"n":-0.0,"path":"a"}"#).unwrap();
+        assert!(!same_value(&said, &respelt));
+        assert_eq!(said, respelt);
+        assert!(holds(&inputs, fingerprint(&respelt), &respelt));
+        let other = json!({"path": "a", "n": 1.0});
+        assert!(!holds(&inputs, fingerprint(&other), &other));
     }
 }

@@ -27,6 +27,7 @@ pub(crate) mod run;
 pub(crate) mod schedule;
 pub(crate) mod summary;
 pub(crate) mod terminal;
+pub(crate) mod terminals;
 pub(crate) mod timeline;
 pub(crate) mod tool;
 pub(crate) mod tree;

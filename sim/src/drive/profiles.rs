@@ -18,6 +18,7 @@ mod agents;
 pub(crate) mod cline;
 mod gemini;
 mod openai;
+mod opencode;
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -116,12 +117,13 @@ pub struct Profile {
 }
 
 /// The profiles `--client` knows.
-pub const BUILT_IN: [&str; 21] = [
+pub const BUILT_IN: [&str; 22] = [
     "claude-code",
     "claude-code-tui",
     "codex-tui",
     "test-client-tui",
     "opencode",
+    "opencode-tui",
     "python-sdk",
     "pydantic-ai",
     "test-client",
@@ -223,6 +225,7 @@ pub fn profile(name: &str, command: &[String]) -> Result<Profile, String> {
         other => agents::profile(other)
             .or_else(|| gemini::profile(other))
             .or_else(|| cline::profile(other))
+            .or_else(|| opencode::profile(other))
             .map_or_else(|| headless(other, command), Ok),
     }
 }
@@ -270,41 +273,6 @@ fn headless(name: &str, command: &[String]) -> Result<Profile, String> {
             ],
             interrupts: ALL_SIGNALS.to_vec(),
             version: strings(&["claude", "--version"]),
-            home_files: Vec::new(),
-        }),
-        "opencode" => Ok(Profile {
-            name: name.into(),
-            command: strings(&["opencode", "run", "--pure", "--format", "json", "{prompt}"]),
-            resume: strings(&[
-                "opencode",
-                "run",
-                "--pure",
-                "--format",
-                "json",
-                "--continue",
-                "{prompt}",
-            ]),
-            env: env(&[
-                ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
-                ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
-                ("OPENCODE_DISABLE_SHARE", "1"),
-                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
-                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
-                ("OPENCODE_DISABLE_CLAUDE_CODE", "1"),
-                ("ANTHROPIC_API_KEY", "dummy"),
-                (
-                    "OPENCODE_CONFIG_CONTENT",
-                    r#"{"$schema":"https://opencode.ai/config.json","model":"anthropic/claude-sonnet-4-5","provider":{"anthropic":{"options":{"baseURL":"{base_url_v1}","apiKey":"dummy"}}}}"#,
-                ),
-            ]),
-            shell_tool: "bash".into(),
-            faults: vec![
-                ProviderFault::Overloaded,
-                ProviderFault::RateLimited,
-                ProviderFault::Cut,
-            ],
-            interrupts: ALL_SIGNALS.to_vec(),
-            version: strings(&["opencode", "--version"]),
             home_files: Vec::new(),
         }),
         "python-sdk" => {
@@ -419,6 +387,7 @@ pub fn install_hint(name: &str) -> Option<&'static str> {
     if let Some(hint) = agents::install_hint(name)
         .or_else(|| gemini::install_hint(name))
         .or_else(|| cline::install_hint(name))
+        .or_else(|| opencode::install_hint(name))
     {
         return Some(hint);
     }
@@ -428,9 +397,6 @@ pub fn install_hint(name: &str) -> Option<&'static str> {
         }
         "codex" | "codex-tui" => {
             "install Codex CLI: `npm install @openai/codex` and put its node_modules/.bin on PATH"
-        }
-        "opencode" => {
-            "install opencode: `npm install opencode-ai` and put its node_modules/.bin on PATH"
         }
         "python-sdk" => "needs python3 with the `anthropic` package (`pip install anthropic`)",
         "pydantic-ai" => "needs python3 with `pydantic-ai` (`pip install pydantic-ai`)",

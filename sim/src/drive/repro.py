@@ -93,7 +93,7 @@ def sample(client_pid):
 def tree_alive():
     return [(k, v) for k, v in tree.items() if (proc_stat(k[0]) or (0, 0, -1))[2] == k[1]]
 lock = threading.Lock()
-state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log": []}
+state = {"steps": list(CFG["first_steps"]), "ids": list(CFG["tool_ids"]), "log": [], "thinking": 0}
 
 # The routes drive's server answers, and the format each speaks.
 ROUTES = {"/v1/messages": "messages", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
@@ -131,8 +131,20 @@ def shell_field(body):
             return "commands", True
     return "command", False
 
+def thinking_asked(body, api):
+    # As serve: a Messages API request whose `thinking` is on (any type but "disabled").
+    t = body.get("thinking")
+    return api == "messages" and isinstance(t, dict) and t.get("type", "disabled") != "disabled"
+
 def reply_blocks(step, body, api):
     blocks = [{"type": "text", "text": step["text"]}]
+    if thinking_asked(body, api):
+        # As serve: a reply to a request that turned thinking on opens with a signed
+        # thinking block, each reply's its own (a client sends back what it was sent,
+        # and a tool loop with thinking on and none in the reply is refused by the API).
+        state["thinking"] += 1
+        k = state["thinking"]
+        blocks.insert(0, {"type": "thinking", "thinking": "Planning the next step (reply %d)." % k, "signature": "sig_repro_%04d" % k})
     if step.get("tool"):
         n = len(state["log"])
         fresh = "toolu_repro_%d" % n if api == "messages" else "call_repro_%d" % n
@@ -145,7 +157,11 @@ def reply_blocks(step, body, api):
 def sse(blocks, stop):
     ev = [("message_start", {"type": "message_start", "message": {"id": "msg_repro", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
     for i, b in enumerate(blocks):
-        if b["type"] == "text":
+        if b["type"] == "thinking":
+            ev.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+            ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": b["thinking"]}}))
+            ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": b["signature"]}}))
+        elif b["type"] == "text":
             ev.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
             ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}))
         else:
@@ -335,7 +351,10 @@ class H(BaseHTTPRequestHandler):
         else:
             events = sse(blocks, "tool_use" if step.get("tool") else "end_turn")
             if cut:
-                events = events[:step["after_events"]]
+                # The schedule counts the script's events; a thinking block added
+                # here (start, two deltas, stop) moves the cut by its length, as serve's.
+                added = 4 if blocks[0]["type"] == "thinking" else 0
+                events = events[:step["after_events"] + added]
         for e in events:
             self.wfile.write(e.encode())
             self.wfile.flush()

@@ -10,7 +10,10 @@
 //! drive's server answers, each in its own framing: Anthropic `/v1/messages`, and
 //! OpenAI `/v1/responses` and `/v1/chat/completions` (a JSON body, or the event
 //! stream when the request asks for one; an OpenAI call's `call_X` id is the
-//! ledger's `toolu_X`, as in serve). What it replays is the schedule, not the byte
+//! ledger's `toolu_X`, as in serve). As serve, an Anthropic reply to a request that
+//! turned thinking on opens with a signed thinking block, each reply's own text and
+//! signature, so a thinking-on client gets the replies the API would send and can
+//! echo them back. What it replays is the schedule, not the byte
 //! stream: an Anthropic stream cut is cut at the same event count of its own simpler
 //! stream, an OpenAI one inside the call's arguments (where the schedule's cut
 //! lands), so a finding that depends on the exact bytes is judged by

@@ -60,7 +60,7 @@ impl RunFile {
         RunFile {
             format: RUN_FORMAT.into(),
             version: RUN_VERSION,
-            terminal: super::terminal::for_client(&profile.name),
+            terminal: super::terminals::for_client(&profile.name),
             profile,
             schedule,
             timeout_secs,

@@ -38,7 +38,18 @@ pub const RESUBMITS: u32 = 3;
 /// profile says otherwise.
 pub const HANG_UP_AFTER: Duration = Duration::from_secs(15);
 
-fn default_hang_up_ms() -> u64 {
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// Between two presses of an interrupt key the profile asks to press more than once.
+pub const KEY_REPEAT_GAP: Duration = Duration::from_millis(400);
+
+pub(super) fn default_hang_up_ms() -> u64 {
     u64::try_from(HANG_UP_AFTER.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -69,6 +80,12 @@ pub struct Terminal {
     pub home_files: Vec<(String, String)>,
     pub rows: u16,
     pub cols: u16,
+    /// How many times the Esc interrupt is pressed, [`KEY_REPEAT_GAP`] apart: a UI
+    /// that arms on the first Esc and interrupts only on a second one (opencode's
+    /// "esc again to interrupt") is interrupted as its user does it. Ctrl+C is one
+    /// press.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub esc_presses: u32,
     /// Only the resume runs in the terminal; the first invocation is headless (cline,
     /// whose only resume is its terminal UI). Its interruptions are signals.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -79,135 +96,6 @@ impl Terminal {
     /// Whether the first invocation (`resume` false) or the resume runs in it.
     pub fn runs(&self, resume: bool) -> bool {
         resume || !self.resume_only
-    }
-}
-
-/// The terminal of an interactive built-in profile (none for a headless one).
-pub fn for_client(name: &str) -> Option<Terminal> {
-    match name {
-        "claude-code-tui" => Some(Terminal {
-            // The status line once the prompt box is up (bypass mode, see below).
-            ready: "bypass permissions on".into(),
-            submit: "\r".into(),
-            exit: "/exit".into(),
-            busy: None,
-            hang_up_after_ms: default_hang_up_ms(),
-            home_files: vec![
-                // Onboarding done (else it checks api.anthropic.com and stops), the
-                // key approved, the working directory trusted.
-                (
-                    ".claude.json".into(),
-                    r#"{"hasCompletedOnboarding":true,"theme":"dark","customApiKeyResponses":{"approved":["dummy"],"rejected":[]},"projects":{"{work}":{"hasTrustDialogAccepted":true,"hasCompletedProjectOnboarding":true}}}"#.into(),
-                ),
-                // The bypass-permissions warning already accepted.
-                (
-                    ".claude/settings.json".into(),
-                    r#"{"skipDangerousModePermissionPrompt":true}"#.into(),
-                ),
-            ],
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        "codex-tui" => Some(Terminal {
-            // The status line under the prompt box (model and reasoning effort),
-            // drawn once the session has started and the box takes input.
-            ready: "gpt-5 default".into(),
-            submit: "\r".into(),
-            exit: "/quit".into(),
-            busy: None,
-            hang_up_after_ms: default_hang_up_ms(),
-            // Nothing to answer here: the profile's `-c` overrides give the
-            // provider (no sign-in dialog) and trust the working directory (no
-            // trust-this-folder question); the API key comes from the environment.
-            home_files: Vec::new(),
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        "pi-tui" => Some(Terminal {
-            // The key hints pi draws above its editor once it takes input.
-            ready: "escape interrupt".into(),
-            submit: "\r".into(),
-            exit: "/quit".into(),
-            busy: None,
-            hang_up_after_ms: default_hang_up_ms(),
-            // The provider's file is the profile's (headless needs it too).
-            home_files: Vec::new(),
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        "qwen-code-tui" => Some(Terminal {
-            // The input box's placeholder.
-            ready: "Type your message".into(),
-            submit: "\r".into(),
-            exit: "/quit".into(),
-            // The spinner line, "(12s · 40 tokens · esc to cancel)", redrawn while a
-            // request or a tool runs and while a cancel winds down.
-            busy: Some("esc to cancel".into()),
-            // "Agent powering down. Goodbye!" comes at once, the process goes
-            // later: more than 15 s after `/quit` on a loaded machine
-            // (docs/real-clients-openai.md), so a hang-up at 15 s would cut its
-            // own exit short.
-            hang_up_after_ms: 60_000,
-            // The provider is on the command line; settings are the profile's.
-            home_files: Vec::new(),
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        "gemini-cli-tui" => Some(Terminal {
-            // The input box's placeholder, drawn once gemini-cli takes input (seen
-            // offline against a closed port: no dialog comes first with the
-            // profile's settings file).
-            ready: "Type your message".into(),
-            submit: "\r".into(),
-            exit: "/quit".into(),
-            // The loading line, "(esc to cancel, 3s)", drawn while the stream state
-            // is `responding`: a request, a tool or a retry in flight.
-            busy: Some("esc to cancel".into()),
-            hang_up_after_ms: default_hang_up_ms(),
-            // The settings file is the profile's (headless needs it too).
-            home_files: Vec::new(),
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        // cline's UI, for `cline-tui` and for the resume of headless `cline` (its
-        // only resume, so that terminal is the resume's alone).
-        "cline" | "cline-tui" => Some(Terminal {
-            // The status line under the input box, drawn once it takes input (with
-            // or without `--id`).
-            ready: "Auto-approve all enabled".into(),
-            submit: "\r".into(),
-            exit: "/quit".into(),
-            // Its notices already shown: else a "Try ClinePass" dialog takes the
-            // first key typed (ids and file read in the bundled source of 3.0.65).
-            home_files: vec![(
-                ".cline/data/settings/cli-notices.json".into(),
-                r#"{"shown":{"cline-cli-cline-pass-intro":true,"cline-cli-desktop-launch":true}}"#
-                    .into(),
-            )],
-            rows: 40,
-            cols: 120,
-            // No busy text known: its runs (before the busy rule existed) needed none.
-            busy: None,
-            hang_up_after_ms: default_hang_up_ms(),
-            resume_only: name == "cline",
-        }),
-        "test-client-tui" => Some(Terminal {
-            ready: "turnsim-test-client>".into(),
-            submit: "\r".into(),
-            exit: "/exit".into(),
-            busy: Some("turnsim-test-client: working".into()),
-            hang_up_after_ms: default_hang_up_ms(),
-            home_files: Vec::new(),
-            rows: 40,
-            cols: 120,
-            resume_only: false,
-        }),
-        _ => None,
     }
 }
 
@@ -229,6 +117,10 @@ pub struct TermLog {
     /// [`IDLE`]) the turn counted as open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_last_ms: Option<i64>,
+    /// When each press of the interrupt key was typed (more than one where the
+    /// terminal's `esc_presses` asks for it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_ms: Vec<i64>,
 }
 
 /// Bytes for a key interrupt.
@@ -320,6 +212,8 @@ pub struct Session {
     /// Screen bytes already looked through for the busy text.
     scanned: usize,
     last_busy: Option<Instant>,
+    /// Presses of the interrupt key still to type, and when the next one is due.
+    repeat: Option<(Instant, u32)>,
 }
 
 /// Writes HOME files (a terminal's or a profile's), placeholders substituted by `sub`.
@@ -386,6 +280,7 @@ pub fn spawn(
         last_change: Instant::now(),
         scanned: 0,
         last_busy: None,
+        repeat: None,
     };
     Ok((child, session))
 }
@@ -399,6 +294,19 @@ impl Session {
     pub fn keys(&self, bytes: &[u8]) {
         let _ = (&*self.pty).write_all(bytes);
         let _ = (&*self.pty).flush();
+    }
+
+    /// Types the interrupt key (Esc or Ctrl+C) now; the presses an Esc still needs
+    /// (`esc_presses`) follow [`KEY_REPEAT_GAP`] apart from [`Session::step`].
+    pub fn interrupt(&mut self, esc: bool, now_ms: i64) {
+        self.keys(key_bytes(esc));
+        self.log.key_ms.push(now_ms);
+        let more = if esc {
+            self.term.esc_presses.saturating_sub(1)
+        } else {
+            0
+        };
+        self.repeat = (more > 0).then(|| (Instant::now() + KEY_REPEAT_GAP, more));
     }
 
     fn shows(&self, text: &str) -> bool {
@@ -430,6 +338,13 @@ impl Session {
     /// Returns true when the harness hangs up now (the caller sends SIGHUP).
     pub fn step(&mut self, now_ms: i64, requests: u64, ledger: usize, tool_alive: bool) -> bool {
         let now = Instant::now();
+        if let Some((due, left)) = self.repeat
+            && now >= due
+        {
+            self.keys(key_bytes(true));
+            self.log.key_ms.push(now_ms);
+            self.repeat = (left > 1).then(|| (now + KEY_REPEAT_GAP, left - 1));
+        }
         let busy = self.busy_drawn();
         if busy {
             self.last_busy = Some(now);

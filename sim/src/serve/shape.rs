@@ -9,6 +9,10 @@
 //! thinking on opens with a signed thinking block even when its script gave none,
 //! since a client echoes back only what it was sent, and a reply with tool calls and
 //! no thinking would make its own next request one the API (and this server) refuses.
+//! A thinking block this server adds is that reply's alone: its text and signature
+//! carry the reply's number (the signature also the conversation's tag), so a block a
+//! client moves into another message shows as a changed reply; a block the script
+//! holds keeps its own text and signature.
 //! A generated reply is held to the request's output budget ([`super::budget`]).
 
 use super::*;
@@ -76,7 +80,8 @@ impl Server {
         let added_thinking = step
             .as_ref()
             .is_some_and(|s| adds_thinking(s, p.thinking, p.messages_api));
-        let step = step.map(|s| thinking_as_asked(s, p.thinking, p.messages_api));
+        let reply_n = g.responses;
+        let step = step.map(|s| thinking_as_asked(s, p.thinking, p.messages_api, reply_n));
         let plan = |g: &mut Gen, scripted: Option<&ScriptedResponse>, faults: bool| {
             let mut input = |d: &mut Decider, name: &str, id: &str| {
                 tools::make_input(d, tools, name, &wire_id(&tag, id), ws).to_string()
@@ -97,6 +102,9 @@ impl Server {
             retag(&mut events, &tag);
             if scripted.is_some() {
                 fill_scripted_inputs(&mut events, &mut g.d, tools, ws);
+                if added_thinking {
+                    sign_per_reply(&mut events, &tag, g.responses);
+                }
             }
             (events, delays, plan.hangs)
         };
@@ -369,8 +377,31 @@ pub(super) fn plain_reply() -> Shaped {
 }
 
 /// The thinking a scripted reply opens with when a Messages API request turned
-/// thinking on and the script gave none.
-pub(super) const SCRIPTED_THINKING: &str = "Planning the next step.";
+/// thinking on and the script gave none: its text names the reply's number in its
+/// conversation, so no two replies of a conversation carry the same block (a client
+/// that moved one reply's block into another message would otherwise go unseen).
+pub(super) fn scripted_thinking(reply: u32) -> String {
+    format!("Planning the next step (reply {reply}).")
+}
+
+/// The signature of a scripted reply's thinking block: the conversation's tag and
+/// the reply's number in it, so that a block is its reply's alone, and the same on
+/// every run of the same script (no clock, no draw).
+pub(super) fn scripted_signature(tag: &str, reply: u32) -> String {
+    format!("sig_{tag}_{reply:04}")
+}
+
+/// Gives the thinking block this server added to a scripted reply its reply's own
+/// signature (the simulator's scripted stream signs every block `sig`). A thinking
+/// block the script itself holds keeps its signature: a recorded conversation
+/// replayed from a cassette sends that one back.
+fn sign_per_reply(events: &mut [StreamEvent], tag: &str, reply: u32) {
+    for e in events {
+        if let StreamEvent::SignatureDelta { signature, .. } = e {
+            *signature = scripted_signature(tag, reply);
+        }
+    }
+}
 
 /// Whether [`thinking_as_asked`] gives `step` a thinking block it did not have.
 fn adds_thinking(step: &Step, asked: bool, messages_api: bool) -> bool {
@@ -406,7 +437,7 @@ fn thinking_events(events: &[StreamEvent]) -> u32 {
 /// did not ask (the real APIs never send a thinking block or a reasoning item unasked,
 /// and a client that never asked may not know what to do with one), and on the
 /// Messages API given one when it asked and the script has none.
-fn thinking_as_asked(step: Step, asked: bool, messages_api: bool) -> Step {
+fn thinking_as_asked(step: Step, asked: bool, messages_api: bool, reply: u32) -> Step {
     if asked && !messages_api {
         return step;
     }
@@ -418,7 +449,7 @@ fn thinking_as_asked(step: Step, asked: bool, messages_api: bool) -> Step {
             stop,
         } => ScriptedResponse::Reply {
             thinking: if asked {
-                thinking.or_else(|| Some(SCRIPTED_THINKING.to_owned()))
+                thinking.or_else(|| Some(scripted_thinking(reply)))
             } else {
                 None
             },

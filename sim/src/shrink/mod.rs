@@ -94,9 +94,13 @@ fn trimmed_len(d: &[u32]) -> usize {
 }
 
 fn key(options: &SimOptions, outcome: &RunOutcome) -> Key {
+    // Thinking off and the narrow stream grammar are simpler than their wider
+    // counterparts, so at equal steps a run without them is the smaller.
+    let wide = u32::from(options.thinking_on())
+        + u32::from(options.stream != crate::options::StreamShapes::default());
     (
         outcome.steps,
-        options.turns + options.text_chunks_max + options.parallel_max,
+        options.turns + options.text_chunks_max + options.parallel_max + wide,
         trimmed_len(&outcome.decisions),
         outcome.decisions.iter().map(|&v| u64::from(v)).sum(),
     )

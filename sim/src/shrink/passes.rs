@@ -9,7 +9,10 @@
 //! every later draw aligned with what it meant before.
 
 use crate::decide::{Mark, Tag};
-use crate::options::{Ratio, SimOptions};
+use crate::options::{Ratio, SimOptions, StreamShapes};
+
+mod thinking;
+use thinking::thinking_off;
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -326,6 +329,27 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
             decisions: c.decisions.to_vec(),
         });
     }
+    // The whole input shrinks, not only the decisions (as Hypothesis shrinks every
+    // draw): a seed's session-wide choices cost events no decision can remove. With
+    // thinking on, every turn opens with a signed thinking block (four events); the
+    // wider stream shapes split inputs into more pieces and add long outputs and
+    // other stops. A candidate is kept only if the same checker still fails.
+    if c.options.thinking_on() {
+        let mut options = c.options.clone();
+        options.rates.thinking_on = Ratio::NEVER;
+        out.extend(thinking_off(c).into_iter().map(|decisions| Candidate {
+            options: options.clone(),
+            decisions,
+        }));
+    }
+    if c.options.stream != StreamShapes::default() {
+        let mut options = c.options.clone();
+        options.stream = StreamShapes::default();
+        out.push(Candidate {
+            options,
+            decisions: c.decisions.to_vec(),
+        });
+    }
     // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
     // occasions picked by a hash, never by a decision; looking at every occasion
     // changes nothing in the world and finds the same bug at its first chance rather
@@ -495,6 +519,8 @@ mod tests {
         let mut options = SimOptions::from_seed(1);
         options.text_chunks_max = 1;
         options.parallel_max = 1;
+        options.rates.thinking_on = Ratio::NEVER;
+        options.stream = StreamShapes::default();
         let c = Current {
             options: &options,
             decisions: &[3, 4],
@@ -531,5 +557,46 @@ mod tests {
         let out = simpler_options(&c);
         assert_eq!(out[0].decisions, [1, 4]);
         assert_eq!(out[0].options.text_chunks_max, 1);
+    }
+
+    #[test]
+    fn thinking_and_the_wide_stream_shapes_are_proposed_off_with_the_same_decisions() {
+        // Seed 1 has thinking on and stream shapes wider than the narrow grammar.
+        let options = SimOptions::from_seed(1);
+        assert!(options.thinking_on());
+        assert_ne!(options.stream, StreamShapes::default());
+        let c = Current {
+            options: &options,
+            decisions: &[3, 1, 4],
+            tags: &[],
+        };
+        let out = simpler_options(&c);
+        let off = out
+            .iter()
+            .find(|c| !c.options.thinking_on())
+            .expect("a thinking-off candidate");
+        assert_eq!(off.decisions, [3, 1, 4]);
+        assert_eq!(off.options.stream, options.stream);
+        let narrow = out
+            .iter()
+            .find(|c| c.options.stream == StreamShapes::default())
+            .expect("a narrow-grammar candidate");
+        assert!(narrow.options.thinking_on());
+
+        let mut plain = options.clone();
+        plain.rates.thinking_on = Ratio::NEVER;
+        plain.stream = StreamShapes::default();
+        let c = Current {
+            options: &plain,
+            decisions: &[3],
+            tags: &[],
+        };
+        let again = simpler_options(&c);
+        assert!(
+            again
+                .iter()
+                .all(|c| c.options.rates.thinking_on == Ratio::NEVER
+                    && c.options.stream == StreamShapes::default())
+        );
     }
 }

@@ -228,7 +228,8 @@ impl World<'_> {
                 }
             }
             Output::TurnEnded { outcome } => {
-                let text = serde_json::to_string(&outcome).unwrap_or_default();
+                // serde_json's bytes (the digest covers them), by core's writer.
+                let text = turnsim_core::json::to_string(&outcome).unwrap_or_default();
                 self.hash(b"turn_ended", text.as_bytes());
                 self.note(|| format!("turn ended: {text}"));
                 self.turn_open = false;

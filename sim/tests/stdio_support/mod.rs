@@ -19,7 +19,7 @@ pub fn root() -> PathBuf {
 }
 
 /// The `stdio_reference` example binary of this test's profile, built if missing
-/// (`cargo test --test NAME` builds no examples).
+/// (`cargo test --test all` builds no examples).
 pub fn stdio_reference() -> String {
     let exe = std::env::current_exe().expect("the test knows its path");
     // target/<profile>/deps/<test> → target/<profile>/examples/stdio_reference

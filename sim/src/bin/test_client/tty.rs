@@ -5,8 +5,9 @@
 //! as bytes, not signals. Either key, while a turn is running, interrupts it exactly
 //! as SIGINT does in headless mode (the running tool's group is killed, the call
 //! gets an error result), except that the client stays up and prints its prompt
-//! again (`--ignore-sigint` ignores the keys too, and keeps working). A key while
-//! idle does nothing. While a turn runs, [`BUSY_LINE`] is drawn four times a second. A non-empty line is a prompt; `/exit` or Ctrl+D leaves with code 0.
+//! again (`--ignore-sigint` ignores the keys too, and keeps working). With
+//! `--esc-twice` an Esc only arms the interrupt (the UI draws [`ESC_AGAIN`]) and a
+//! second Esc within [`ESC_WINDOW`] interrupts. A key while idle does nothing. While a turn runs, [`BUSY_LINE`] is drawn four times a second. A non-empty line is a prompt; `/exit` or Ctrl+D leaves with code 0.
 //!
 //! `unsafe`: `tcgetattr`/`cfmakeraw`/`tcsetattr` on standard input, which std has
 //! no safe form of; each call has a SAFETY comment.
@@ -24,6 +25,12 @@ pub const READY: &str = "turnsim-test-client> ";
 /// Drawn while a turn is open, as a real TUI's spinner line.
 pub const BUSY_LINE: &str = "turnsim-test-client: working (esc to cancel)";
 
+/// Drawn when an Esc armed the interrupt (`--esc-twice`).
+pub const ESC_AGAIN: &str = "esc again to interrupt";
+
+/// How long an armed Esc waits for the second one.
+const ESC_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Puts standard input in raw mode (no echo, no line editing, no signals from keys).
 fn raw_mode() {
     // SAFETY: a zeroed termios is a valid value to be filled by tcgetattr; fd 0 is
@@ -40,6 +47,7 @@ fn raw_mode() {
 /// Starts reading keys: lines come out of the receiver (`None`: leave).
 pub fn start(
     ignore_keys: bool,
+    esc_twice: bool,
     interrupted: &'static AtomicBool,
     signal: &'static AtomicI32,
 ) -> Receiver<Option<String>> {
@@ -59,6 +67,7 @@ pub fn start(
         let mut line: Vec<u8> = Vec::new();
         let mut byte = [0u8; 1];
         let mut input = std::io::stdin().lock();
+        let mut armed: Option<std::time::Instant> = None;
         loop {
             let b = match input.read(&mut byte) {
                 Ok(1) => byte[0],
@@ -67,9 +76,17 @@ pub fn start(
                     return;
                 }
             };
+            let busy = BUSY.load(Ordering::SeqCst) && !ignore_keys;
             match b {
+                0x1b if busy && esc_twice && armed.is_none_or(|t| t.elapsed() > ESC_WINDOW) => {
+                    armed = Some(std::time::Instant::now());
+                    let mut out = std::io::stdout();
+                    let _ = write!(out, "\r\n{ESC_AGAIN}\r\n");
+                    let _ = out.flush();
+                }
                 // 0: a key, not a signal; the client stays up.
-                0x1b | 0x03 if BUSY.load(Ordering::SeqCst) && !ignore_keys => {
+                0x1b | 0x03 if busy => {
+                    armed = None;
                     signal.store(0, Ordering::SeqCst);
                     interrupted.store(true, Ordering::SeqCst);
                 }

@@ -364,13 +364,13 @@ fn spawn_terminal(
     .map_err(|e| format!("{}: {e}", argv[0]))
 }
 
-fn send(kind: Interrupt, pgid: i32, term: Option<&terminal::Session>) {
+fn send(kind: Interrupt, pgid: i32, term: Option<&mut terminal::Session>, now_ms: i64) {
     match kind {
         // A key goes into the terminal; without one (a profile error) nothing is
         // sent, and the report says the signal was sent to no terminal.
         Interrupt::Esc | Interrupt::CtrlC => {
             if let Some(t) = term {
-                t.keys(terminal::key_bytes(kind == Interrupt::Esc));
+                t.interrupt(kind == Interrupt::Esc, now_ms);
             }
         }
         // Ctrl+C and a terminal hang-up reach the whole foreground group.
@@ -450,10 +450,11 @@ pub fn invoke(
                 let requests_before = run.server.server.requests_seen();
                 let ledger_lines = ledger_lines(run.ledger);
                 let running = tool::running(&tool::read(run.ledger));
-                send(kind, pgid, session.as_ref());
+                let at_ms = run.now();
+                send(kind, pgid, session.as_mut(), at_ms);
                 sent = Some(Sent {
                     interrupt: kind,
-                    at_ms: run.now(),
+                    at_ms,
                     ledger_lines,
                     running,
                     requests_before,

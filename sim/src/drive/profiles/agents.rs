@@ -11,7 +11,7 @@
 //! HOME before every invocation (a [`Profile::home_files`] entry: the port changes
 //! per run). The interactive variants (`pi-tui`, `qwen-code-tui`) run the same
 //! program and configuration in a pty with keys for signals; their terminals are in
-//! [`crate::drive::terminal::for_client`].
+//! [`crate::drive::terminals::for_client`].
 
 use super::{Interrupt, Profile, ProviderFault};
 

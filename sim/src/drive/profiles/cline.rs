@@ -20,7 +20,7 @@
 //! both profiles is the terminal UI on the newest session, whose id `cline history
 //! --json` gives at run time: a `sh -c` wrapper reads it and `exec`s
 //! `cline --tui --id ID`, typed into like any TUI (the headless profile's terminal is
-//! resume-only: `crate::drive::terminal::for_client`).
+//! resume-only: `crate::drive::terminals::for_client`).
 
 use super::{Interrupt, Profile, ProviderFault};
 
@@ -191,9 +191,9 @@ mod tests {
         );
         assert_eq!(p.interrupts, [Interrupt::Esc, Interrupt::CtrlC]);
         assert!(!p.faults.contains(&ProviderFault::Cut));
-        let t = crate::drive::terminal::for_client("cline-tui").expect("a terminal");
+        let t = crate::drive::terminals::for_client("cline-tui").expect("a terminal");
         assert!(t.runs(false) && t.runs(true));
-        let headless = crate::drive::terminal::for_client("cline").expect("a terminal");
+        let headless = crate::drive::terminals::for_client("cline").expect("a terminal");
         assert!(!headless.runs(false) && headless.runs(true));
         assert_eq!(t.exit, "/quit");
         assert_eq!(t.ready, "Auto-approve all enabled");

@@ -1,0 +1,86 @@
+//! The thinking-off option edit: the decision lists under which a run with the
+//! session's thinking switched off can still play the reply the list played.
+//!
+//! Guarantee: it only proposes (the search replays and judges every list), and it
+//! proposes both readings of each thinking block, since the tags do not say whether
+//! a block was drawn for or forced by a turn-opening reply; so a failure that needs
+//! no thinking can lose the four events the block cost.
+
+use super::{Current, spans, without};
+use crate::decide::Tag;
+
+/// The decision lists to try with the session's thinking off. A reply that opens a
+/// turn with thinking on streams its thinking block without drawing for it; with
+/// thinking off the same reply draws a chance of thinking (answered no) and nothing
+/// for the block. A later reply draws that chance either way, and the draw before a
+/// block is a fault's only while faults are on. Which reading holds is not in the
+/// tags, so each is proposed, every block read alike: the block in place of a chance
+/// answered no; the block removed; the block removed and the draw before it set to
+/// no; then the list as it is.
+pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
+    let n = c.decisions.len().min(c.tags.len());
+    let blocks: Vec<(usize, usize)> = spans(c.tags)
+        .into_iter()
+        .filter(|&(tag, a, _)| tag == Tag::Thinking && a < n)
+        .map(|(_, a, b)| {
+            let end = (b..n)
+                .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
+                .unwrap_or(n);
+            (a, end.max(a))
+        })
+        .collect();
+    let mut out = Vec::new();
+    if !blocks.is_empty() {
+        let mut forced = Vec::with_capacity(c.decisions.len());
+        let mut at = 0;
+        for &(a, end) in &blocks {
+            forced.extend_from_slice(&c.decisions[at.min(a)..a]);
+            forced.push(0);
+            at = end;
+        }
+        forced.extend_from_slice(&c.decisions[at.min(c.decisions.len())..]);
+        out.push(forced);
+        out.push(without(c.decisions, &blocks));
+        let mut drawn = c.decisions.to_vec();
+        for &(a, _) in &blocks {
+            if a > 0 {
+                drawn[a - 1] = 0;
+            }
+        }
+        out.push(without(&drawn, &blocks));
+    }
+    out.push(c.decisions.to_vec());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::Mark;
+    use crate::options::SimOptions;
+
+    fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
+        spec.iter().map(|&(tag, span)| Mark { tag, span }).collect()
+    }
+
+    #[test]
+    fn thinking_off_reads_each_block_as_forced_or_as_drawn() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Thinking, 2),
+            (Tag::Thinking, 2),
+            (Tag::Cut, 3),
+            (Tag::Calls, 4),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[5, 6, 7, 8, 9],
+            tags: &tags,
+        };
+        assert_eq!(
+            thinking_off(&c),
+            [vec![5, 0, 9], vec![5, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
+        );
+    }
+}
