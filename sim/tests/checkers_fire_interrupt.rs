@@ -365,9 +365,19 @@ fn reply_never_fails_fires_on_a_failure_without_an_injected_fault() {
     .expect("after an injected fault a failure is allowed");
 }
 
-fn reply(stop: StopReason) -> [StreamEvent; 3] {
+/// A reply of one text block saying `text`, ended by `stop`.
+fn reply_saying(text: &str, stop: StopReason) -> [StreamEvent; 6] {
     [
         StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::Text,
+        },
+        StreamEvent::TextDelta {
+            index: 0,
+            text: text.into(),
+        },
+        StreamEvent::BlockStop { index: 0 },
         StreamEvent::MessageDelta {
             stop_reason: stop,
             usage: Usage::default(),
@@ -380,7 +390,7 @@ fn reply(stop: StopReason) -> [StreamEvent; 3] {
 fn model_ends_turn_fires_on_a_request_after_a_reply_that_ended_the_turn() {
     let mut f = Fixture::new();
     f.started();
-    f.stream(&reply(StopReason::EndTurn));
+    f.stream(&reply_saying("Done.", StopReason::EndTurn));
     let r = first_request();
     let err = f.send(2, &r).expect_err("the model had finished");
     assert_eq!(
@@ -395,7 +405,7 @@ fn model_ends_turn_allows_three_resumes_of_a_truncated_reply_and_no_fourth() {
     f.started();
     let r = first_request();
     let send = |f: &mut Fixture| {
-        f.stream(&reply(StopReason::MaxTokens));
+        f.stream(&reply_saying("The first", StopReason::MaxTokens));
         f.send(2, &r)
     };
     for _ in 0..3 {
@@ -405,6 +415,22 @@ fn model_ends_turn_allows_three_resumes_of_a_truncated_reply_and_no_fourth() {
     assert_eq!(
         err,
         "model_ends_turn@7: request op#2 resumes a truncated reply after 3 resumes in a row; the cap is 3"
+    );
+}
+
+#[test]
+fn model_ends_turn_lets_a_runtime_ask_again_after_a_reply_of_blank_text_alone() {
+    let mut f = Fixture::new();
+    f.started();
+    let r = first_request();
+    f.stream(&reply_saying("\n\n", StopReason::EndTurn));
+    f.send(2, &r)
+        .expect("a blank reply said nothing to keep: asking again is allowed");
+    f.stream(&reply_saying("\n\nDone.", StopReason::EndTurn));
+    let err = f.send(2, &r).expect_err("this one had words");
+    assert_eq!(
+        err,
+        "model_ends_turn@7: request op#2 follows a reply without tool calls that ended the turn (stop Some(EndTurn))"
     );
 }
 
