@@ -19,6 +19,12 @@ cd "$(dirname "$0")/.."
 DET_SEEDS="${FRAMEWORK_DET_SEEDS:-0..200}"
 MORE_SEEDS="${FRAMEWORK_MORE_SEEDS:-200..300}"
 ONLY="${FRAMEWORK:-}"
+# A loaded machine can take longer than the 20 s default for an interpreter to import
+# a framework and say hello (or to answer a request): FRAMEWORK_ENGINE_TIMEOUT_MS raises it.
+TIMEOUT_FLAGS=()
+if [ -n "${FRAMEWORK_ENGINE_TIMEOUT_MS:-}" ]; then
+    TIMEOUT_FLAGS=(--engine-timeout-ms "$FRAMEWORK_ENGINE_TIMEOUT_MS")
+fi
 
 # TURNSIM_BIN names a turnsim already built (an adapter's author iterating); CI builds.
 bin="${TURNSIM_BIN:-}"
@@ -57,9 +63,9 @@ run_fw() { # name, engine command
     local name="$1" cmd="$2" out="target/fw-failures/$1"
     rm -rf "$out-det" "$out-more"
     set +e
-    "$bin" run --engine-cmd "$cmd" --seeds "$DET_SEEDS" --jobs 2 --quiet --check-determinism --max-failures 100000 --out "$out-det"
+    "$bin" run --engine-cmd "$cmd" --seeds "$DET_SEEDS" --jobs 2 --quiet --check-determinism --max-failures 100000 ${TIMEOUT_FLAGS[@]+"${TIMEOUT_FLAGS[@]}"} --out "$out-det"
     local drc=$?
-    "$bin" run --engine-cmd "$cmd" --seeds "$MORE_SEEDS" --jobs 2 --quiet --max-failures 100000 --out "$out-more"
+    "$bin" run --engine-cmd "$cmd" --seeds "$MORE_SEEDS" --jobs 2 --quiet --max-failures 100000 ${TIMEOUT_FLAGS[@]+"${TIMEOUT_FLAGS[@]}"} --out "$out-more"
     local rc=$?
     set -e
     # 0 pass, 1 a correctness finding (judged below); anything else (liveness, panic,

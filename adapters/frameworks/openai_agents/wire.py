@@ -7,9 +7,13 @@ function calls become one assistant message, and function outputs followed by th
 prompt one user message. A reasoning item goes out as its native thinking blocks
 (`provider_data["thinking_blocks"]`, the SDK's convention for Claude), a function call
 as `tool_use` with its call id, a function output as `tool_result` (the Responses item
-has no error flag, so none is sent). Rendering an equal sequence of items twice gives
-the same message object (WireCache), which only saves the harness work: the protocol
-judges rebuilt messages by content. Adapter, not framework.
+has no error flag, so none is sent). Text that is empty or only whitespace is left
+out: the SDK keeps such output items and hands them to whichever model integration
+runs (the Responses API takes them), and an integration in front of the Messages API,
+which refuses blank text, must drop them, as the SDK's LiteLLM extension does
+(`_sanitize_empty_text_content`, read in litellm 1.110.2). Rendering an equal sequence
+of items twice gives the same message object (WireCache), which only saves the harness
+work: the protocol judges rebuilt messages by content. Adapter, not framework.
 """
 
 import json
@@ -21,11 +25,11 @@ def _plain(item):
 
 def _text_blocks(content, kinds):
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
+        return [{"type": "text", "text": content}] if content.strip() else []
     out = []
     for c in content:
         c = _plain(c)
-        if c.get("type") in kinds and c.get("text"):
+        if c.get("type") in kinds and (c.get("text") or "").strip():
             out.append({"type": "text", "text": c["text"]})
         elif c.get("type") == "refusal" and c.get("refusal"):
             out.append({"type": "text", "text": c["refusal"]})

@@ -181,12 +181,11 @@ fn quote(s: &str) -> String {
 /// Starts a recorded subprocess engine and reads its hello.
 pub fn start(p: &EngineProcess) -> Result<StdioFactory, String> {
     let env: Vec<(String, String)> = p.env.clone().into_iter().collect();
-    let factory = StdioFactory::with_env(&p.command, env)
+    let timeout = p
+        .timeout_ms
+        .map_or(crate::stdio_engine::DEFAULT_TIMEOUT, Duration::from_millis);
+    let factory = StdioFactory::with_env_timeout(&p.command, env, timeout)
         .map_err(|e| format!("--engine-cmd {:?} is not a working engine: {e}", p.command))?;
-    let factory = match p.timeout_ms {
-        Some(ms) => factory.timeout(Duration::from_millis(ms)),
-        None => factory,
-    };
     Ok(factory.fresh_processes(p.fresh_processes))
 }
 
@@ -316,6 +315,28 @@ mod tests {
             err.starts_with("--engine-cmd \"true\" is not a working engine: "),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_engine_timeout_holds_the_first_hello_too() {
+        // An engine that says hello after a second: a 200 ms timeout must refuse it at
+        // once (before, the first hello waited the 20 s default whatever the flag said),
+        // and the default lets it through.
+        let slow = r#"sh -c 'sleep 1; echo "{\"hello\":\"turnsim-engine\",\"protocol\":1,\"engine\":\"slow\"}"; cat >/dev/null'"#;
+        let mut p = EngineProcess {
+            command: slow.into(),
+            env: BTreeMap::new(),
+            timeout_ms: Some(200),
+            fresh_processes: false,
+        };
+        let err = start(&p).expect_err("a second is past 200 ms");
+        assert!(
+            err.contains("engine hang: no reply to the hello line within 200 ms"),
+            "{err}"
+        );
+        p.timeout_ms = None;
+        let f = start(&p).expect("the default waits 20 s");
+        assert_eq!(f.name(), "slow");
     }
 
     #[test]

@@ -90,11 +90,22 @@ impl StdioFactory {
     /// [`StdioFactory::new`] with extra environment variables for every process
     /// (e.g. a flag that plants a bug).
     pub fn with_env(command: &str, env: Vec<(String, String)>) -> Result<StdioFactory, String> {
+        StdioFactory::with_env_timeout(command, env, DEFAULT_TIMEOUT)
+    }
+
+    /// [`StdioFactory::with_env`] with the per-request timeout already set, so the
+    /// first process's hello is held to it too: an interpreter that imports a large
+    /// framework can take longer than the default to say hello on a loaded machine.
+    pub fn with_env_timeout(
+        command: &str,
+        env: Vec<(String, String)>,
+        timeout: Duration,
+    ) -> Result<StdioFactory, String> {
         let mut f = StdioFactory {
             command: command.to_string(),
             name: String::new(),
             env,
-            timeout: DEFAULT_TIMEOUT,
+            timeout,
             fresh: false,
             pool: Arc::default(),
             reference_log: false,
