@@ -128,7 +128,8 @@ pub fn plan_execution(
     } else if !opts.stream.long_output.is_zero() && d.chance(opts.stream.long_output) {
         // Drawn only when the seed's shapes have long output at all, so a
         // narrow-grammar seed's decision list is what it was.
-        (long_output(name, id, d.range(40, 400)), false, None)
+        let lines = d.range(LONG_LINES_MIN, LONG_LINES_MAX);
+        (long_output(name, id, lines), false, None)
     } else {
         (["output of ", name, " for ", id].concat(), false, None)
     };
@@ -143,27 +144,65 @@ pub fn plan_execution(
     )
 }
 
+/// The fewest and most numbered lines a long output has.
+const LONG_LINES_MIN: u32 = 40;
+const LONG_LINES_MAX: u32 = 400;
+
 /// A tool's long answer: `lines` numbered lines (about 40 bytes each, so 1.6 to 16
 /// KB), long enough that an engine which truncates, re-wraps or drops a tool's output
 /// is seen to, and every line different so that no two stretches of it are alike.
 fn long_output(name: &str, id: &str, lines: u32) -> String {
-    // Written as bytes and checked as UTF-8 once at the end: a `String` checks its
-    // capacity and encodes a `char` per digit pushed, two numbers a line, up to 800
-    // numbers a call, which was most of this function's cost.
-    let mut s = Vec::with_capacity(name.len() + id.len() + 16 + lines as usize * 48);
-    s.extend_from_slice(b"output of ");
-    s.extend_from_slice(name.as_bytes());
-    s.extend_from_slice(b" for ");
-    s.extend_from_slice(id.as_bytes());
-    for n in 1..=lines {
-        s.extend_from_slice(b"\nline ");
-        push_decimal(&mut s, n);
-        s.extend_from_slice(b": src/module_");
-        push_decimal(&mut s, n * 7 % 97);
-        s.extend_from_slice(b".rs ok");
+    // Line `n` is the same text in every long output, so the lines are written once
+    // per process and each output copies the first `lines` of them after its own
+    // header: one copy instead of two numbers written per line, up to 800 a call.
+    let (body, ends) = numbered_lines();
+    let end = usize::try_from(lines)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| ends.get(i).copied());
+    let mut s = String::with_capacity(name.len() + id.len() + 16 + end.unwrap_or(0));
+    s.push_str("output of ");
+    s.push_str(name);
+    s.push_str(" for ");
+    s.push_str(id);
+    match end {
+        Some(end) => s.push_str(&body[..end]),
+        // Outside the table (0 lines, or more than a tool is ever asked for): written
+        // here, the same bytes the table would hold.
+        None => {
+            let mut rest = Vec::new();
+            for n in 1..=lines {
+                push_line(&mut rest, n);
+            }
+            // Only ASCII was written, so this is never the empty fallback.
+            s.push_str(&String::from_utf8(rest).unwrap_or_default());
+        }
     }
-    // Only `&str`s and ASCII were written, so this is never the empty fallback.
-    String::from_utf8(s).unwrap_or_default()
+    s
+}
+
+/// Lines 1 to `LONG_LINES_MAX` of a long output, and where each line ends in them.
+fn numbered_lines() -> &'static (String, Vec<usize>) {
+    static LINES: std::sync::OnceLock<(String, Vec<usize>)> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        let mut body = Vec::with_capacity(LONG_LINES_MAX as usize * 40);
+        let mut ends = Vec::with_capacity(LONG_LINES_MAX as usize);
+        for n in 1..=LONG_LINES_MAX {
+            push_line(&mut body, n);
+            ends.push(body.len());
+        }
+        // Only ASCII was written, so this is never the empty fallback.
+        (String::from_utf8(body).unwrap_or_default(), ends)
+    })
+}
+
+/// Line `n` of a long output, with the newline that starts it.
+fn push_line(s: &mut Vec<u8>, n: u32) {
+    s.extend_from_slice(b"\nline ");
+    push_decimal(s, n);
+    s.extend_from_slice(b": src/module_");
+    push_decimal(s, n * 7 % 97);
+    s.extend_from_slice(b".rs ok");
 }
 
 /// `n` in decimal, as `Display` writes it, without a `String` per number. The numbers
@@ -212,5 +251,22 @@ mod tests {
             expected.push_str(&format!("\nline {n}: src/module_{}.rs ok", n * 7 % 97));
         }
         assert_eq!(long_output("read_file", "toolu_7", 400), expected);
+    }
+
+    #[test]
+    fn every_long_output_length_is_the_lines_display_would_write() {
+        // Every length a tool is asked for from the table, and lengths outside it
+        // (none, and past its end) written without it: the same text either way.
+        for lines in 0..=LONG_LINES_MAX + 3 {
+            let mut expected = String::from("output of grep for toolu_1");
+            for n in 1..=lines {
+                expected.push_str(&format!("\nline {n}: src/module_{}.rs ok", n * 7 % 97));
+            }
+            assert_eq!(
+                long_output("grep", "toolu_1", lines),
+                expected,
+                "{lines} lines"
+            );
+        }
     }
 }
