@@ -196,7 +196,7 @@ class Session {
       case "cancel": return this.cancel(i.cause);
       case "compact": return this.compact(i.summary);
       case "rewind": return this.rewind(i.index);
-      case "configure": return this.configure(i.system, i.tools);
+      case "configure": return this.configure(i.system, i.tools, i.thinking);
       default: throw new Refused(`unknown input ${JSON.stringify(i.input)}`);
     }
   }
@@ -506,17 +506,22 @@ class Session {
     return out;
   }
 
-  configure(system, tools) {
+  configure(system, tools, thinking) {
+    // Idle only: a thinking switch never lands inside a tool loop (protocol §4).
     this.requireIdle();
     const out = [];
-    persist(out, { configure: { system, tools } });
+    persist(out, { configure: thinking == null ? { system, tools } : { system, tools, thinking } });
     this.config.system = system;
     this.config.tools = tools;
+    if (thinking != null) this.config.thinking = switched(thinking);
     this.configRev++;
     this.digest = null;
     return out;
   }
 }
+
+/** The session's setting after a host's thinking switch: off is no setting. */
+const switched = (thinking) => (thinking.type === "enabled" ? thinking : null);
 
 export const create = (config) => new Session(config);
 
@@ -553,6 +558,7 @@ export function restore(config, log) {
     if (kind === "configure") {
       config.system = r.system;
       config.tools = r.tools;
+      if (r.thinking != null) config.thinking = switched(r.thinking);
     } else if (kind === "turn_start" || kind === "append") {
       if (kind === "turn_start") {
         if (r.baseline !== history.length) {

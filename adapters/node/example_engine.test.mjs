@@ -70,6 +70,25 @@ test("thinking on in the config is sent before the messages, and absent when off
   assert.deepEqual(Object.keys(off), ["system", "tools", "messages", "cache"]);
 });
 
+test("a thinking switch applies from the next turn, and a restore replays it", () => {
+  const thinking = { type: "enabled", budget_tokens: 2048 };
+  const s = ee.create({ ...CONFIG, thinking });
+  const out = feed(s, [{ input: "prompt", text: "hi", now: "t0" }, ...toolCallReply(1, "t1")]);
+  const sw = { input: "configure", system: "s", tools: CONFIG.tools, thinking: { type: "disabled" } };
+  const before = s.state();
+  assert.throws(() => s.handle(sw), Refused); // inside the tool loop: never applied there
+  assert.equal(s.state(), before);
+  out.push(...s.handle({ input: "tool_result", op: 2, outcome: { tool_use_id: "t1", content: "x", is_error: false } }));
+  assert.deepEqual(out.at(-1).request.thinking, thinking);
+  out.push(...s.handle({ input: "cancel", cause: "user" }));
+  out.push(...s.handle(sw));
+  out.push(...s.handle({ input: "prompt", text: "again", now: "t1" }));
+  assert.ok(!("thinking" in out.at(-1).request));
+  const [restored] = ee.restore({ ...CONFIG, thinking }, logOf(out));
+  const later = restored.handle({ input: "prompt", text: "more", now: "t2" });
+  assert.ok(!("thinking" in later.find((o) => o.output === "send").request));
+});
+
 test("a prompt while busy is refused and changes nothing", () => {
   const s = ee.create(CONFIG);
   s.handle({ input: "prompt", text: "hi", now: "t0" });

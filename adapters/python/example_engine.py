@@ -201,7 +201,7 @@ class Session:
         if kind == "rewind":
             return self.rewind(i["index"])
         if kind == "configure":
-            return self.configure(i["system"], i["tools"])
+            return self.configure(i["system"], i["tools"], i.get("thinking"))
         raise Refused(f"unknown input {kind!r}")
 
     # --- the state machine ------------------------------------------------------
@@ -495,15 +495,26 @@ class Session:
         persist(out, {"rewind": {"len": index}})
         return out
 
-    def configure(self, system, tools):
+    def configure(self, system, tools, thinking=None):
+        # Idle only: a thinking switch never lands inside a tool loop (protocol §4).
         self.require_idle()
         out = []
-        persist(out, {"configure": {"system": system, "tools": tools}})
+        record = {"system": system, "tools": tools}
+        if thinking is not None:
+            record["thinking"] = thinking
+        persist(out, {"configure": record})
         self.config["system"] = system
         self.config["tools"] = tools
+        if thinking is not None:
+            self.config["thinking"] = switched(thinking)
         self.config_rev += 1
         self._digest = None
         return out
+
+
+def switched(thinking):
+    """The session's setting after a host's thinking switch: off is no setting."""
+    return thinking if thinking.get("type") == "enabled" else None
 
 
 def create(config):
@@ -530,6 +541,8 @@ def restore(config, log):
         offset += len(line) + 1
         if kind == "configure":
             config["system"], config["tools"] = r["system"], r["tools"]
+            if r.get("thinking") is not None:
+                config["thinking"] = switched(r["thinking"])
         elif kind in ("turn_start", "append"):
             if kind == "turn_start":
                 if r["baseline"] != len(history):

@@ -110,6 +110,25 @@ class Engine(unittest.TestCase):
         off = ee.create(CONFIG).handle({"input": "prompt", "text": "hi", "now": "t0"})[2]["request"]
         self.assertEqual(list(off), ["system", "tools", "messages", "cache"])
 
+    def test_a_thinking_switch_applies_from_the_next_turn_and_a_restore_replays_it(self):
+        thinking = {"type": "enabled", "budget_tokens": 2048}
+        s = ee.create(dict(CONFIG, thinking=thinking))
+        out = feed(s, [{"input": "prompt", "text": "hi", "now": "t0"}] + tool_call_reply(1, "t1"))
+        switch = {"input": "configure", "system": "s", "tools": CONFIG["tools"], "thinking": {"type": "disabled"}}
+        before = s.state()
+        with self.assertRaises(Refused):  # inside the tool loop: never applied there
+            s.handle(switch)
+        self.assertEqual(s.state(), before)
+        out += s.handle({"input": "tool_result", "op": 2, "outcome": {"tool_use_id": "t1", "content": "x", "is_error": False}})
+        self.assertEqual(out[-1]["request"]["thinking"], thinking)
+        out += feed(s, stream(3, {"event": "message_start"}, {"event": "message_delta", "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}, {"event": "message_stop"}))
+        out += s.handle(switch)
+        out += s.handle({"input": "prompt", "text": "again", "now": "t1"})
+        self.assertNotIn("thinking", out[-1]["request"])
+        restored, _ = ee.restore(dict(CONFIG, thinking=thinking), log_of(out))
+        later = restored.handle({"input": "prompt", "text": "more", "now": "t2"})
+        self.assertNotIn("thinking", [o for o in later if o["output"] == "send"][0]["request"])
+
     def test_a_prompt_while_busy_is_refused_and_changes_nothing(self):
         s = ee.create(CONFIG)
         s.handle({"input": "prompt", "text": "hi", "now": "t0"})

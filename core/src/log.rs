@@ -47,10 +47,14 @@ pub enum TurnOutcome {
 // decodes each record in one pass instead of buffering it to find an inner tag.
 #[serde(rename_all = "snake_case")]
 pub enum Record {
-    /// The host changed the system prompt or the tools.
+    /// The host changed the system prompt or the tools, and switched thinking when
+    /// `thinking` is there (left out otherwise, so a log written before the field
+    /// reads, and a configure that did not switch writes, the bytes it always did).
     Configure {
         system: String,
         tools: Vec<ToolSpec>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking: Option<crate::request::Thinking>,
     },
     /// A turn starts: its directive (and anything else appended with it) and the
     /// generation it asks for, in one record, so no crash can keep the turn without its
@@ -282,6 +286,7 @@ mod tests {
         let mut log = encode_record(&Record::Configure {
             system: "s".into(),
             tools: Vec::new(),
+            thinking: None,
         });
         log.extend(encode_record(&Record::Rewind { len: 3 }));
         log.extend(encode_record(&Record::TurnEnd {
@@ -298,7 +303,8 @@ mod tests {
             vec![
                 Record::Configure {
                     system: "s".into(),
-                    tools: Vec::new()
+                    tools: Vec::new(),
+                    thinking: None,
                 },
                 Record::Rewind { len: 3 },
                 Record::TurnEnd {
@@ -331,6 +337,7 @@ mod tests {
         let first = encode_record(&Record::Configure {
             system: "s".into(),
             tools: Vec::new(),
+            thinking: None,
         })
         .len();
         log[first + FRAME_HEADER + 2] ^= 0x40;

@@ -50,6 +50,7 @@ pub struct CacheHints {
 /// Extended thinking, as the Messages API's `thinking` field sets it:
 /// `{"type":"enabled","budget_tokens":N}`. Off is the field left out (the reference
 /// writes nothing then); `{"type":"disabled"}` is read as off too, as the API reads it.
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Thinking {
@@ -61,6 +62,16 @@ impl Thinking {
     /// Whether a request carrying `setting` turns thinking on.
     pub fn is_on(setting: Option<&Thinking>) -> bool {
         matches!(setting, Some(Thinking::Enabled { .. }))
+    }
+
+    /// The session setting a host's switch leaves: on keeps the switch, off is the
+    /// field left out, so a request after a switch off is the bytes of a session
+    /// that never had thinking.
+    pub fn switched(self) -> Option<Thinking> {
+        match self {
+            Thinking::Enabled { .. } => Some(self),
+            Thinking::Disabled => None,
+        }
     }
 }
 

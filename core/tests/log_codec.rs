@@ -80,6 +80,7 @@ fn record(u: &mut Unstructured<'_>) -> arbitrary::Result<Record> {
             tools: (0..u.int_in_range(0..=3)?)
                 .map(|_| ToolSpec::arbitrary(u))
                 .collect::<arbitrary::Result<_>>()?,
+            thinking: u.arbitrary()?,
         },
         1 => Record::TurnStart {
             baseline: u.arbitrary()?,

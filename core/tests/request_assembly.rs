@@ -250,6 +250,7 @@ fn a_changed_system_prefix_is_recorded_exactly_once() {
     d.handle(Input::Configure {
         system: "You are a terse coding agent.".into(),
         tools: tools.clone(),
+        thinking: None,
     });
     // Turn 2 sends two requests with the new prefix: only the first differs.
     let op = d.prompt("two");
@@ -296,6 +297,7 @@ fn a_repeated_system_prefix_records_no_activity() {
     d.handle(Input::Configure {
         system: cfg.system.clone(),
         tools: cfg.tools.to_vec(),
+        thinking: None,
     });
     simple_turn(&mut d, "two");
     simple_turn(&mut d, "three");
@@ -312,6 +314,7 @@ fn changed_tools_change_the_prefix_too() {
     d.handle(Input::Configure {
         system: cfg.system.clone(),
         tools: fewer.clone(),
+        thinking: None,
     });
     simple_turn(&mut d, "two");
     let changes = prefix_changes(&d.outputs);

@@ -18,6 +18,7 @@ mod judged;
 mod public;
 mod repair;
 mod stream;
+mod thinking_switch;
 mod world3;
 pub use bug::Bug;
 
@@ -77,6 +78,10 @@ struct CanaryEngine {
     /// `ignores_second_block_start` only: the blocks the live reply started.
     #[serde(skip)]
     restarts: world3::Restarts,
+    /// `switches_thinking_mid_loop` only (left out of the state bytes until a switch
+    /// was taken, so the other canaries' bytes are what they were).
+    #[serde(skip_serializing_if = "thinking_switch::Switch::is_unused")]
+    switch: thinking_switch::Switch,
 }
 
 impl CanaryEngine {
@@ -98,6 +103,7 @@ impl CanaryEngine {
             salvage: stream::Salvage::default(),
             public: public::Memory::default(),
             restarts: world3::Restarts::default(),
+            switch: thinking_switch::Switch::default(),
         }
     }
 
@@ -252,6 +258,14 @@ impl Engine for CanaryEngine {
             (Bug::IgnoresAcceptedCompaction, Input::Compact { .. }) if self.inner.is_idle() => {
                 Ok(Vec::new())
             }
+            (Bug::SwitchesThinkingMidLoop, input) => {
+                let busy = !self.inner.is_idle();
+                if self.switch.takes(busy, &input) {
+                    Ok(Vec::new())
+                } else {
+                    self.handle_one(input)
+                }
+            }
             (_, input) => self.handle_one(input),
         }
     }
@@ -378,6 +392,9 @@ impl CanaryEngine {
                 self.memory.rewrite(self.bug, request);
                 public::rewrite(self.bug, &self.public, request);
                 api::rewrite(self.bug, self.public.resumed, request);
+                if self.bug == Bug::SwitchesThinkingMidLoop {
+                    self.switch.rewrite(request);
+                }
             }
         }
         if self.bug == Bug::TimeInSystemPrompt {

@@ -444,3 +444,12 @@ fn a_tool_output_cut_before_it_enters_the_history_is_found_by_no_lost_observatio
 fn thinking_sent_back_with_a_newline_added_is_found_by_thinking_intact() {
     canary_is_found_within(Bug::ThinkingStoredAsLine, SEED_BUDGET);
 }
+
+#[test]
+fn thinking_switched_off_mid_loop_and_sent_at_the_next_request_is_found_by_pairing() {
+    // It needs a seed with both the host's busy configures and its thinking switches
+    // on, thinking on, and a switch off landing in a tool loop (first at seed 333).
+    let text = canary_is_found_within(Bug::SwitchesThinkingMidLoop, RARE_BUDGET);
+    let breach = "message 1, block 0: thinking is off and the assistant's final turn";
+    assert!(text.contains(breach), "expected {breach:?} in:\n{text}");
+}

@@ -62,6 +62,16 @@ fn with_thinking(block: Block) -> Vec<SharedMessage> {
     ]
 }
 
+/// A request of a session with thinking on: a tool loop that opened with thinking may
+/// go back only with thinking on (off, `thinking_off_final` refuses it first).
+fn thinking_on(messages: Vec<SharedMessage>) -> turnsim_core::Request {
+    let mut r = request("s", messages);
+    r.thinking = Some(turnsim_core::Thinking::Enabled {
+        budget_tokens: 2048,
+    });
+    r
+}
+
 fn streamed(f: &mut Fixture) {
     f.observe(
         &[],
@@ -78,7 +88,7 @@ fn an_unsigned_thinking_block_is_found_first_by_pairing_as_the_api_rejects_it() 
     let mut f = Fixture::new();
     streamed(&mut f);
     let err = f
-        .send(4, &request("s", with_thinking(thinking("let me look", ""))))
+        .send(4, &thinking_on(with_thinking(thinking("let me look", ""))))
         .expect_err("unsigned");
     assert_eq!(
         err,
@@ -93,7 +103,7 @@ fn thinking_intact_fires_on_altered_thinking_and_passes_the_streamed_pair() {
     let err = f
         .send(
             4,
-            &request("s", with_thinking(thinking("let me look ", "sig7"))),
+            &thinking_on(with_thinking(thinking("let me look ", "sig7"))),
         )
         .expect_err("altered");
     assert!(
@@ -106,7 +116,7 @@ fn thinking_intact_fires_on_altered_thinking_and_passes_the_streamed_pair() {
     streamed(&mut f);
     f.send(
         4,
-        &request("s", with_thinking(thinking("let me look", "sig7"))),
+        &thinking_on(with_thinking(thinking("let me look", "sig7"))),
     )
     .expect("the streamed pair, intact");
 }

@@ -226,6 +226,7 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Drawn<Vec<u8>> {
                         description: g.text()?,
                         input_schema: serde_json::json!({"type": "object"}),
                     }],
+                    thinking: None,
                 }],
             },
             _ => vec![Input::Stream {
@@ -281,6 +282,7 @@ fn record_soup(g: &mut Gen<'_>) -> Drawn<Vec<u8>> {
             0 => Record::Configure {
                 system: g.text()?,
                 tools: Vec::new(),
+                thinking: None,
             },
             1 => {
                 let baseline = g.below(6)?;

@@ -35,11 +35,19 @@ fn write_pending(out: &mut String, pending: &PendingOperation) -> Result<(), Err
 /// Appends `record` as JSON: `{"variant":{fields in declaration order}}`.
 pub(super) fn write_record(out: &mut String, record: &Record) -> Result<(), Error> {
     match record {
-        Record::Configure { system, tools } => {
+        Record::Configure {
+            system,
+            tools,
+            thinking,
+        } => {
             out.push_str("{\"configure\":{\"system\":");
             write_str(out, system);
             out.push_str(",\"tools\":");
             json::write(out, tools)?;
+            if let Some(thinking) = thinking {
+                out.push_str(",\"thinking\":");
+                json::write(out, thinking)?;
+            }
         }
         Record::TurnStart {
             baseline,

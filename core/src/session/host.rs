@@ -1,4 +1,5 @@
-//! The host's edits of an idle session: compaction, rewind, reconfiguration.
+//! The host's edits of an idle session: compaction, rewind, reconfiguration (the
+//! system prompt, the tools, and a thinking switch).
 //!
 //! Guarantee: each is refused unless the session is idle (never applied under an open
 //! generation or tool call, whose outputs would then land in a history that no longer
@@ -65,6 +66,7 @@ impl Session {
         &mut self,
         system: String,
         tools: Vec<ToolSpec>,
+        thinking: Option<Thinking>,
     ) -> Result<Vec<Output>, SessionError> {
         self.require_idle()?;
         let mut out = Vec::new();
@@ -73,8 +75,15 @@ impl Session {
             &Record::Configure {
                 system: system.clone(),
                 tools: tools.clone(),
+                thinking,
             },
         );
+        // Only between turns (require_idle): a switch never lands inside a tool loop,
+        // whose continued assistant message may open with thinking that a request with
+        // thinking off may not hold (docs/spec.md §8, "Thinking switched").
+        if let Some(switch) = thinking {
+            self.config.thinking = switch.switched();
+        }
         self.config.system = system;
         self.config.tools = crate::request::canonical_tools(Arc::from(tools));
         self.prefix_digest = None;

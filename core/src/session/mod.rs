@@ -98,9 +98,14 @@ pub enum Input {
     Rewind {
         index: usize,
     },
+    /// A new system prompt and tools, and, when `thinking` is given, extended thinking
+    /// switched on (`enabled`) or off (`disabled`) for the following requests; absent
+    /// leaves thinking as it was (and serializes as the input did before the field).
     Configure {
         system: String,
         tools: Vec<ToolSpec>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thinking: Option<Thinking>,
     },
 }
 
@@ -263,7 +268,11 @@ impl Session {
             Input::Cancel { cause } => self.cancel(cause),
             Input::Compact { summary } => self.compact(&summary),
             Input::Rewind { index } => self.rewind(index),
-            Input::Configure { system, tools } => self.configure(system, tools),
+            Input::Configure {
+                system,
+                tools,
+                thinking,
+            } => self.configure(system, tools, thinking),
         }
     }
 

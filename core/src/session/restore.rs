@@ -103,9 +103,16 @@ impl Replay {
 
     fn apply(&mut self, record: &Record, config: &mut SessionConfig) -> Result<(), String> {
         match record {
-            Record::Configure { system, tools } => {
+            Record::Configure {
+                system,
+                tools,
+                thinking,
+            } => {
                 config.system = system.clone();
                 config.tools = Arc::from(tools.clone());
+                if let Some(switch) = thinking {
+                    config.thinking = switch.switched();
+                }
             }
             Record::TurnStart {
                 baseline,

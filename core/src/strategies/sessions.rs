@@ -254,7 +254,8 @@ pub fn input() -> impl Strategy<Value = Input> {
         1 => (0..12usize).prop_map(|index| Input::Rewind { index }),
         1 => text().prop_map(|system| Input::Configure {
             system,
-            tools: Vec::new()
+            tools: Vec::new(),
+            thinking: None,
         }),
     ]
 }
@@ -292,8 +293,12 @@ pub enum SessionStep {
     /// A rewind to a message index (0 to the history's length; refused while a turn
     /// runs or when the prefix would split a tool batch).
     Rewind { to: Index },
-    /// A new system prompt, with the tools unchanged (refused while a turn runs).
-    Configure { system: String },
+    /// A new system prompt, with the tools unchanged, and thinking switched on
+    /// (`Some(true)`), off (`Some(false)`) or left as it was (refused while a turn runs).
+    Configure {
+        system: String,
+        thinking: Option<bool>,
+    },
 }
 
 /// Any [`SessionStep`]; prompts, replies and tool results dominate, and now and then
@@ -322,7 +327,8 @@ pub fn session_step() -> impl Strategy<Value = SessionStep> {
         1 => prop_oneof![
             text().prop_map(|summary| SessionStep::Compact { summary }),
             any::<Index>().prop_map(|to| SessionStep::Rewind { to }),
-            text().prop_map(|system| SessionStep::Configure { system }),
+            (text(), proptest::option::weighted(0.5, any::<bool>()))
+                .prop_map(|(system, thinking)| SessionStep::Configure { system, thinking }),
         ],
     ]
 }
@@ -450,9 +456,15 @@ impl SessionScript {
             SessionStep::Rewind { to } => vec![Input::Rewind {
                 index: to.index(session.history().len() + 1),
             }],
-            SessionStep::Configure { system } => vec![Input::Configure {
+            SessionStep::Configure { system, thinking } => vec![Input::Configure {
                 system: system.clone(),
                 tools: session.config().tools.to_vec(),
+                thinking: thinking.map(|on| match on {
+                    true => crate::request::Thinking::Enabled {
+                        budget_tokens: 1024,
+                    },
+                    false => crate::request::Thinking::Disabled,
+                }),
             }],
             SessionStep::Late { op, tool } => {
                 let Some((op, ids)) = pick(seen, op).cloned() else {

@@ -207,6 +207,7 @@ impl EngineFactory for Reference {
         let mut log = turnsim_core::encode_record(&turnsim_core::Record::Configure {
             system: config.system.clone(),
             tools: config.tools.to_vec(),
+            thinking: None,
         });
         log.extend(turnsim_core::encode_record(&turnsim_core::Record::Append {
             messages: history,

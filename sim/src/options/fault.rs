@@ -47,10 +47,15 @@ pub enum FaultKind {
     /// streams or runs tools; the engine must refuse it or defer it, never apply it
     /// under the open call.
     BusyHost,
+    /// The host switches extended thinking (on to off or off to on) with a configure
+    /// between turns, as a runtime's thinking toggle or a model switch does; with
+    /// `busy_host` on too, the configures asked for while a call is open switch it as
+    /// well (to be refused, or deferred past the open turn).
+    ThinkingSwitch,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 20] = [
+    pub const ALL: [FaultKind; 21] = [
         FaultKind::Cancel,
         FaultKind::Crash,
         FaultKind::TornWrite,
@@ -71,6 +76,7 @@ impl FaultKind {
         FaultKind::HostileInput,
         FaultKind::MaxTokensCut,
         FaultKind::BusyHost,
+        FaultKind::ThinkingSwitch,
     ];
 
     /// How many kinds of [`FaultKind::ALL`] are drawn in the first loop of the option
@@ -103,6 +109,7 @@ impl FaultKind {
             FaultKind::HostileInput => "hostile_input",
             FaultKind::MaxTokensCut => "max_tokens_cut",
             FaultKind::BusyHost => "busy_host",
+            FaultKind::ThinkingSwitch => "thinking_switch",
         }
     }
 }

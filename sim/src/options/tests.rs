@@ -184,7 +184,7 @@ fn display_is_one_readable_block() {
         "  faults off         torn_write, stale_delivery, duplicate_delivery, \
          provider_error_before, provider_error_mid, hang, tool_error, tool_empty, \
          tool_cancel, busy_input, compaction, rewind, prefix_change, tool_stop_other, \
-         reused_ids, hostile_input, max_tokens_cut, busy_host\n"
+         reused_ids, hostile_input, max_tokens_cut, busy_host, thinking_switch\n"
     ));
 }
 
@@ -245,7 +245,7 @@ fn parsing_an_unknown_fault_kind_lists_the_known_ones() {
     assert!(text.starts_with("unknown fault kind \"Crash\"; expected one of: cancel, crash,"));
     assert!(text.ends_with(
         "rewind, prefix_change, tool_stop_other, reused_ids, hostile_input, max_tokens_cut, \
-         busy_host"
+         busy_host, thinking_switch"
     ));
 }
 

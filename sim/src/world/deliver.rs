@@ -242,11 +242,25 @@ impl World<'_> {
             _ => {
                 let system = format!("{} (while busy)", self.config.system);
                 let tools = self.config.tools.to_vec();
+                // With thinking switches on for the seed, this configure switches it too
+                // (no draw: a seed without them keeps its decisions).
+                let thinking = self
+                    .opts
+                    .fault(FaultKind::ThinkingSwitch)
+                    .map(|_| self.flipped_thinking());
                 (
-                    Input::Configure { system, tools },
+                    Input::Configure {
+                        system,
+                        tools,
+                        thinking,
+                    },
                     "a configure asked for while a call is open",
                 )
             }
+        };
+        let switch = match &input {
+            Input::Configure { thinking, .. } => *thinking,
+            _ => None,
         };
         let summary = match &input {
             Input::Compact { summary } => Some(summary.clone()),
@@ -257,6 +271,9 @@ impl World<'_> {
             // Deferred: what the engine places later is the host's text.
             if let Some(summary) = summary {
                 self.host_texts.push(summary);
+            }
+            if let Some(thinking) = switch {
+                self.host_thinking = thinking.switched();
             }
         }
         Ok(())

@@ -131,6 +131,7 @@ impl World<'_> {
         let configure = Record::Configure {
             system: self.config.system.clone(),
             tools: self.config.tools.to_vec(),
+            thinking: None,
         };
         let history = Record::Append {
             messages: vec![

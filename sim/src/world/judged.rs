@@ -355,6 +355,7 @@ impl World<'_> {
                 engine.handle(Input::Configure {
                     system: config.system.clone(),
                     tools,
+                    thinking: None,
                 })?;
                 let outputs = engine.handle(Input::Prompt {
                     text: TOOL_ORDER_PROMPT.0.into(),

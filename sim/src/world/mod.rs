@@ -82,7 +82,7 @@ impl EnginePhase {
             ProviderErrorBefore | ProviderErrorMid | Hang => self == Streaming,
             ToolError | ToolEmpty | ToolCancel => self == Tools,
             BusyInput => matches!(self, Streaming | Tools),
-            Compaction | Rewind | PrefixChange | HostileInput => self == Idle,
+            Compaction | Rewind | PrefixChange | HostileInput | ThinkingSwitch => self == Idle,
             ToolStopOther | ReusedIds | MaxTokensCut => self == Streaming,
             BusyHost => matches!(self, Streaming | Tools),
         }
@@ -295,6 +295,11 @@ struct World<'a> {
     hostile: BTreeMap<&'static str, u64>,
     hostile_not_applicable: BTreeMap<&'static str, u64>,
     config_revision: u32,
+    /// The system prompt and the thinking setting the host last configured (an
+    /// accepted configure, deferred or not): a thinking switch keeps the prompt and
+    /// flips the setting.
+    host_system: String,
+    host_thinking: Option<Thinking>,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
@@ -329,6 +334,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
     };
     let engine = spec.factory.create(config.clone());
     let fixed_texts = engine.fixed_texts();
+    let (host_system, host_thinking) = (config.system.clone(), config.thinking);
     let mut w = World {
         factory: spec.factory,
         opts: spec.options,
@@ -377,6 +383,8 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         hostile: BTreeMap::new(),
         hostile_not_applicable: BTreeMap::new(),
         config_revision: 0,
+        host_system,
+        host_thinking,
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),

@@ -228,10 +228,31 @@ impl World<'_> {
             let system = format!("{} (revision {})", self.config.system, self.config_revision);
             let tools = self.config.tools.to_vec();
             if self.deliver(
-                Input::Configure { system, tools },
+                Input::Configure {
+                    system: system.clone(),
+                    tools,
+                    thinking: None,
+                },
                 Mode::MayRefuse("a refused configure"),
             )? {
+                self.host_system = system;
                 self.ctx_check(Event::Reconfigured)?;
+            }
+        }
+        // Drawn after every other host edit, so a seed without it keeps its decisions.
+        if self.roll(FaultKind::ThinkingSwitch) {
+            self.count_fault(FaultKind::ThinkingSwitch);
+            let thinking = self.flipped_thinking();
+            self.note(|| format!("host switches thinking: {thinking:?}"));
+            let input = Input::Configure {
+                system: self.host_system.clone(),
+                tools: self.config.tools.to_vec(),
+                thinking: Some(thinking),
+            };
+            // The prefix (system and tools) is the host's current one: no
+            // `Reconfigured`, so a prefix that moves with the switch is still a finding.
+            if self.deliver(input, Mode::MayRefuse("a refused thinking switch"))? {
+                self.host_thinking = thinking.switched();
             }
         }
         self.maybe_hostile_input()?;
@@ -239,5 +260,18 @@ impl World<'_> {
             .push_after(u64::from(self.d.range(1, 5000)), Ev::Prompt);
         self.prompt_scheduled = true;
         Ok(())
+    }
+}
+
+impl World<'_> {
+    /// The thinking switch the host asks for next: off when it last configured thinking
+    /// on, on (with the simulated budget) when off.
+    pub(super) fn flipped_thinking(&self) -> Thinking {
+        match self.host_thinking {
+            Some(Thinking::Enabled { .. }) => Thinking::Disabled,
+            _ => Thinking::Enabled {
+                budget_tokens: SIM_THINKING_BUDGET,
+            },
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! never on another API's messages mapped onto these types, which accept them).
 //!
 //! Guarantees:
-//! - Streaming and small: [`Shape`] keeps three indices, not messages' contents
+//! - Streaming and small: [`Shape`] keeps a few indices, not messages' contents
 //!   beyond what it judges, so a caller that judged an accepted prefix can carry its
 //!   shape on and push only the messages appended since.
 //! - A rule that needs to know whether thinking is on applies only when the request
@@ -35,9 +35,14 @@ pub struct Shape {
     /// tool_result: where the assistant's current turn began, and its first block's
     /// type.
     turn_start: Option<(usize, String)>,
-    /// The last message: its index, role, whether it is a user message of results
-    /// only, and the block of its first thinking block.
-    last: Option<(usize, Role, bool, Option<usize>)>,
+    /// The last message: its index, role, and whether it is a user message of results
+    /// only.
+    last: Option<(usize, Role, bool)>,
+    /// The first thinking block (message, block) of the current turn's assistant
+    /// messages. The API's "final position" is that whole turn, a tool loop included
+    /// (its error names an assistant message followed by tool results), not only a
+    /// request's last message.
+    turn_thinking: Option<(usize, usize)>,
     /// An assistant message already opened the current turn.
     in_turn: bool,
     /// The first text block that holds only whitespace: (message, block).
@@ -64,6 +69,7 @@ impl Shape {
             Role::User if !has_results => {
                 self.in_turn = false;
                 self.turn_start = None;
+                self.turn_thinking = None;
             }
             Role::User => {}
             Role::Assistant if !self.in_turn => {
@@ -77,11 +83,16 @@ impl Shape {
             }
             Role::Assistant => {}
         }
-        let thinking = m
-            .blocks()
-            .iter()
-            .position(|b| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }));
-        self.last = Some((i, m.role, results_only, thinking));
+        if m.role == Role::Assistant
+            && self.turn_thinking.is_none()
+            && let Some(j) = m
+                .blocks()
+                .iter()
+                .position(|b| matches!(b, Block::Thinking { .. } | Block::RedactedThinking { .. }))
+        {
+            self.turn_thinking = Some((i, j));
+        }
+        self.last = Some((i, m.role, results_only));
         if self.blank.is_none()
             && let Some(j) = m.blocks().iter().position(
                 |b| matches!(b, Block::Text { text } if !text.is_empty() && text.trim().is_empty()),
@@ -105,8 +116,14 @@ impl Shape {
                 kind: Kind::FirstMessageNotUser,
             });
         }
+        // The request ends inside the assistant's turn: with its last message, or with
+        // the results of a tool loop that turn opened.
+        let open_turn = matches!(
+            self.last,
+            Some((_, Role::Assistant, _) | (_, Role::User, true))
+        );
         match (shown.thinking, &self.last, &self.turn_start) {
-            (Some(true), Some((_, Role::User, true, _)), Some((start, found)))
+            (Some(true), Some((_, Role::User, true)), Some((start, found)))
                 if found != "thinking" && found != "redacted_thinking" =>
             {
                 out.push(Breach {
@@ -117,11 +134,15 @@ impl Shape {
                     },
                 });
             }
-            (Some(false), Some((i, Role::Assistant, _, Some(block))), _) => out.push(Breach {
-                message: *i,
-                block: Some(*block),
-                kind: Kind::ThinkingWhileOff,
-            }),
+            (Some(false), _, _) if open_turn => {
+                if let Some((message, block)) = self.turn_thinking {
+                    out.push(Breach {
+                        message,
+                        block: Some(block),
+                        kind: Kind::ThinkingWhileOff,
+                    });
+                }
+            }
             _ => {}
         }
         if let Some((message, block)) = self.blank {

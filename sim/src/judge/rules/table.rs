@@ -172,12 +172,12 @@ pub const RULES: [Rule; 16] = [
     },
     Rule {
         id: "thinking_off_final",
-        requires: "with thinking off, an assistant message in the final position holds no thinking block",
+        requires: "with thinking off, the assistant's final turn holds no thinking block: the request's last message when it is the assistant's, and every assistant message of the tool loop a request of results continues",
         kinds: &["thinking_while_off"],
         api_error: Some(
             "messages.N.content.M: When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
         ),
-        source: "https://github.com/tailcallhq/forgecode/issues/1853",
+        source: "https://github.com/tailcallhq/forgecode/issues/1853; mid-loop: https://github.com/microsoft/vscode/issues/282326 (thinking turned off for a request of an open tool loop, \"messages.1.content.0\")",
         checked_in: "judge/rules/request.rs",
         family: "request_valid",
     },

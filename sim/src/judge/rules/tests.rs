@@ -361,6 +361,40 @@ fn with_thinking_off_a_final_assistant_message_may_not_hold_thinking() {
 }
 
 #[test]
+fn with_thinking_off_a_tool_loop_may_not_go_back_with_the_thinking_that_opened_it() {
+    // Thinking switched off inside a tool loop: the continued assistant message is in
+    // the final position although tool results follow it (the API names it:
+    // "messages.1.content.0: When thinking is disabled, …").
+    let opened = json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "plan", "signature": "c2ln"},
+        {"type": "tool_use", "id": "t", "name": "ls", "input": {}}]});
+    let in_loop = json!([user("go"), opened.clone(), results(&["t"])]);
+    assert_eq!(
+        shape(in_loop.clone(), Some(false)),
+        vec![("thinking_while_off", 1, Some(0))]
+    );
+    // Later rounds of the same loop are the same turn.
+    let later = json!([
+        user("go"),
+        opened.clone(),
+        results(&["t"]),
+        call("u"),
+        results(&["u"])
+    ]);
+    assert_eq!(
+        shape(later, Some(false)),
+        vec![("thinking_while_off", 1, Some(0))]
+    );
+    // Near misses: thinking on, or the loop closed by the user's next prompt (an
+    // earlier turn may keep its thinking), or not shown.
+    assert_eq!(shape(in_loop.clone(), Some(true)), vec![]);
+    assert_eq!(shape(in_loop.clone(), None), vec![]);
+    let closed = json!([user("go"), opened, results(&["t"]),
+        {"role": "assistant", "content": "done"}, user("next")]);
+    assert_eq!(shape(closed, Some(false)), vec![]);
+}
+
+#[test]
 fn five_cache_breakpoints_are_rejected_four_are_not() {
     let mark = json!({"type": "ephemeral"});
     let system = json!([{"type": "text", "text": "s", "cache_control": mark}]);

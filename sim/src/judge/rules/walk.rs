@@ -247,7 +247,7 @@ impl fmt::Display for Breach {
             ),
             Kind::ThinkingWhileOff => write!(
                 f,
-                "message {m}, block {b}: thinking is off and the final assistant message holds a thinking block"
+                "message {m}, block {b}: thinking is off and the assistant's final turn (the request's last message or the tool loop it continues) holds a thinking block"
             ),
             Kind::BlankTextBlock => write!(
                 f,

@@ -15,8 +15,8 @@ use serde::de::value::SeqAccessDeserializer;
 use serde::de::{self, MapAccess, SeqAccess};
 use serde::{Deserialize, Deserializer};
 use turnsim_core::{
-    BlockStart, CancelCause, Input, OperationId, StopReason, StreamEvent, ToolOutcome, ToolSpec,
-    Usage,
+    BlockStart, CancelCause, Input, OperationId, StopReason, StreamEvent, Thinking, ToolOutcome,
+    ToolSpec, Usage,
 };
 
 variant_fields!(
@@ -43,7 +43,16 @@ variant_fields!(
 variant_fields!("input", CancelFields { cause: CancelCause });
 variant_fields!("input", CompactFields { summary: String });
 variant_fields!("input", RewindFields { index: usize });
-variant_fields!("input", ConfigureFields { system: String, tools: Vec<ToolSpec> });
+// `thinking` absent reads as `None` (serde's rule for an `Option` field), as the
+// derived `Input` reads it: a harness that never switches thinking writes no field.
+variant_fields!(
+    "input",
+    ConfigureFields {
+        system: String,
+        tools: Vec<ToolSpec>,
+        thinking: Option<Thinking>
+    }
+);
 
 variant_fields!("event", UnitFields {});
 variant_fields!(
@@ -182,6 +191,7 @@ impl<'de> de::Visitor<'de> for InputVisitor {
                 Input::Configure {
                     system: f.system,
                     tools: f.tools,
+                    thinking: f.thinking,
                 }
             }
             _ => return Err(de::Error::unknown_variant(&t, INPUTS)),

@@ -341,6 +341,10 @@ fn an_input_read_tag_first_is_the_derived_input() {
         r#"{"input":"compact","summary":"s"}"#,
         r#"{"input":"rewind","index":2}"#,
         r#"{"input":"configure","system":"s","tools":[{"name":"a","description":"d","input_schema":{"type":"object"}}]}"#,
+        r#"{"input":"configure","system":"s","tools":[],"thinking":{"type":"disabled"}}"#,
+        r#"{"input":"configure","system":"s","tools":[],"thinking":{"type":"enabled","budget_tokens":512}}"#,
+        r#"{"input":"configure","system":"s","tools":[],"thinking":null}"#,
+        r#"{"input":"configure","system":"s","tools":[],"thinking":{"type":"sometimes"}}"#,
     ];
     for line in lines {
         let derived = serde_json::from_str::<Input>(line);
@@ -351,4 +355,28 @@ fn an_input_read_tag_first_is_the_derived_input() {
             _ => panic!("{line}: derived {derived:?}, tag first {fast:?}"),
         }
     }
+}
+
+#[test]
+fn a_configure_carries_thinking_only_when_it_switches_it() {
+    use turnsim_core::{Input, Thinking};
+    let configure = |thinking| Input::Configure {
+        system: "s".into(),
+        tools: Vec::new(),
+        thinking,
+    };
+    // Without a switch the line is the one a version-1 engine always read, so an
+    // engine written before the field reads every configure the harness sends it then.
+    assert_eq!(
+        crate::stdio_engine::wire::input_line(1, &configure(None)),
+        "{\"req\":\"input\",\"n\":1,\"input\":{\"input\":\"configure\",\"system\":\"s\",\"tools\":[]}}\n"
+    );
+    assert_eq!(
+        crate::stdio_engine::wire::input_line(2, &configure(Some(Thinking::Disabled))),
+        concat!(
+            r#"{"req":"input","n":2,"input":{"input":"configure","system":"s","tools":[],"#,
+            r#""thinking":{"type":"disabled"}}}"#,
+            "\n"
+        )
+    );
 }
