@@ -18,6 +18,7 @@ mod judged;
 mod public;
 mod repair;
 mod stream;
+mod tool_blocks;
 mod world3;
 pub use bug::Bug;
 

@@ -294,6 +294,12 @@ fn a_reply_kept_past_a_block_started_twice_is_found_by_model_words_exact() {
     canary_is_found_shrunk_and_replayed(Bug::IgnoresSecondBlockStart);
 }
 
+#[test]
+fn a_result_of_blocks_stringified_into_one_text_is_found_by_no_lost_observation() {
+    let text = canary_is_found_within(Bug::StringifiesResultBlocks, SEED_BUDGET);
+    assert!(text.contains("came back altered"), "{text}");
+}
+
 // The five planted from public agent-runtime issues (issue 25's detection figure; the
 // issue of each is on its `Bug` variant and in docs/invariants.md).
 

@@ -204,10 +204,15 @@ pub enum Bug {
     /// reference fails whole) is taken for the same block going on, as a parser that
     /// keeps blocks by index does, so the reply is kept with what streamed after it.
     IgnoresSecondBlockStart,
+    /// A tool result that holds blocks (text and an image, several texts, a
+    /// document) is written into the history as one string, the JSON text of its
+    /// array, as runtimes that stringify every tool output do
+    /// (<https://github.com/openai/codex/issues/31136>; `no_lost_observation`).
+    StringifiesResultBlocks,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 53] = [
+    pub const ALL: [Bug; 54] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -261,6 +266,7 @@ impl Bug {
         Bug::TruncatesToolOutput,
         Bug::ThinkingStoredAsLine,
         Bug::IgnoresSecondBlockStart,
+        Bug::StringifiesResultBlocks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -318,6 +324,7 @@ impl Bug {
             Bug::TruncatesToolOutput => "truncates_tool_output",
             Bug::ThinkingStoredAsLine => "thinking_stored_as_line",
             Bug::IgnoresSecondBlockStart => "ignores_second_block_start",
+            Bug::StringifiesResultBlocks => "stringifies_result_blocks",
         }
     }
 
@@ -423,6 +430,7 @@ impl Bug {
             Bug::TruncatesToolOutput => Invariant::NoLostObservation,
             Bug::ThinkingStoredAsLine => Invariant::ThinkingIntact,
             Bug::IgnoresSecondBlockStart => Invariant::ModelWordsExact,
+            Bug::StringifiesResultBlocks => Invariant::NoLostObservation,
         }
     }
 }
