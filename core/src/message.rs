@@ -90,7 +90,27 @@ pub enum ToolResultContent {
     Blocks(Vec<Block>),
 }
 
+impl From<String> for ToolResultContent {
+    fn from(s: String) -> Self {
+        ToolResultContent::Text(s)
+    }
+}
+
+impl From<&str> for ToolResultContent {
+    fn from(s: &str) -> Self {
+        ToolResultContent::Text(s.to_owned())
+    }
+}
+
 impl ToolResultContent {
+    /// True for `""` and `[]`: a result that shows the model nothing.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            ToolResultContent::Text(s) => s.is_empty(),
+            ToolResultContent::Blocks(b) => b.is_empty(),
+        }
+    }
+
     /// The text a reader sees: the string, or the text blocks joined.
     pub fn text(&self) -> String {
         match self {

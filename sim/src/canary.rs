@@ -19,6 +19,7 @@ mod public;
 mod repair;
 mod stream;
 mod thinking_switch;
+mod tool_blocks;
 mod world3;
 pub use bug::Bug;
 

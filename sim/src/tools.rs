@@ -5,10 +5,12 @@
 //! a crash. A tool's effect on the outside world happens when it starts, so that is
 //! what `at_most_once` counts, across any number of crashes.
 
+mod blocks;
+
 use crate::decide::Decider;
 use crate::options::{FaultKind, SimOptions};
 use std::collections::BTreeMap;
-use turnsim_core::{OperationId, ToolOutcome};
+use turnsim_core::{OperationId, ToolOutcome, ToolResultContent};
 
 /// How one execution went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,19 +111,20 @@ pub fn plan_execution(
     };
     let known = turnsim_core::is_plausible_tool_name(name);
     // Joined rather than formatted: the same text without the formatter, per call.
+    let text = |s: String| ToolResultContent::Text(s);
     let (content, is_error, fault) = if !known {
-        (format!("no tool named {name:?}"), true, None)
+        (text(format!("no tool named {name:?}")), true, None)
     } else if on(d, FaultKind::ToolError) {
         (
-            [name, " failed: permission denied"].concat(),
+            text([name, " failed: permission denied"].concat()),
             true,
             Some(FaultKind::ToolError),
         )
     } else if on(d, FaultKind::ToolEmpty) {
-        (String::new(), false, Some(FaultKind::ToolEmpty))
+        (text(String::new()), false, Some(FaultKind::ToolEmpty))
     } else if on(d, FaultKind::ToolCancel) {
         (
-            [name, " was cancelled by its own timeout"].concat(),
+            text([name, " was cancelled by its own timeout"].concat()),
             true,
             Some(FaultKind::ToolCancel),
         )
@@ -129,9 +132,16 @@ pub fn plan_execution(
         // Drawn only when the seed's shapes have long output at all, so a
         // narrow-grammar seed's decision list is what it was.
         let lines = d.range(LONG_LINES_MIN, LONG_LINES_MAX);
-        (long_output(name, id, lines), false, None)
+        (text(long_output(name, id, lines)), false, None)
+    } else if !opts.stream.result_blocks.is_zero() && d.chance(opts.stream.result_blocks) {
+        // Drawn only when the seed's shapes have blocks at all, as above.
+        (blocks::result_blocks(d, name, id), false, None)
     } else {
-        (["output of ", name, " for ", id].concat(), false, None)
+        (
+            text(["output of ", name, " for ", id].concat()),
+            false,
+            None,
+        )
     };
     (
         latency,
@@ -242,6 +252,56 @@ mod tests {
             push_decimal(&mut s, n);
             assert_eq!(s, format!("x{n}").into_bytes());
         }
+    }
+
+    /// The content a successful call plays with `result_blocks` always on, the
+    /// decisions after the latency and the chance given.
+    fn played(after_chance: &[u32]) -> String {
+        let mut opts = SimOptions::from_seed(0);
+        opts.stream.result_blocks = crate::options::Ratio::new(1, 1);
+        let mut decisions = vec![0, 1];
+        decisions.extend_from_slice(after_chance);
+        let mut d = Decider::replay(decisions);
+        let (_, outcome, fault) = plan_execution(&mut d, &opts, false, "toolu_7", "read_file");
+        assert_eq!((outcome.is_error, fault), (false, None));
+        serde_json::to_string(&outcome.content).expect("serializes")
+    }
+
+    #[test]
+    fn a_tool_plays_text_and_a_png_image() {
+        assert_eq!(
+            played(&[0, 255, 0, 0]),
+            r#"[{"type":"text","text":"output of read_file for toolu_7"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAAD0lEQVR4AQEEAPv/AP8AAAMBAQCNHeWCAAAAAElFTkSuQmCC"}}]"#
+        );
+    }
+
+    #[test]
+    fn a_tool_plays_several_text_blocks() {
+        assert_eq!(
+            played(&[1, 1]),
+            r#"[{"type":"text","text":"output of read_file for toolu_7"},{"type":"text","text":"part 2 of 3 from toolu_7"},{"type":"text","text":"part 3 of 3 from toolu_7"}]"#
+        );
+    }
+
+    #[test]
+    fn a_tool_plays_text_and_a_document() {
+        assert_eq!(
+            played(&[2]),
+            r#"[{"type":"text","text":"output of read_file for toolu_7"},{"type":"document","source":{"type":"text","media_type":"text/plain","data":"report of read_file for toolu_7\nall checks passed"}}]"#
+        );
+    }
+
+    #[test]
+    fn with_result_blocks_never_a_tool_answers_a_string_and_draws_nothing_for_it() {
+        let mut opts = SimOptions::from_seed(0);
+        opts.stream = crate::options::StreamShapes::default();
+        let mut d = Decider::replay(vec![0]);
+        let (_, outcome, _) = plan_execution(&mut d, &opts, false, "toolu_7", "read_file");
+        assert_eq!(
+            outcome.content,
+            ToolResultContent::Text("output of read_file for toolu_7".into())
+        );
+        assert_eq!(d.decisions(), &[0]);
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod check_transcripts;
 mod check_vcrpy;
 mod checker_masks;
 mod checkers_fire;
+mod checkers_fire_blocks;
 mod checkers_fire_interrupt;
 mod checkers_fire_judged;
 mod checkers_fire_model_words;

@@ -214,9 +214,10 @@ fn the_time_in_the_system_prompt_is_found_by_prefix_stable() {
 
 #[test]
 fn a_turn_end_never_persisted_is_found_by_durable_live() {
-    // Its first seed is 267 since replies may stop on a stop sequence or a refusal
-    // (182 before: the new draws moved every seed that has the option on).
-    canary_is_found_within(Bug::TurnEndNotPersisted, RARE_BUDGET);
+    // Its own first seed is 213 since tools may answer with blocks (267 before, 182
+    // before replies could stop on a stop sequence or a refusal); seed 133 fails
+    // `interruption_recorded` first, the lost turn end seen from the restore.
+    canary_failure_is_shrunk(Bug::TurnEndNotPersisted, RARE_BUDGET, true);
 }
 
 #[test]
@@ -292,6 +293,12 @@ fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
 #[test]
 fn a_reply_kept_past_a_block_started_twice_is_found_by_model_words_exact() {
     canary_is_found_shrunk_and_replayed(Bug::IgnoresSecondBlockStart);
+}
+
+#[test]
+fn a_result_of_blocks_stringified_into_one_text_is_found_by_no_lost_observation() {
+    let text = canary_is_found_within(Bug::StringifiesResultBlocks, SEED_BUDGET);
+    assert!(text.contains("came back altered"), "{text}");
 }
 
 // The five planted from public agent-runtime issues (issue 25's detection figure; the

@@ -111,7 +111,7 @@ fn a_running_call_answered_as_never_started_is_found_by_label_matches_under_the_
     );
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains("label_matches first seed 26, 1 failing"),
+        text.contains("label_matches first seed 2, 1 failing"),
         "{text}"
     );
     // Without the profile the wrong label cannot be read, so it is not found.

@@ -106,6 +106,29 @@ impl<'a> Gen<'a> {
         })
     }
 
+    /// A tool's result: mostly a string, sometimes an array of text and image blocks
+    /// (the image as an unknown block, the way this crate keeps it).
+    pub(super) fn result_content(&mut self) -> Drawn<ToolResultContent> {
+        if self.below(4)? != 0 {
+            return Ok(ToolResultContent::Text(self.text()?));
+        }
+        let mut blocks = Vec::new();
+        for _ in 0..self.below(3)? {
+            blocks.push(if self.flag()? {
+                Block::text(self.text()?)
+            } else {
+                let mut source = serde_json::Map::new();
+                source.insert("type".into(), "base64".into());
+                source.insert("data".into(), self.text()?.into());
+                let mut map = serde_json::Map::new();
+                map.insert("type".into(), "image".into());
+                map.insert("source".into(), source.into());
+                Block::Unknown(map)
+            });
+        }
+        Ok(ToolResultContent::Blocks(blocks))
+    }
+
     pub(super) fn message(&mut self, role: Role) -> Drawn<Message> {
         let content = if self.below(4)? == 0 {
             Content::Text(self.text()?)
@@ -211,7 +234,7 @@ impl<'a> Gen<'a> {
         for c in calls {
             results.push(ToolOutcome {
                 tool_use_id: c.id.clone(),
-                content: self.text()?,
+                content: self.result_content()?,
                 is_error: self.flag()?,
             });
         }
@@ -223,7 +246,7 @@ impl<'a> Gen<'a> {
             2 if !results.is_empty() => results[0].tool_use_id = self.tool_id()?,
             3 => results.push(ToolOutcome {
                 tool_use_id: self.tool_id()?,
-                content: String::new(),
+                content: String::new().into(),
                 is_error: false,
             }),
             _ => {}

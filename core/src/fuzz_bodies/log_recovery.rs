@@ -325,7 +325,7 @@ fn record_soup(g: &mut Gen<'_>) -> Drawn<Vec<u8>> {
                 op,
                 outcome: ToolOutcome {
                     tool_use_id: g.tool_id()?,
-                    content: g.text()?,
+                    content: g.result_content()?,
                     is_error: g.flag()?,
                 },
             },

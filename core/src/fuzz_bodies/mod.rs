@@ -37,7 +37,7 @@ use crate::interrupt::{
     is_marker_message,
 };
 use crate::log::{Record, TurnOutcome, decode_log, encode_frame, encode_record};
-use crate::message::{Block, Content, Message, Role, SharedMessage, ToolCall};
+use crate::message::{Block, Content, Message, Role, SharedMessage, ToolCall, ToolResultContent};
 use crate::note::{
     CANCEL_PHRASES, UNRECOGNISED_TOOL, is_plausible_tool_name, is_tool_in_flight_note,
     tool_in_flight_note_label, tool_in_flight_note_text,

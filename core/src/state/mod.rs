@@ -393,7 +393,7 @@ impl TurnState {
                     unfinished.push(call.name.clone());
                     results.push(ToolOutcome {
                         tool_use_id: call.id.clone(),
-                        content: cause.phrase().to_string(),
+                        content: cause.phrase().into(),
                         is_error: true,
                     });
                 }

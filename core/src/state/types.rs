@@ -75,20 +75,37 @@ pub struct GenerationOutput {
     pub usage: Usage,
 }
 
-/// The result of one tool call.
+/// The result of one tool call. `content` is what the tool returned, a string or an
+/// array of blocks (text, image, document, …), and goes into the `tool_result` as
+/// given: a tool's image or its separate text blocks are the model's observation,
+/// and joining or dropping them would change what the model sees and the bytes the
+/// provider cached.
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
     pub tool_use_id: String,
-    pub content: String,
+    pub content: ToolResultContent,
     pub is_error: bool,
 }
 
 impl ToolOutcome {
+    /// An outcome whose content is one string.
+    pub fn text(
+        tool_use_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Self {
+        ToolOutcome {
+            tool_use_id: tool_use_id.into(),
+            content: ToolResultContent::Text(content.into()),
+            is_error,
+        }
+    }
+
     pub(super) fn into_block(self) -> Block {
         Block::ToolResult {
             tool_use_id: self.tool_use_id,
-            content: ToolResultContent::Text(self.content),
+            content: self.content,
             is_error: self.is_error.then_some(true),
         }
     }

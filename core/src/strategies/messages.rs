@@ -147,13 +147,32 @@ pub struct ToolBatch {
     pub trailing: Vec<Block>,
 }
 
-fn tool_answer() -> impl Strategy<Value = ToolAnswer> {
-    let content = prop_oneof![
+/// A block a tool result may hold besides text: an image with base64 bytes, kept as
+/// [`Block::Unknown`] like any kind this crate does not read.
+fn image_block() -> impl Strategy<Value = Block> {
+    "[A-Za-z0-9+/]{0,12}={0,2}".prop_map(|data| {
+        let value = serde_json::json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": data},
+        });
+        match value {
+            serde_json::Value::Object(map) => Block::Unknown(map),
+            _ => unreachable!("a json! object literal is an object"),
+        }
+    })
+}
+
+/// Tool result content: a string (often empty), or an array of text and image blocks.
+pub fn tool_result_content() -> impl Strategy<Value = ToolResultContent> {
+    let block = prop_oneof![3 => text().prop_map(Block::text), 1 => image_block()];
+    prop_oneof![
         3 => prop_oneof![Just(String::new()), text()].prop_map(ToolResultContent::Text),
-        1 => vec(text(), 0..3).prop_map(|t| {
-            ToolResultContent::Blocks(t.into_iter().map(Block::text).collect())
-        }),
-    ];
+        1 => vec(block, 0..3).prop_map(ToolResultContent::Blocks),
+    ]
+}
+
+fn tool_answer() -> impl Strategy<Value = ToolAnswer> {
+    let content = tool_result_content();
     let is_error = prop_oneof![
         4 => Just(None),
         2 => Just(Some(true)),

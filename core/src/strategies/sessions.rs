@@ -239,7 +239,7 @@ pub fn input() -> impl Strategy<Value = Input> {
         3 => (text(), "2026-0[1-9]-[0-2][0-9]T[0-2][0-9]:00:00Z")
             .prop_map(|(text, now)| Input::Prompt { text, now }),
         4 => (op.clone(), stream_event()).prop_map(|(op, event)| Input::Stream { op, event }),
-        2 => (op, "toolu_[0-9]_[0-3]", text(), any::<bool>()).prop_map(
+        2 => (op, "toolu_[0-9]_[0-3]", tool_result_content(), any::<bool>()).prop_map(
             |(op, tool_use_id, content, is_error)| Input::ToolResult {
                 op,
                 outcome: ToolOutcome {
@@ -434,7 +434,7 @@ impl SessionScript {
                             op,
                             outcome: ToolOutcome {
                                 tool_use_id: calls[i].id.clone(),
-                                content: format!("result of {}", calls[i].id),
+                                content: format!("result of {}", calls[i].id).into(),
                                 is_error: errors.get(i).copied().unwrap_or(false),
                             },
                         })

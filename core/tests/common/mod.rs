@@ -42,7 +42,7 @@ pub fn tool_use(id: &str, name: &str, input: serde_json::Value) -> Block {
 pub fn outcome(id: &str, content: &str, is_error: bool) -> ToolOutcome {
     ToolOutcome {
         tool_use_id: id.to_string(),
-        content: content.to_string(),
+        content: content.into(),
         is_error,
     }
 }

@@ -97,7 +97,7 @@ pub(crate) fn stop_choice(truncated: u32) -> impl Strategy<Value = StopReason> {
 pub(crate) fn outcome(id: &str, error: bool) -> ToolOutcome {
     ToolOutcome {
         tool_use_id: id.to_string(),
-        content: format!("result of {id}"),
+        content: format!("result of {id}").into(),
         is_error: error,
     }
 }

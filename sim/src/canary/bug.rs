@@ -214,10 +214,15 @@ pub enum Bug {
     /// thinking on while the last assistant message after the user's holds thinking,
     /// <https://github.com/microsoft/vscode-copilot-chat/pull/2516>).
     SwitchesThinkingMidLoop,
+    /// A tool result that holds blocks (text and an image, several texts, a
+    /// document) is written into the history as one string, the JSON text of its
+    /// array, as runtimes that stringify every tool output do
+    /// (<https://github.com/openai/codex/issues/31136>; `no_lost_observation`).
+    StringifiesResultBlocks,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 54] = [
+    pub const ALL: [Bug; 55] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -272,6 +277,7 @@ impl Bug {
         Bug::ThinkingStoredAsLine,
         Bug::IgnoresSecondBlockStart,
         Bug::SwitchesThinkingMidLoop,
+        Bug::StringifiesResultBlocks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -330,6 +336,7 @@ impl Bug {
             Bug::ThinkingStoredAsLine => "thinking_stored_as_line",
             Bug::IgnoresSecondBlockStart => "ignores_second_block_start",
             Bug::SwitchesThinkingMidLoop => "switches_thinking_mid_loop",
+            Bug::StringifiesResultBlocks => "stringifies_result_blocks",
         }
     }
 
@@ -438,6 +445,7 @@ impl Bug {
             // The API's own rule (thinking off, thinking in the final turn), found by
             // the judge's validator behind `pairing`.
             Bug::SwitchesThinkingMidLoop => Invariant::Pairing,
+            Bug::StringifiesResultBlocks => Invariant::NoLostObservation,
         }
     }
 }

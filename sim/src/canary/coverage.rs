@@ -16,7 +16,7 @@ use crate::engine::Engine;
 use serde::Serialize;
 use turnsim_core::{
     Input, Output, PendingOperation, Record, Role, Session, SharedMessage, StreamEvent,
-    TurnOutcome, decode_log, encode_record, is_marker_message,
+    ToolResultContent, TurnOutcome, decode_log, encode_record, is_marker_message,
 };
 
 #[derive(Serialize)]
@@ -80,7 +80,14 @@ impl CoverageCanary {
                 let slot = calls.iter().position(|c| c.id == outcome.tool_use_id);
                 let _call = &calls[slot.expect("a tool result answers a call of the open batch")];
             }
-            Bug::TruncatesToolOutput => outcome.content = rw::truncated(&outcome.content),
+            Bug::TruncatesToolOutput => {
+                if let ToolResultContent::Text(s) = &outcome.content {
+                    outcome.content = ToolResultContent::Text(rw::truncated(s));
+                }
+            }
+            Bug::StringifiesResultBlocks => {
+                outcome.content = super::tool_blocks::stringified(outcome.content);
+            }
             _ => {}
         }
         Some(Input::ToolResult { op, outcome })
@@ -204,5 +211,6 @@ pub(crate) fn is_coverage(bug: Bug) -> bool {
             | Bug::TurnContextQuotesReply
             | Bug::TruncatesToolOutput
             | Bug::ThinkingStoredAsLine
+            | Bug::StringifiesResultBlocks
     )
 }

@@ -64,7 +64,7 @@ impl Checker for InterruptionRecorded {
             content,
         }) = event
         {
-            self.outputs.insert(tool_use_id.clone(), content.clone());
+            self.outputs.insert(tool_use_id.clone(), content.text());
             return None;
         }
         let due = self.watch.follow(ctx, event)?;

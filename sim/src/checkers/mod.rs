@@ -50,6 +50,7 @@ use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
     Activity, CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
+    ToolResultContent,
 };
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -92,14 +93,14 @@ pub enum ResetKind {
 }
 
 /// Something acknowledged to the user: it must survive any crash after this point.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Observation {
     Prompt {
         words: String,
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        content: ToolResultContent,
     },
 }
 

@@ -7,6 +7,14 @@
 //! the profile ([`Conventions::holds_prompt`]); with none, the words must be the
 //! whole of some text of a user message, which any wrapping that keeps them keeps. A
 //! tool's output likewise: its whole text inside the result answering its call.
+//!
+//! A tool that answered with blocks (text, an image, a document) is owed each of its
+//! blocks, in order and equal (the base64 of an image compared as the string it is),
+//! inside the result's own array: blocks joined to one string, an image dropped, the
+//! array stringified into a text or the bytes re-encoded are another observation than
+//! the tool made. Such a result is also judged as soon as the history first holds a
+//! `tool_result` for its call, not only at a restart, since an engine that alters it
+//! does so when it writes it.
 
 use std::sync::Arc;
 
@@ -17,6 +25,8 @@ use turnsim_core::{Block, SharedMessage, ToolResultContent};
 pub struct NoLostObservation {
     conventions: Arc<Conventions>,
     kept: Vec<Observation>,
+    /// Results of blocks saved but not yet seen in the history: judged when they are.
+    due: Vec<(String, ToolResultContent)>,
 }
 
 impl NoLostObservation {
@@ -24,7 +34,41 @@ impl NoLostObservation {
         NoLostObservation {
             conventions,
             kept: Vec::new(),
+            due: Vec::new(),
         }
+    }
+
+    /// Judges every due result of blocks the history now answers: the first one
+    /// whose every `tool_result` lost or altered a block is the failure.
+    fn judge_due(&mut self, history: &[SharedMessage]) -> Check {
+        let mut failure = None;
+        self.due.retain(|(id, want)| {
+            let found: Vec<&ToolResultContent> = history
+                .iter()
+                .flat_map(|m| m.blocks())
+                .filter_map(|b| match b {
+                    Block::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } if tool_use_id == id => Some(content),
+                    _ => None,
+                })
+                .collect();
+            if found.is_empty() {
+                return true;
+            }
+            if failure.is_none() && !found.iter().any(|c| kept_whole(c, want)) {
+                failure = Some(format!(
+                    "the saved result of {id} came back altered: the tool gave {}, the history holds {}: {}",
+                    shape(want),
+                    shape(found[0]),
+                    excerpt(&json(found[0]))
+                ));
+            }
+            false
+        });
+        failure.map_or(Ok(()), Err)
     }
 
     fn present(&self, history: &[SharedMessage], results: &Results<'_>, o: &Observation) -> bool {
@@ -77,13 +121,44 @@ impl<'h> Results<'h> {
         Results { by_id }
     }
 
-    /// Whether some `tool_result` for `id` has `content` as its text.
-    fn holds(&self, id: &str, content: &str) -> bool {
+    /// Whether some `tool_result` for `id` keeps `content` whole.
+    fn holds(&self, id: &str, content: &ToolResultContent) -> bool {
         let from = self.by_id.partition_point(|(i, _)| *i < id);
         self.by_id[from..]
             .iter()
             .take_while(|(i, _)| *i == id)
-            .any(|(_, c)| text_is(c, content))
+            .any(|(_, c)| kept_whole(c, content))
+    }
+}
+
+/// Whether the result `c` in the history keeps what the tool gave: a string's whole
+/// text, or each block of an array, in order and equal, inside an array.
+fn kept_whole(c: &ToolResultContent, want: &ToolResultContent) -> bool {
+    match (want, c) {
+        (ToolResultContent::Text(want), _) => text_is(c, want),
+        (ToolResultContent::Blocks(want), ToolResultContent::Blocks(got)) => {
+            let mut got = got.iter();
+            want.iter().all(|w| got.any(|g| g == w))
+        }
+        (ToolResultContent::Blocks(_), ToolResultContent::Text(_)) => false,
+    }
+}
+
+/// `a string` or `blocks [text, image]`: what a reader of the failure must compare.
+fn shape(c: &ToolResultContent) -> String {
+    match c {
+        ToolResultContent::Text(_) => "a string".into(),
+        ToolResultContent::Blocks(b) => {
+            let kinds: Vec<&str> = b.iter().map(Block::kind).collect();
+            format!("blocks [{}]", kinds.join(", "))
+        }
+    }
+}
+
+fn json(c: &ToolResultContent) -> String {
+    match c {
+        ToolResultContent::Text(s) => s.clone(),
+        blocks => serde_json::to_string(blocks).unwrap_or_default(),
     }
 }
 
@@ -111,9 +186,20 @@ impl Checker for NoLostObservation {
         match event {
             Event::Observed(o) => {
                 self.kept.push(o.clone());
-                None
+                if let Observation::ToolResult {
+                    tool_use_id,
+                    content: content @ ToolResultContent::Blocks(_),
+                } = o
+                {
+                    self.due.push((tool_use_id.clone(), content.clone()));
+                }
+                if self.due.is_empty() {
+                    return None;
+                }
+                Some(self.judge_due(ctx.history))
             }
             Event::Reset(_) => {
+                self.due.clear();
                 // A rewind or compaction drops observations on purpose.
                 let kept = std::mem::take(&mut self.kept);
                 let results = Results::of(ctx.history, &kept);
@@ -135,7 +221,7 @@ impl Checker for NoLostObservation {
                         content,
                     }) => Err(format!(
                         "the saved result of {tool_use_id} ({}) is gone",
-                        excerpt(content)
+                        excerpt(&json(content))
                     )),
                 })
             }

@@ -413,6 +413,11 @@ impl fmt::Display for SimOptions {
         )?;
         row(
             f,
+            "result blocks",
+            format_args!("{} of tool results", st.result_blocks),
+        )?;
+        row(
+            f,
             "hang cut min",
             format_args!("after event {}", st.hang_cut_min),
         )?;

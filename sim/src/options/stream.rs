@@ -9,11 +9,11 @@
 //!
 //! Why: real providers split tool input into many small `input_json_delta` pieces
 //! (inside strings and escapes, and an empty one first), may send a signature in
-//! several deltas, and tools answer with long output; a reply may stop on a stop
-//! sequence or a refusal as well as on `end_turn`; models stream whitespace-only text
-//! blocks and deltas, and empty deltas; a broken proxy may start a block twice. An
-//! engine that only ever saw a few large pieces passes with bugs that a real stream
-//! finds.
+//! several deltas, and tools answer with long output and with blocks (images,
+//! documents); a reply may stop on a stop sequence or a refusal as well as on
+//! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
+//! deltas; a broken proxy may start a block twice. An engine that only ever saw a few
+//! large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -31,6 +31,7 @@ const OTHER_STOP: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1
 const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 2)];
 // Small: a malformed reply fails its turn, and a seed should still see turns end well.
 const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
+const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 3)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +72,11 @@ pub struct StreamShapes {
     /// (nothing of the reply kept); played only while faults are on.
     #[serde(default = "StreamShapes::never")]
     pub block_restart: Ratio,
+    /// Chance that a tool that succeeds answers with blocks instead of a string:
+    /// text and an image, several text blocks, or text and a document
+    /// (`tools::blocks`). Drawn last, so every earlier shape kept its value.
+    #[serde(default = "StreamShapes::never")]
+    pub result_blocks: Ratio,
 }
 
 impl StreamShapes {
@@ -100,6 +106,7 @@ impl StreamShapes {
         let other_stop = OTHER_STOP[rng.random_range(0..OTHER_STOP.len())];
         let blank_text = BLANK_TEXT[rng.random_range(0..BLANK_TEXT.len())];
         let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
+        let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -109,6 +116,7 @@ impl StreamShapes {
             other_stop,
             blank_text,
             block_restart,
+            result_blocks,
         }
     }
 
@@ -121,7 +129,7 @@ impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
-    /// started twice.
+    /// started twice, every tool result a string.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -132,6 +140,7 @@ impl Default for StreamShapes {
             other_stop: Ratio::NEVER,
             blank_text: Ratio::NEVER,
             block_restart: Ratio::NEVER,
+            result_blocks: Ratio::NEVER,
         }
     }
 }

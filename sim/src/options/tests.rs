@@ -396,6 +396,11 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
         .map(|s| (s.block_restart.num, s.block_restart.den))
         .collect();
     assert_eq!(restart, BTreeSet::from([(0, 1), (1, 40)]));
+    let blocks: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.result_blocks.num, s.result_blocks.den))
+        .collect();
+    assert_eq!(blocks, BTreeSet::from([(0, 1), (1, 8), (1, 3)]));
     assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
 }
 
@@ -433,6 +438,7 @@ fn display_prints_the_stream_shapes() {
         format!("  other stop         {} of end_turn stops\n", s.other_stop),
         format!("  blank text         {} of replies\n", s.blank_text),
         format!("  block restart      {} of replies\n", s.block_restart),
+        format!("  result blocks      {} of tool results\n", s.result_blocks),
         "  hang cut min       after event 0\n".to_owned(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in\n{text}");

@@ -7,6 +7,7 @@
 //! after.
 
 use super::*;
+use turnsim_core::ToolResultContent;
 
 impl World<'_> {
     pub(super) fn is_live(&self, op: OperationId, tools: bool) -> bool {
@@ -84,10 +85,12 @@ impl World<'_> {
         }
         self.delivered.insert(id.clone());
         self.note(|| {
-            format!(
-                "tool result {op} {id} error={} {:?}",
-                outcome.is_error, outcome.content
-            )
+            // A string is noted as it always was (quoted); blocks as their JSON.
+            let content = match &outcome.content {
+                ToolResultContent::Text(s) => format!("{s:?}"),
+                blocks => serde_json::to_string(blocks).unwrap_or_default(),
+            };
+            format!("tool result {op} {id} error={} {content}", outcome.is_error)
         });
         let content = outcome.content.clone();
         let outputs = match self.call(Input::ToolResult { op, outcome })? {

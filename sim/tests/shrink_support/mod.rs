@@ -116,7 +116,8 @@ impl Misbehaviour for Planted {
             (Planted::PanicOnEmptyToolOutput, Input::ToolResult { outcome, .. })
                 if outcome.content.is_empty() =>
             {
-                let first_line: Option<&str> = outcome.content.lines().next();
+                let text = outcome.content.text();
+                let first_line: Option<&str> = text.lines().next();
                 let _ = first_line.expect("a tool always prints something");
             }
             (Planted::BusyPromptRestartsTurn, Input::Prompt { .. }) if !inner.is_idle() => {
