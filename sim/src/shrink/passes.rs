@@ -12,7 +12,9 @@ use crate::decide::{Mark, Tag};
 use crate::options::{Ratio, SimOptions, StreamShapes};
 
 mod thinking;
+mod values;
 use thinking::thinking_off;
+pub use values::{chunks, lower_values, raise_zeros, zero_by_tag};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,23 +30,6 @@ pub struct Current<'a> {
     pub tags: &'a [Mark],
 }
 
-/// Tags that open a part of the run on their own (everything up to the next such tag
-/// belongs to it).
-fn is_top(tag: Tag) -> bool {
-    matches!(
-        tag,
-        Tag::Turn
-            | Tag::Between
-            | Tag::Reply
-            | Tag::ToolRun
-            | Tag::Interrupt
-            | Tag::Dup
-            | Tag::Crash
-            | Tag::Stale
-            | Tag::Restart
-    )
-}
-
 /// Index ranges of the spans (draws under one mark).
 fn spans(tags: &[Mark]) -> Vec<(Tag, usize, usize)> {
     let mut out: Vec<(Tag, usize, usize)> = Vec::new();
@@ -57,32 +42,26 @@ fn spans(tags: &[Mark]) -> Vec<(Tag, usize, usize)> {
     out
 }
 
-/// Index ranges of the groups that open with `opener`: from its first draw up to the
-/// next draw whose tag is top-level (for `Turn`: up to the next `Turn`).
+/// Index ranges of the groups that open with `opener`: the draws of one part of the
+/// run ([`Mark::part`]), from its first draw up to the next part's (for `Turn`: up to
+/// the next turn). A part is found by its opening mark, not by its first draw's tag,
+/// so a reply whose head draws nothing is still a group.
 fn groups(tags: &[Mark], opener: Tag) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < tags.len() {
-        let starts = tags[i].tag == opener && (i == 0 || tags[i - 1].span != tags[i].span);
-        if !starts {
-            i += 1;
-            continue;
-        }
+        let part = tags[i].part;
         let mut j = i + 1;
-        while j < tags.len() {
-            let t = tags[j].tag;
-            let new_span = tags[j - 1].span != tags[j].span;
-            let ends = if opener == Tag::Turn {
-                t == Tag::Turn && new_span
-            } else {
-                is_top(t) && new_span
-            };
-            if ends {
-                break;
-            }
+        while j < tags.len() && tags[j].part == part {
             j += 1;
         }
-        out.push((i, j));
+        match out.last_mut() {
+            Some(last) if opener == Tag::Turn && last.1 == i && tags[i].part_tag != Tag::Turn => {
+                last.1 = j;
+            }
+            _ if tags[i].part_tag == opener => out.push((i, j)),
+            _ => {}
+        }
         i = j;
     }
     out
@@ -367,89 +346,30 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// Every draw of one tag at once to zero: all delays at their minimum (time moves on
-/// in fewer, earlier steps), all tool runs uneventful, and so on.
-pub fn zero_by_tag(c: &Current<'_>) -> Vec<Candidate> {
-    const ORDER: [Tag; 18] = [
-        Tag::Latency,
-        Tag::ToolRun,
-        Tag::Between,
-        Tag::Restart,
-        Tag::Dup,
-        Tag::Stale,
-        Tag::Crash,
-        Tag::Interrupt,
-        Tag::ReplyEnd,
-        Tag::Cut,
-        Tag::Pieces,
-        Tag::Text,
-        Tag::Thinking,
-        Tag::Call,
-        Tag::Calls,
-        Tag::Choice,
-        Tag::Reply,
-        Tag::Turn,
-    ];
-    ORDER
-        .iter()
-        .filter_map(|&tag| {
-            let mut d = c.decisions.to_vec();
-            let mut changed = false;
-            for (v, m) in d.iter_mut().zip(c.tags) {
-                if m.tag == tag && *v != 0 {
-                    *v = 0;
-                    changed = true;
-                }
-            }
-            changed.then(|| with(c, d))
-        })
-        .collect()
-}
-
-/// Delta debugging where no structure applies: chunks of decisions deleted, halves
-/// first, then quarters, down to single entries; later chunks first.
-pub fn chunks(c: &Current<'_>) -> Vec<Candidate> {
-    let n = c.decisions.len();
-    let mut out = Vec::new();
-    let mut size = (n / 2).max(1);
-    loop {
-        let mut end = n;
-        while end > 0 {
-            let start = end.saturating_sub(size);
-            out.push(with(c, without(c.decisions, &[(start, end)])));
-            end = start;
-        }
-        if size == 1 {
-            break;
-        }
-        size /= 2;
-    }
-    out
-}
-
-/// Each non-zero decision lowered: to 0, to half, by one.
-pub fn lower_values(c: &Current<'_>) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    for (i, &v) in c.decisions.iter().enumerate() {
-        let mut tried: Vec<u32> = Vec::new();
-        for lower in [0, v / 2, v.saturating_sub(1)] {
-            if lower < v && !tried.contains(&lower) {
-                tried.push(lower);
-                let mut d = c.decisions.to_vec();
-                d[i] = lower;
-                out.push(with(c, d));
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
-        spec.iter().map(|&(tag, span)| Mark { tag, span }).collect()
+    /// Marks as a [`crate::decide::Decider`] records them: each draw of `spec` under
+    /// its tag and span, in the part opened by the latest opening tag.
+    pub(super) fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
+        let mut current = Mark::UNTAGGED;
+        spec.iter()
+            .map(|&(tag, span)| {
+                if span != current.span {
+                    current = Mark {
+                        tag,
+                        span,
+                        ..current
+                    };
+                    if tag.opens_part() {
+                        current.part = span;
+                        current.part_tag = tag;
+                    }
+                }
+                current
+            })
+            .collect()
     }
 
     #[test]
