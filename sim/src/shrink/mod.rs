@@ -255,7 +255,7 @@ type Pass = (fn(&Current<'_>) -> Vec<Candidate>, bool);
 /// Realignments tried per candidate at most: one per reply whose events changed.
 const REPAIRS: usize = 6;
 
-const PASSES: [Pass; 9] = [
+const PASSES: [Pass; 10] = [
     (passes::fewer_turns, false),
     (passes::cut_tail, false),
     (passes::whole_groups, false),
@@ -265,6 +265,7 @@ const PASSES: [Pass; 9] = [
     (passes::chunks, false),
     (passes::lower_values, false),
     (passes::raise_zeros, false),
+    (passes::later_yes, false),
 ];
 
 /// Shrinks `scenario`, which must fail; at most `budget` replays, no time limit.

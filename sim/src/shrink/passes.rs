@@ -14,7 +14,7 @@ use crate::options::{Ratio, SimOptions, StreamShapes};
 mod thinking;
 mod values;
 use thinking::thinking_off;
-pub use values::{chunks, lower_values, raise_zeros, zero_by_tag};
+pub use values::{chunks, later_yes, lower_values, raise_zeros, zero_by_tag};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -221,6 +221,51 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
+/// Where the part of the run that draw `i` belongs to ends.
+fn part_end(tags: &[Mark], i: usize) -> usize {
+    let part = tags[i].part;
+    (i..tags.len())
+        .find(|&j| tags[j].part != part)
+        .unwrap_or(tags.len())
+}
+
+/// The tool runs of the calls a reply made, in call order: each `ToolRun` part from
+/// `from` up to the next reply or turn, with the `Dup` part drawn right after it (the
+/// world plans each call's run and its duplicate roll together at dispatch).
+fn runs_after(tags: &[Mark], from: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = from;
+    while i < tags.len() {
+        let j = part_end(tags, i);
+        match tags[i].part_tag {
+            Tag::Reply | Tag::Turn => break,
+            Tag::ToolRun => out.push((i, j)),
+            Tag::Dup => {
+                if let Some(last) = out.last_mut().filter(|r| r.1 == i) {
+                    last.1 = j;
+                }
+            }
+            _ => {}
+        }
+        i = j;
+    }
+    out
+}
+
+/// In a reply's `Choice` span `a..b` that chose tools, the draw that chose text before
+/// them when it said yes: right after the tool choice, or after the blank-text chance
+/// when the seed has blank text on (a blank drawn is left to the value passes first).
+fn text_with_calls(c: &Current<'_>, a: usize, b: usize) -> Option<usize> {
+    let t = if c.options.stream.blank_text.is_zero() {
+        a + 1
+    } else if c.decisions.get(a + 1) == Some(&0) {
+        a + 2
+    } else {
+        return None;
+    };
+    (t < b && c.decisions[a] != 0 && c.decisions[t] != 0).then_some(t)
+}
+
 /// Inside one reply: one fewer tool call, no text before the calls, one input delta
 /// per call, no thinking, the shortest text.
 pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
@@ -240,21 +285,29 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     }
                     j += 1;
                 }
+                let runs = runs_after(c.tags, part_end(c.tags, a));
                 for drop in (0..calls.len()).rev() {
                     let mut d = c.decisions.to_vec();
                     d[a] -= 1;
+                    // The call with its run, so the other calls' runs keep their
+                    // draws; then the call alone (its run's draws read by the next).
+                    if runs.len() == calls.len() {
+                        out.push(with(c, without(&d, &[calls[drop], runs[drop]])));
+                    }
                     out.push(with(c, without(&d, &[calls[drop]])));
                 }
             }
-            Tag::Choice if b - a == 2 && c.decisions[a] != 0 && c.decisions[a + 1] != 0 => {
+            Tag::Choice => {
                 // A reply that calls tools and writes text first: the same calls
                 // without the text (its words and cuts removed).
-                let end = (b..c.tags.len())
-                    .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
-                    .unwrap_or(c.tags.len());
-                let mut d = c.decisions.to_vec();
-                d[a + 1] = 0;
-                out.push(with(c, without(&d, &[(b, end)])));
+                if let Some(t) = text_with_calls(c, a, b) {
+                    let end = (b..c.tags.len())
+                        .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
+                        .unwrap_or(c.tags.len());
+                    let mut d = c.decisions.to_vec();
+                    d[t] = 0;
+                    out.push(with(c, without(&d, &[(b, end)])));
+                }
             }
             Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
                 let mut d = c.decisions.to_vec();
@@ -432,6 +485,60 @@ mod tests {
         };
         let out = inside_replies(&c);
         assert_eq!(out[0].decisions, [0, 1, 0, 1, 2]);
+    }
+
+    #[test]
+    fn a_call_removed_takes_its_run_and_duplicate_roll_with_it_then_goes_alone() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Calls, 2),
+            (Tag::Call, 3),
+            (Tag::Call, 4),
+            (Tag::Latency, 5),
+            (Tag::ToolRun, 6),
+            (Tag::Dup, 7),
+            (Tag::ToolRun, 8),
+            (Tag::ToolRun, 8),
+            (Tag::Dup, 9),
+            (Tag::Reply, 10),
+        ]);
+        let mut options = SimOptions::from_seed(1);
+        options.stream = StreamShapes::default();
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 20, 21, 0, 30, 31, 40, 41, 42, 50],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = inside_replies(&c)
+            .into_iter()
+            .map(|c| c.decisions)
+            .collect();
+        // The second call with its run, the second call alone, then the first.
+        assert_eq!(out[0], [0, 0, 20, 0, 30, 31, 50]);
+        assert_eq!(out[1], [0, 0, 20, 0, 30, 31, 40, 41, 42, 50]);
+        assert_eq!(out[2], [0, 0, 21, 0, 40, 41, 42, 50]);
+        assert_eq!(out[3], [0, 0, 21, 0, 30, 31, 40, 41, 42, 50]);
+    }
+
+    #[test]
+    fn with_blank_text_on_the_text_choice_is_the_draw_after_the_blank_chance() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Text, 3),
+            (Tag::Calls, 4),
+        ]);
+        let mut options = SimOptions::from_seed(1);
+        options.stream.blank_text = Ratio::new(1, 8);
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 0, 1, 5, 0],
+            tags: &tags,
+        };
+        let out = inside_replies(&c);
+        assert_eq!(out[0].decisions, [0, 1, 0, 0, 0]);
     }
 
     #[test]

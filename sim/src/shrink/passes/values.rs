@@ -1,5 +1,6 @@
 //! The passes that edit decision values where no structure applies: every draw of a
-//! tag zeroed, chunks deleted, single values lowered, and single zeros raised to one.
+//! tag zeroed, chunks deleted, single values lowered, single zeros raised to one, and
+//! a yes moved to the next draw.
 //!
 //! Guarantee: like every pass, these only propose; the search keeps a candidate only
 //! if the same invariant fails with a strictly smaller result, fewer steps first. So
@@ -104,6 +105,25 @@ pub fn raise_zeros(c: &Current<'_>) -> Vec<Candidate> {
         .collect()
 }
 
+/// Each one followed by a zero moved one draw later: a chance answered yes answered no,
+/// and the next chance yes. Where the world draws one chance only when the one
+/// before said no (a reply cut short by `max_tokens`, else by a provider error, else
+/// by a hang), this picks the next kind of event at the same place, which raising or
+/// lowering one value cannot reach (the later chance is not drawn while the earlier
+/// says yes). Kept only when the failure comes in fewer steps or with a shorter list.
+pub fn later_yes(c: &Current<'_>) -> Vec<Candidate> {
+    let n = c.decisions.len().min(c.tags.len());
+    (1..n)
+        .filter(|&i| c.decisions[i - 1] == 1 && c.decisions[i] == 0)
+        .map(|i| {
+            let mut d = c.decisions.to_vec();
+            d[i - 1] = 0;
+            d[i] = 1;
+            with(c, d)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +146,23 @@ mod tests {
         };
         let out: Vec<Vec<u32>> = raise_zeros(&c).into_iter().map(|c| c.decisions).collect();
         assert_eq!(out, [vec![1, 2, 0, 0], vec![0, 2, 1, 0], vec![0, 2, 0, 1]]);
+    }
+
+    #[test]
+    fn each_yes_before_a_no_moves_one_draw_later() {
+        let tags = marks(&[
+            (Tag::ReplyEnd, 1),
+            (Tag::ReplyEnd, 1),
+            (Tag::ReplyEnd, 1),
+            (Tag::Latency, 2),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[1, 0, 1, 0],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = later_yes(&c).into_iter().map(|c| c.decisions).collect();
+        assert_eq!(out, [vec![0, 1, 1, 0], vec![1, 0, 0, 1]]);
     }
 }
