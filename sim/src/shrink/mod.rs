@@ -41,6 +41,11 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// The replays `turnsim shrink` spends unless told otherwise (`--budget`), and the
+    /// budget the shrink test of every canary's first failing seed spends
+    /// (`shrink_canaries`), so the two agree whenever the time budget does not bind.
+    pub const DEFAULT_REPLAYS: u32 = 20_000;
+
     /// Only a replay budget: the result is then a function of the input alone.
     pub fn replays(replays: u32) -> Budget {
         Budget {
