@@ -9,7 +9,8 @@
 //! fixpoint: structural edits first (a whole turn, reply, tool run or fault removed,
 //! read from the tags the world records beside each decision), then edits inside a
 //! reply, then option edits, then delta debugging over chunks of decisions and
-//! lowering single values.
+//! lowering single values; at that fixpoint, single values raised where an event
+//! reaches the failure sooner, and the fixpoint sought again if one did.
 //!
 //! Why the result is a function of the input and the replay budget only: nothing but
 //! replays steers the search. The time budget can stop it early, and then the result
@@ -260,7 +261,7 @@ type Pass = (fn(&Current<'_>) -> Vec<Candidate>, bool);
 /// Realignments tried per candidate at most: one per reply whose events changed.
 const REPAIRS: usize = 6;
 
-const PASSES: [Pass; 10] = [
+const PASSES: [Pass; 8] = [
     (passes::fewer_turns, false),
     (passes::cut_tail, false),
     (passes::whole_groups, false),
@@ -269,9 +270,13 @@ const PASSES: [Pass; 10] = [
     (passes::zero_by_tag, false),
     (passes::chunks, false),
     (passes::lower_values, false),
-    (passes::raise_zeros, false),
-    (passes::later_yes, false),
 ];
+
+/// The passes that may make a value larger to reach a shorter failure. They try one
+/// candidate per entry of the list, so they run only once [`PASSES`] reach their
+/// fixpoint, when the list is short; each time one of them helps, [`PASSES`] run to
+/// their fixpoint again.
+const REACHING: [Pass; 2] = [(passes::raise_zeros, false), (passes::later_yes, false)];
 
 /// Shrinks `scenario`, which must fail; at most `budget` replays, no time limit.
 pub fn shrink(
@@ -332,8 +337,16 @@ pub fn shrink_observed(
         for pass in PASSES {
             search.pass(pass);
         }
-        if search.best.key == before || search.exhausted() {
+        if search.exhausted() {
             break;
+        }
+        if search.best.key == before {
+            for pass in REACHING {
+                search.pass(pass);
+            }
+            if search.best.key == before || search.exhausted() {
+                break;
+            }
         }
     }
     let stopped_by_replays = !search.stopped_by_time && search.runs >= budget.replays;
