@@ -87,6 +87,26 @@ pub fn lower_values(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
+/// Whether draws of `tag` include the chances of an event that can end a path sooner
+/// (a fault, a stop, an interruption, a tool outcome, a duplicate): the only draws the
+/// raising passes touch. Delays, texts, cuts and input pieces shape a reply without
+/// ending anything, and they are most of a list: raising them would spend a replay
+/// each (a full one, often a long run) for nothing.
+fn is_event_chance(tag: Tag) -> bool {
+    matches!(
+        tag,
+        Tag::Reply
+            | Tag::ReplyEnd
+            | Tag::Interrupt
+            | Tag::ToolRun
+            | Tag::Crash
+            | Tag::Stale
+            | Tag::Dup
+            | Tag::Between
+            | Tag::Restart
+    )
+}
+
 /// Each zero raised to one, earliest first: a chance answered yes instead of no. Every
 /// other pass only lowers, which never turns an uneventful draw into an event; but an
 /// event can end the path to a failure sooner than the quiet run it replaces (a reply
@@ -96,7 +116,7 @@ pub fn lower_values(c: &Current<'_>) -> Vec<Candidate> {
 pub fn raise_zeros(c: &Current<'_>) -> Vec<Candidate> {
     let n = c.decisions.len().min(c.tags.len());
     (0..n)
-        .filter(|&i| c.decisions[i] == 0)
+        .filter(|&i| c.decisions[i] == 0 && is_event_chance(c.tags[i].tag))
         .map(|i| {
             let mut d = c.decisions.to_vec();
             d[i] = 1;
@@ -114,7 +134,9 @@ pub fn raise_zeros(c: &Current<'_>) -> Vec<Candidate> {
 pub fn later_yes(c: &Current<'_>) -> Vec<Candidate> {
     let n = c.decisions.len().min(c.tags.len());
     (1..n)
-        .filter(|&i| c.decisions[i - 1] == 1 && c.decisions[i] == 0)
+        .filter(|&i| {
+            c.decisions[i - 1] == 1 && c.decisions[i] == 0 && is_event_chance(c.tags[i].tag)
+        })
         .map(|i| {
             let mut d = c.decisions.to_vec();
             d[i - 1] = 0;
@@ -137,15 +159,17 @@ mod tests {
             (Tag::Reply, 2),
             (Tag::Reply, 2),
             (Tag::ReplyEnd, 3),
+            (Tag::Latency, 4),
         ]);
         let options = SimOptions::from_seed(1);
         let c = Current {
             options: &options,
-            decisions: &[0, 2, 0, 0],
+            decisions: &[0, 2, 0, 0, 0],
             tags: &tags,
         };
         let out: Vec<Vec<u32>> = raise_zeros(&c).into_iter().map(|c| c.decisions).collect();
-        assert_eq!(out, [vec![1, 2, 0, 0], vec![0, 2, 1, 0], vec![0, 2, 0, 1]]);
+        // The prompt's draw and the delay are no event chances and stay as they are.
+        assert_eq!(out, [vec![0, 2, 1, 0, 0], vec![0, 2, 0, 1, 0]]);
     }
 
     #[test]
@@ -163,6 +187,7 @@ mod tests {
             tags: &tags,
         };
         let out: Vec<Vec<u32>> = later_yes(&c).into_iter().map(|c| c.decisions).collect();
-        assert_eq!(out, [vec![0, 1, 1, 0], vec![1, 0, 0, 1]]);
+        // Not onto the delay, which is no event chance.
+        assert_eq!(out, [vec![0, 1, 1, 0]]);
     }
 }
