@@ -87,12 +87,49 @@ pub enum Tag {
     Restart,
 }
 
+impl Tag {
+    /// Whether a mark with this tag opens a part of the run of its own (a turn, a
+    /// reply, a tool run, a fault, ...): every draw up to the next such mark belongs
+    /// to it.
+    pub fn opens_part(self) -> bool {
+        matches!(
+            self,
+            Tag::Turn
+                | Tag::Between
+                | Tag::Reply
+                | Tag::ToolRun
+                | Tag::Interrupt
+                | Tag::Dup
+                | Tag::Crash
+                | Tag::Stale
+                | Tag::Restart
+        )
+    }
+}
+
 /// A draw's tag and the span it belongs to: every [`Decider::mark`] opens a new span,
 /// so two tool calls in a row are two spans even though they share a tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mark {
     pub tag: Tag,
     pub span: u32,
+    /// The span of the latest mark that opens a part ([`Tag::opens_part`]) and its tag:
+    /// the part this draw belongs to. Kept beside the draw's own tag because a part's
+    /// opening mark may draw nothing itself (a reply that opens a turn with thinking
+    /// on streams its thinking block without a draw for its head), and the part must
+    /// still be found where its first draw is.
+    pub part: u32,
+    pub part_tag: Tag,
+}
+
+impl Mark {
+    /// Before any mark: no tag, no part.
+    pub const UNTAGGED: Mark = Mark {
+        tag: Tag::Untagged,
+        span: 0,
+        part: 0,
+        part_tag: Tag::Untagged,
+    };
 }
 
 /// Outcomes a run from a seed has room for before its lists grow.
@@ -107,10 +144,7 @@ impl Decider {
             // up front instead of a doubling (and a copy of both lists) every few.
             used: Vec::with_capacity(SEED_ROOM),
             tags: Vec::with_capacity(SEED_ROOM),
-            current: Mark {
-                tag: Tag::Untagged,
-                span: 0,
-            },
+            current: Mark::UNTAGGED,
         }
     }
 
@@ -123,10 +157,7 @@ impl Decider {
             },
             used: Vec::new(),
             tags: Vec::new(),
-            current: Mark {
-                tag: Tag::Untagged,
-                span: 0,
-            },
+            current: Mark::UNTAGGED,
         }
     }
 
@@ -157,9 +188,17 @@ impl Decider {
     /// Tags the draws that follow, until the next mark, and opens a new span. Draws
     /// nothing.
     pub fn mark(&mut self, tag: Tag) {
+        let span = self.current.span.wrapping_add(1);
+        let (part, part_tag) = if tag.opens_part() {
+            (span, tag)
+        } else {
+            (self.current.part, self.current.part_tag)
+        };
         self.current = Mark {
             tag,
-            span: self.current.span.wrapping_add(1),
+            span,
+            part,
+            part_tag,
         };
     }
 
@@ -521,5 +560,31 @@ mod tests {
         assert_eq!(tags, [Tag::Reply, Tag::Reply, Tag::Call, Tag::Call]);
         let spans: Vec<u32> = marks.iter().map(|m| m.span).collect();
         assert_eq!(spans, [1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_draw_belongs_to_the_latest_part_even_when_its_opening_mark_drew_nothing() {
+        let mut d = Decider::replay(vec![]);
+        d.mark(Tag::Turn);
+        d.below(3);
+        // A reply whose head draws nothing: its first draw is a thinking block's.
+        d.mark(Tag::Reply);
+        d.mark(Tag::Thinking);
+        d.below(3);
+        d.mark(Tag::Latency);
+        d.below(3);
+        d.mark(Tag::ToolRun);
+        d.below(3);
+        let (_, marks) = d.into_parts();
+        let parts: Vec<(u32, Tag)> = marks.iter().map(|m| (m.part, m.part_tag)).collect();
+        assert_eq!(
+            parts,
+            [
+                (1, Tag::Turn),
+                (2, Tag::Reply),
+                (2, Tag::Reply),
+                (5, Tag::ToolRun)
+            ]
+        );
     }
 }

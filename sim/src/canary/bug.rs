@@ -457,9 +457,14 @@ impl Bug {
     /// prompt, two replies of at least six streamed events each and two tool results
     /// are 15 steps.
     /// `truncates_tool_output` is judged by `no_lost_observation`, which looks only at
-    /// a restart and at the run's end: a prompt, a reply that calls a tool (six
-    /// streamed events at least), the long output, then a crash and the restart, or
-    /// the rest of the turn; `make_scenarios` finds none of 20 failing seeds below 13.
+    /// a restart and at the run's end. Its first failing seed (5) has crashes off, so
+    /// the run's end judges first, and the run ends only after the liveness phase's
+    /// turn: a prompt, a reply that calls a tool (six streamed events), the long
+    /// output, whatever ends the turn, the next prompt and its whole reply (six more)
+    /// are 15 steps at the least; the shrinker leaves 16 (a hang the watchdog cancels
+    /// one step after the output). A seed with crashes gets to 13 (the pinned file).
+    /// The bound holds for the first failing seed and for the pinned file alike
+    /// (`shrink_canaries`).
     /// `switches_thinking_mid_loop` needs a prompt, the host's switch while the call is
     /// open, and a reply that opens with a signed thinking block (start, thinking,
     /// signature, stop) and calls a tool (start, input, stop) between its
@@ -468,7 +473,8 @@ impl Bug {
     pub fn shrink_bound(self) -> u64 {
         match self {
             Bug::ReusedIdsVerbatim => 15,
-            Bug::TruncatesToolOutput | Bug::SwitchesThinkingMidLoop => 13,
+            Bug::SwitchesThinkingMidLoop => 13,
+            Bug::TruncatesToolOutput => 16,
             _ => 12,
         }
     }

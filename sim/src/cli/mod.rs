@@ -81,7 +81,7 @@ pub enum Command {
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// Replays the search may spend (with the input, the result depends on this alone).
-        #[arg(long, default_value_t = 20000)]
+        #[arg(long, default_value_t = crate::shrink::Budget::DEFAULT_REPLAYS)]
         budget: u32,
         /// Seconds the search may spend; when they run out the output says so.
         #[arg(long, default_value_t = 10)]

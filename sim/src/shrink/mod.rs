@@ -9,7 +9,8 @@
 //! fixpoint: structural edits first (a whole turn, reply, tool run or fault removed,
 //! read from the tags the world records beside each decision), then edits inside a
 //! reply, then option edits, then delta debugging over chunks of decisions and
-//! lowering single values.
+//! lowering single values; at that fixpoint, single values raised where an event
+//! reaches the failure sooner, and the fixpoint sought again if one did.
 //!
 //! Why the result is a function of the input and the replay budget only: nothing but
 //! replays steers the search. The time budget can stop it early, and then the result
@@ -41,6 +42,11 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// The replays `turnsim shrink` spends unless told otherwise (`--budget`), and the
+    /// budget the shrink test of every canary's first failing seed spends
+    /// (`shrink_canaries`), so the two agree whenever the time budget does not bind.
+    pub const DEFAULT_REPLAYS: u32 = 20_000;
+
     /// Only a replay budget: the result is then a function of the input alone.
     pub fn replays(replays: u32) -> Budget {
         Budget {
@@ -266,6 +272,12 @@ const PASSES: [Pass; 8] = [
     (passes::lower_values, false),
 ];
 
+/// The passes that may make a value larger to reach a shorter failure. They try one
+/// candidate per entry of the list, so they run only once [`PASSES`] reach their
+/// fixpoint, when the list is short; each time one of them helps, [`PASSES`] run to
+/// their fixpoint again.
+const REACHING: [Pass; 2] = [(passes::raise_zeros, false), (passes::later_yes, false)];
+
 /// Shrinks `scenario`, which must fail; at most `budget` replays, no time limit.
 pub fn shrink(
     factory: &dyn EngineFactory,
@@ -325,8 +337,16 @@ pub fn shrink_observed(
         for pass in PASSES {
             search.pass(pass);
         }
-        if search.best.key == before || search.exhausted() {
+        if search.exhausted() {
             break;
+        }
+        if search.best.key == before {
+            for pass in REACHING {
+                search.pass(pass);
+            }
+            if search.best.key == before || search.exhausted() {
+                break;
+            }
         }
     }
     let stopped_by_replays = !search.stopped_by_time && search.runs >= budget.replays;

@@ -11,8 +11,12 @@
 use crate::decide::{Mark, Tag};
 use crate::options::{Ratio, SimOptions, StreamShapes};
 
+mod realign;
 mod thinking;
+mod values;
+pub use realign::realign;
 use thinking::thinking_off;
+pub use values::{chunks, later_yes, lower_values, raise_zeros, zero_by_tag};
 
 /// One thing to try: options and a decision list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,23 +32,6 @@ pub struct Current<'a> {
     pub tags: &'a [Mark],
 }
 
-/// Tags that open a part of the run on their own (everything up to the next such tag
-/// belongs to it).
-fn is_top(tag: Tag) -> bool {
-    matches!(
-        tag,
-        Tag::Turn
-            | Tag::Between
-            | Tag::Reply
-            | Tag::ToolRun
-            | Tag::Interrupt
-            | Tag::Dup
-            | Tag::Crash
-            | Tag::Stale
-            | Tag::Restart
-    )
-}
-
 /// Index ranges of the spans (draws under one mark).
 fn spans(tags: &[Mark]) -> Vec<(Tag, usize, usize)> {
     let mut out: Vec<(Tag, usize, usize)> = Vec::new();
@@ -57,32 +44,26 @@ fn spans(tags: &[Mark]) -> Vec<(Tag, usize, usize)> {
     out
 }
 
-/// Index ranges of the groups that open with `opener`: from its first draw up to the
-/// next draw whose tag is top-level (for `Turn`: up to the next `Turn`).
+/// Index ranges of the groups that open with `opener`: the draws of one part of the
+/// run ([`Mark::part`]), from its first draw up to the next part's (for `Turn`: up to
+/// the next turn). A part is found by its opening mark, not by its first draw's tag,
+/// so a reply whose head draws nothing is still a group.
 fn groups(tags: &[Mark], opener: Tag) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < tags.len() {
-        let starts = tags[i].tag == opener && (i == 0 || tags[i - 1].span != tags[i].span);
-        if !starts {
-            i += 1;
-            continue;
-        }
+        let part = tags[i].part;
         let mut j = i + 1;
-        while j < tags.len() {
-            let t = tags[j].tag;
-            let new_span = tags[j - 1].span != tags[j].span;
-            let ends = if opener == Tag::Turn {
-                t == Tag::Turn && new_span
-            } else {
-                is_top(t) && new_span
-            };
-            if ends {
-                break;
-            }
+        while j < tags.len() && tags[j].part == part {
             j += 1;
         }
-        out.push((i, j));
+        match out.last_mut() {
+            Some(last) if opener == Tag::Turn && last.1 == i && tags[i].part_tag != Tag::Turn => {
+                last.1 = j;
+            }
+            _ if tags[i].part_tag == opener => out.push((i, j)),
+            _ => {}
+        }
         i = j;
     }
     out
@@ -114,45 +95,6 @@ const OPENERS: [Tag; 9] = [
     Tag::Between,
     Tag::Restart,
 ];
-
-/// The `Latency` spans in order: one per response, one draw per streamed event.
-fn latency_spans(tags: &[Mark]) -> Vec<(usize, usize)> {
-    spans(tags)
-        .into_iter()
-        .filter(|s| s.0 == Tag::Latency)
-        .map(|s| (s.1, s.2))
-        .collect()
-}
-
-/// After an edit inside a response (no thinking, fewer deltas, one call fewer), the
-/// response streams fewer events and so draws fewer delays; the delays the list still
-/// holds for the removed events would be read by whatever comes next. Given the tags
-/// of a trial run of `candidate`, this drops (or adds zero) delays at the first
-/// response whose delay count differs from the best run's, so later draws line up
-/// again. `None` when nothing differs.
-pub fn realign(best: &[Mark], candidate: &[u32], trial: &[Mark]) -> Option<Vec<u32>> {
-    let old = latency_spans(best);
-    let new = latency_spans(trial);
-    let (i, &(a, b)) = new
-        .iter()
-        .enumerate()
-        .find(|(i, (a, b))| old.get(*i).is_some_and(|(c, d)| d - c != b - a))?;
-    let want = old[i].1 - old[i].0;
-    let have = b - a;
-    if b > candidate.len() {
-        return None;
-    }
-    let mut out = candidate.to_vec();
-    if want > have {
-        // The list holds `want` delays from `a`; the run read only `have` of them.
-        let end = (a + want).min(out.len());
-        out.drain(b..end);
-    } else {
-        let at = (a + want).min(out.len());
-        out.splice(at..at, std::iter::repeat_n(0, have - want));
-    }
-    Some(out)
-}
 
 /// Fewer turns: the safety phase ends after fewer prompts. Smallest first.
 pub fn fewer_turns(c: &Current<'_>) -> Vec<Candidate> {
@@ -242,6 +184,51 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
+/// Where the part of the run that draw `i` belongs to ends.
+fn part_end(tags: &[Mark], i: usize) -> usize {
+    let part = tags[i].part;
+    (i..tags.len())
+        .find(|&j| tags[j].part != part)
+        .unwrap_or(tags.len())
+}
+
+/// The tool runs of the calls a reply made, in call order: each `ToolRun` part from
+/// `from` up to the next reply or turn, with the `Dup` part drawn right after it (the
+/// world plans each call's run and its duplicate roll together at dispatch).
+fn runs_after(tags: &[Mark], from: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = from;
+    while i < tags.len() {
+        let j = part_end(tags, i);
+        match tags[i].part_tag {
+            Tag::Reply | Tag::Turn => break,
+            Tag::ToolRun => out.push((i, j)),
+            Tag::Dup => {
+                if let Some(last) = out.last_mut().filter(|r| r.1 == i) {
+                    last.1 = j;
+                }
+            }
+            _ => {}
+        }
+        i = j;
+    }
+    out
+}
+
+/// In a reply's `Choice` span `a..b` that chose tools, the draw that chose text before
+/// them when it said yes: right after the tool choice, or after the blank-text chance
+/// when the seed has blank text on (a blank drawn is left to the value passes first).
+fn text_with_calls(c: &Current<'_>, a: usize, b: usize) -> Option<usize> {
+    let t = if c.options.stream.blank_text.is_zero() {
+        a + 1
+    } else if c.decisions.get(a + 1) == Some(&0) {
+        a + 2
+    } else {
+        return None;
+    };
+    (t < b && c.decisions[a] != 0 && c.decisions[t] != 0).then_some(t)
+}
+
 /// Inside one reply: one fewer tool call, no text before the calls, one input delta
 /// per call, no thinking, the shortest text.
 pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
@@ -261,21 +248,29 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     }
                     j += 1;
                 }
+                let runs = runs_after(c.tags, part_end(c.tags, a));
                 for drop in (0..calls.len()).rev() {
                     let mut d = c.decisions.to_vec();
                     d[a] -= 1;
+                    // The call with its run, so the other calls' runs keep their
+                    // draws; then the call alone (its run's draws read by the next).
+                    if runs.len() == calls.len() {
+                        out.push(with(c, without(&d, &[calls[drop], runs[drop]])));
+                    }
                     out.push(with(c, without(&d, &[calls[drop]])));
                 }
             }
-            Tag::Choice if b - a == 2 && c.decisions[a] != 0 && c.decisions[a + 1] != 0 => {
+            Tag::Choice => {
                 // A reply that calls tools and writes text first: the same calls
                 // without the text (its words and cuts removed).
-                let end = (b..c.tags.len())
-                    .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
-                    .unwrap_or(c.tags.len());
-                let mut d = c.decisions.to_vec();
-                d[a + 1] = 0;
-                out.push(with(c, without(&d, &[(b, end)])));
+                if let Some(t) = text_with_calls(c, a, b) {
+                    let end = (b..c.tags.len())
+                        .find(|&i| !matches!(c.tags[i].tag, Tag::Text | Tag::Cut))
+                        .unwrap_or(c.tags.len());
+                    let mut d = c.decisions.to_vec();
+                    d[t] = 0;
+                    out.push(with(c, without(&d, &[(b, end)])));
+                }
             }
             Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
                 let mut d = c.decisions.to_vec();
@@ -367,89 +362,30 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// Every draw of one tag at once to zero: all delays at their minimum (time moves on
-/// in fewer, earlier steps), all tool runs uneventful, and so on.
-pub fn zero_by_tag(c: &Current<'_>) -> Vec<Candidate> {
-    const ORDER: [Tag; 18] = [
-        Tag::Latency,
-        Tag::ToolRun,
-        Tag::Between,
-        Tag::Restart,
-        Tag::Dup,
-        Tag::Stale,
-        Tag::Crash,
-        Tag::Interrupt,
-        Tag::ReplyEnd,
-        Tag::Cut,
-        Tag::Pieces,
-        Tag::Text,
-        Tag::Thinking,
-        Tag::Call,
-        Tag::Calls,
-        Tag::Choice,
-        Tag::Reply,
-        Tag::Turn,
-    ];
-    ORDER
-        .iter()
-        .filter_map(|&tag| {
-            let mut d = c.decisions.to_vec();
-            let mut changed = false;
-            for (v, m) in d.iter_mut().zip(c.tags) {
-                if m.tag == tag && *v != 0 {
-                    *v = 0;
-                    changed = true;
-                }
-            }
-            changed.then(|| with(c, d))
-        })
-        .collect()
-}
-
-/// Delta debugging where no structure applies: chunks of decisions deleted, halves
-/// first, then quarters, down to single entries; later chunks first.
-pub fn chunks(c: &Current<'_>) -> Vec<Candidate> {
-    let n = c.decisions.len();
-    let mut out = Vec::new();
-    let mut size = (n / 2).max(1);
-    loop {
-        let mut end = n;
-        while end > 0 {
-            let start = end.saturating_sub(size);
-            out.push(with(c, without(c.decisions, &[(start, end)])));
-            end = start;
-        }
-        if size == 1 {
-            break;
-        }
-        size /= 2;
-    }
-    out
-}
-
-/// Each non-zero decision lowered: to 0, to half, by one.
-pub fn lower_values(c: &Current<'_>) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    for (i, &v) in c.decisions.iter().enumerate() {
-        let mut tried: Vec<u32> = Vec::new();
-        for lower in [0, v / 2, v.saturating_sub(1)] {
-            if lower < v && !tried.contains(&lower) {
-                tried.push(lower);
-                let mut d = c.decisions.to_vec();
-                d[i] = lower;
-                out.push(with(c, d));
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
-        spec.iter().map(|&(tag, span)| Mark { tag, span }).collect()
+    /// Marks as a [`crate::decide::Decider`] records them: each draw of `spec` under
+    /// its tag and span, in the part opened by the latest opening tag.
+    pub(super) fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
+        let mut current = Mark::UNTAGGED;
+        spec.iter()
+            .map(|&(tag, span)| {
+                if span != current.span {
+                    current = Mark {
+                        tag,
+                        span,
+                        ..current
+                    };
+                    if tag.opens_part() {
+                        current.part = span;
+                        current.part_tag = tag;
+                    }
+                }
+                current
+            })
+            .collect()
     }
 
     #[test]
@@ -512,6 +448,60 @@ mod tests {
         };
         let out = inside_replies(&c);
         assert_eq!(out[0].decisions, [0, 1, 0, 1, 2]);
+    }
+
+    #[test]
+    fn a_call_removed_takes_its_run_and_duplicate_roll_with_it_then_goes_alone() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Calls, 2),
+            (Tag::Call, 3),
+            (Tag::Call, 4),
+            (Tag::Latency, 5),
+            (Tag::ToolRun, 6),
+            (Tag::Dup, 7),
+            (Tag::ToolRun, 8),
+            (Tag::ToolRun, 8),
+            (Tag::Dup, 9),
+            (Tag::Reply, 10),
+        ]);
+        let mut options = SimOptions::from_seed(1);
+        options.stream = StreamShapes::default();
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 20, 21, 0, 30, 31, 40, 41, 42, 50],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = inside_replies(&c)
+            .into_iter()
+            .map(|c| c.decisions)
+            .collect();
+        // The second call with its run, the second call alone, then the first.
+        assert_eq!(out[0], [0, 0, 20, 0, 30, 31, 50]);
+        assert_eq!(out[1], [0, 0, 20, 0, 30, 31, 40, 41, 42, 50]);
+        assert_eq!(out[2], [0, 0, 21, 0, 40, 41, 42, 50]);
+        assert_eq!(out[3], [0, 0, 21, 0, 30, 31, 40, 41, 42, 50]);
+    }
+
+    #[test]
+    fn with_blank_text_on_the_text_choice_is_the_draw_after_the_blank_chance() {
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Choice, 2),
+            (Tag::Text, 3),
+            (Tag::Calls, 4),
+        ]);
+        let mut options = SimOptions::from_seed(1);
+        options.stream.blank_text = Ratio::new(1, 8);
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 0, 1, 5, 0],
+            tags: &tags,
+        };
+        let out = inside_replies(&c);
+        assert_eq!(out[0].decisions, [0, 1, 0, 0, 0]);
     }
 
     #[test]

@@ -19,16 +19,17 @@ use crate::decide::Tag;
 /// no; then the list as it is.
 pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
     let n = c.decisions.len().min(c.tags.len());
-    let blocks: Vec<(usize, usize)> = spans(c.tags)
-        .into_iter()
-        .filter(|&(tag, a, _)| tag == Tag::Thinking && a < n)
-        .map(|(_, a, b)| {
-            let end = (b..n)
-                .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
-                .unwrap_or(n);
-            (a, end.max(a))
-        })
-        .collect();
+    // A block is its text, its cuts and its signature: several spans, one block.
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for (tag, a, b) in spans(c.tags) {
+        if tag != Tag::Thinking || a >= n || blocks.last().is_some_and(|&(_, end)| a < end) {
+            continue;
+        }
+        let end = (b..n)
+            .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
+            .unwrap_or(n);
+        blocks.push((a, end.max(a)));
+    }
     let mut out = Vec::new();
     if !blocks.is_empty() {
         let mut forced = Vec::with_capacity(c.decisions.len());
@@ -56,12 +57,8 @@ pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::Mark;
     use crate::options::SimOptions;
-
-    fn marks(spec: &[(Tag, u32)]) -> Vec<Mark> {
-        spec.iter().map(|&(tag, span)| Mark { tag, span }).collect()
-    }
+    use crate::shrink::passes::tests::marks;
 
     #[test]
     fn thinking_off_reads_each_block_as_forced_or_as_drawn() {
@@ -82,5 +79,26 @@ mod tests {
             thinking_off(&c),
             [vec![5, 0, 9], vec![5, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
         );
+    }
+
+    #[test]
+    fn a_block_whose_text_and_signature_are_two_spans_is_one_block() {
+        // With one text delta per block the cut draws nothing, so the signature's
+        // span follows the text's directly; it is the same block, replaced by one
+        // chance answered no.
+        let tags = marks(&[
+            (Tag::Turn, 1),
+            (Tag::Thinking, 6),
+            (Tag::Thinking, 6),
+            (Tag::Thinking, 8),
+            (Tag::Choice, 9),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[0, 1, 2, 3, 1],
+            tags: &tags,
+        };
+        assert_eq!(thinking_off(&c)[0], [0, 0, 1]);
     }
 }
