@@ -79,6 +79,7 @@ pub use shrink::{Budget, Shrunk, shrink, shrink_with};
 pub use world::{EngineCall, EnginePhase, RunOutcome, sim_config};
 
 pub(crate) mod atomic;
+pub(crate) mod base64;
 pub(crate) mod canary;
 pub mod check;
 pub(crate) mod checkers;

@@ -26,7 +26,6 @@
 //!   whole run); [`StdioFactory::fresh_processes`] starts a new process for every
 //!   engine instead, for an engine that cannot honour that rule.
 
-pub(crate) mod base64;
 mod mirror;
 pub(crate) mod process;
 pub(crate) mod serve;

@@ -323,7 +323,7 @@ pub const STATE_LINE: &str = "{\"req\":\"state\"}\n";
 /// The v2 `digest` request: the state digest alone.
 pub const DIGEST_LINE: &str = "{\"req\":\"digest\"}\n";
 
-pub use super::base64::{decode as base64_decode, encode as base64_encode};
+pub use crate::base64::{decode as base64_decode, encode as base64_encode};
 
 #[cfg(test)]
 mod tests {

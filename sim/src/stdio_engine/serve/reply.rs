@@ -8,7 +8,7 @@
 //! characters to escape, which base64 never has; here it is encoded straight into
 //! the line.
 
-use super::super::base64;
+use crate::base64;
 use serde::Serialize;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
