@@ -1,4 +1,5 @@
-//! Standard base64 (RFC 4648 §4, with padding) for the protocol's byte strings.
+//! Standard base64 (RFC 4648 §4, with padding): the engine protocol's byte strings,
+//! the world's image blocks and the VCR reader's binary bodies, one codec for all.
 //!
 //! Guarantee: `decode(encode(b)) == b` for every byte string, and anything that is not
 //! standard padded base64 is an error naming the first offending character, never a

@@ -256,7 +256,7 @@ impl Summary {
 /// seed order. Sums and unions are order-independent and the lists are sorted by
 /// seed, so the result does not depend on the number of jobs.
 pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), String> {
-    run_batch_with(batch, &|_, _| {})
+    run_batch_with(batch, &|_, _| {}, &|_| {})
 }
 
 /// [`run_batch`], calling `on_failure` on the worker thread as soon as a seed fails,
@@ -267,9 +267,13 @@ pub fn run_batch(batch: &Batch<'_>) -> Result<(Summary, Vec<(u64, String)>), Str
 /// unclaimed index, and a claimed seed always runs to its end. So when `stop` cuts
 /// the batch short, whatever the number of jobs, the seeds that ran are exactly the
 /// first `summary.seeds` of the list, a prefix a summary file can name exactly.
+///
+/// `on_worker_start` runs first on each worker thread with its index (0..jobs): the
+/// CLI pins workers there, which changes where they run and nothing they compute.
 pub fn run_batch_with(
     batch: &Batch<'_>,
     on_failure: &(dyn Fn(u64, &Violation) + Sync),
+    on_worker_start: &(dyn Fn(usize) + Sync),
 ) -> Result<(Summary, Vec<(u64, String)>), String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(batch.jobs.max(1))
@@ -313,7 +317,10 @@ pub fn run_batch_with(
         }
         acc
     };
-    let parts = pool.broadcast(|_| worker());
+    let parts = pool.broadcast(|ctx| {
+        on_worker_start(ctx.index());
+        worker()
+    });
     let (mut summary, mut digests) = parts.into_iter().fold(
         (Summary::default(), Vec::new()),
         |(s1, mut d1): Acc, (s2, d2)| {

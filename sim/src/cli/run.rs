@@ -34,6 +34,7 @@ use crate::options::SimOptions;
 use crate::report::summary;
 use crate::runner::{Batch, run_batch_with, run_seed};
 use crate::scenario::EngineProcess;
+use crate::stdio_engine::affinity;
 use crate::summary_file::{RunFacts, RunOptions, SummaryFile};
 use crate::world::FailureClass;
 use std::collections::BTreeMap;
@@ -374,6 +375,16 @@ fn run_many(
             map.insert(seed, s);
         }
     };
+    // A job and its engine processes on one CPU (see stdio_engine::affinity); an
+    // engine in this process needs no pipe, so its jobs are left to the scheduler.
+    let cpus = if target.process.is_some() && !a.engine.engine_no_pinning {
+        affinity::allowed_cpus()
+    } else {
+        Vec::new()
+    };
+    let pin = |job: usize| {
+        affinity::pin_current_thread(&cpus, job);
+    };
     let result = run_batch_with(
         &Batch {
             factory,
@@ -384,6 +395,7 @@ fn run_many(
             progress: &progress,
         },
         &on_failure,
+        &pin,
     );
     bar.finish_and_clear();
     let (sum, digests) = match result {

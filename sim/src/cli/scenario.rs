@@ -57,6 +57,12 @@ fn load<'a>(file: &Path, engines: &'a Engines) -> Result<(Scenario, Chosen<'a>),
         eprintln!("{}: {text}", file.display());
         code
     })?;
+    if chosen.process().is_some() {
+        // Replay and shrink drive the engine from this one thread: it and the engine
+        // processes share a CPU, as each job of `run` does (stdio_engine::affinity).
+        let cpus = crate::stdio_engine::affinity::allowed_cpus();
+        crate::stdio_engine::affinity::pin_current_thread(&cpus, 0);
+    }
     Ok((scenario, chosen))
 }
 

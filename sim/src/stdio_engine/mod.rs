@@ -26,6 +26,7 @@
 //!   whole run); [`StdioFactory::fresh_processes`] starts a new process for every
 //!   engine instead, for an engine that cannot honour that rule.
 
+pub mod affinity;
 mod mirror;
 pub(crate) mod process;
 pub(crate) mod serve;
@@ -146,6 +147,9 @@ impl StdioFactory {
                 match pooled {
                     Some(mut p) if p.is_running() => {
                         p.set_timeout(self.timeout);
+                        // Pooled by another worker, maybe on another CPU: a new
+                        // process inherits its spawner's CPU, a pooled one is moved.
+                        affinity::follow(p.pid());
                         return Ok(p);
                     }
                     Some(_) => continue,

@@ -58,6 +58,7 @@ struct Shared {
 /// A running engine process.
 pub struct Process {
     command: String,
+    pid: u32,
     shared: Arc<Shared>,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -140,6 +141,7 @@ impl Process {
             let _ = child.wait();
             return Err(format!("the engine `{command}` started without its pipes"));
         };
+        let pid = child.id();
         let shared = Arc::new(Shared {
             deadline: AtomicU64::new(0),
             fired: AtomicBool::new(false),
@@ -179,6 +181,7 @@ impl Process {
         };
         Ok(Process {
             command: command.to_string(),
+            pid,
             shared,
             stdin,
             stdout: BufReader::with_capacity(64 * 1024, stdout),
@@ -190,6 +193,11 @@ impl Process {
             watchdog: Some(watchdog),
             drain: Some(drain),
         })
+    }
+
+    /// The engine's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid
     }
 
     /// True while the process has not exited (a pooled process may have died since
