@@ -8,10 +8,10 @@ prompt one user message. A reasoning item goes out as its native thinking blocks
 (`provider_data["thinking_blocks"]`, the SDK's convention for Claude), a function call
 as `tool_use` with its call id, a function output as `tool_result` (the Responses item
 has no error flag, so none is sent), a structured output's parts as that result's
-block array. Text that is empty or only whitespace is left
-out: the SDK keeps such output items and hands them to whichever model integration
-runs (the Responses API takes them), and an integration in front of the Messages API,
-which refuses blank text, must drop them, as the SDK's LiteLLM extension does
+block array. Text that is empty or only whitespace is left out: the SDK keeps such
+output items and hands them to whichever model integration runs (the Responses API
+takes them), and an integration in front of the Messages API, which refuses blank
+text, must drop them, as the SDK's LiteLLM extension does
 (`_sanitize_empty_text_content`, read in litellm 1.110.2). Rendering an equal sequence
 of items twice gives the same message object (WireCache), which only saves the harness
 work: the protocol judges rebuilt messages by content. Adapter, not framework.

@@ -10,7 +10,8 @@
 // as redacted thinking with its data, and is left out otherwise; a tool call's input is
 // a JSON object (an unparsable one becomes {rawInvalidInput}); a tool result's content
 // is the text of a text output, JSON of a JSON output and the blocks of a multi-part
-// `content` output (as the provider maps its parts), with is_error for an error output. The history is one wire message per saved ModelMessage (the unit the SDK and
+// `content` output (as the provider maps its parts), with is_error for an error
+// output. The history is one wire message per saved ModelMessage (the unit the SDK and
 // the application hold); a request is laid out as the provider lays it out. A
 // rendering is a pure function of the messages, and the same message object rendering
 // the same keeps the same wire object, so turnsim's identity checks see exactly what
@@ -51,8 +52,9 @@ const base64 = (data) => (typeof data === "string" ? data : Buffer.from(data).to
 /** A `content` output's parts as @ai-sdk/anthropic (4.0.105) maps them into a
  * tool_result: text as text; a file of inline bytes as an image block (an image media
  * type) or a base64 document (a PDF); a file by URL as an image or document URL block.
- * Every other part (a text/plain file, inline text, a custom part) is left out with a
- * warning: docs/frameworks.md#va-drops-text-document. */
+ * Every other part (a text/plain file, inline text, a custom part) the provider leaves
+ * out, with only a warning on the step, and so does this rendering:
+ * docs/frameworks.md#va-drops-text-document. */
 function contentBlocks(parts) {
   const out = [];
   for (const p of parts) {
