@@ -40,7 +40,7 @@ from agents import Agent, FunctionTool, RunConfig, Runner, set_tracing_disabled 
 import harness_model as hm  # noqa: E402
 from log_session import LogSession, replay  # noqa: E402
 from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
-from wire import WireCache, role_blocks  # noqa: E402
+from wire import WireCache, role_blocks, tool_output  # noqa: E402
 
 set_tracing_disabled(True)
 COMPACTION_NOTICE = "[Earlier conversation compacted; a summary follows.]"
@@ -100,7 +100,7 @@ class Engine:
             fut = self.loop.create_future()
             self.starting.append(({"id": ctx.tool_call_id, "name": name, "input": json.loads(args or "{}")}, fut))
             outcome = await fut
-            return outcome["content"]
+            return tool_output(outcome["content"])
 
         return invoke
 

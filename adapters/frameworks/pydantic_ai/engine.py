@@ -89,7 +89,7 @@ class Engine:
             outcome = await fut
             if outcome.get("is_error"):
                 raise ToolFailed(outcome["content"])
-            return outcome["content"]
+            return hm.tool_content(outcome["content"])
 
         return call
 

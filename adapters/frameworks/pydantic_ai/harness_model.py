@@ -15,6 +15,7 @@ provider would write.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pydantic_ai._thinking_part import render_replayed_thinking
 from pydantic_ai.profiles import ModelProfile
 from pydantic_ai.messages import (
     ERROR_OUTCOMES,
+    BinaryContent,
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
@@ -80,6 +82,31 @@ _pa_uuid._turnsim_ids = IDS
 _pa_uuid.uuid7.__code__ = _pinned_uuid7.__code__
 
 
+# --- tool results of blocks -------------------------------------------------------
+
+
+def tool_content(content):
+    """A tool outcome's `content` as the tool function returns it to pydantic-ai: a string
+    as it is, an array of blocks as pydantic-ai's own multi-part return, a list of a
+    `str` per text block and a `BinaryContent` per image or document (the return its
+    `ToolReturn` docstring names for content "sent natively in the tool result"), so the
+    framework, not the adapter, decides what reaches the model."""
+    if isinstance(content, str):
+        return content
+    return [_content_item(b) for b in content]
+
+
+def _content_item(block):
+    kind, source = block.get("type"), block.get("source") or {}
+    if kind == "text":
+        return block["text"]
+    if kind in ("image", "document") and source.get("type") == "base64":
+        return BinaryContent(base64.b64decode(source["data"], validate=True), media_type=source["media_type"])
+    if kind == "document" and source.get("type") == "text":
+        return BinaryContent(source["data"].encode(), media_type=source.get("media_type", "text/plain"))
+    raise SystemExit(f"pydantic-ai adapter: a tool result block {json.dumps(block)[:120]} has no pydantic-ai content type (expected text, a base64 image or document, or a text document)")
+
+
 # --- wire form -----------------------------------------------------------------------
 
 
@@ -88,6 +115,26 @@ def _tool_return_text(part):
     # an error not wrapped (its `is_error` says it).
     items = part.content_items(mode="str", wrap_if_error=False)
     return "".join(i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in items)
+
+
+def _tool_return_blocks(part):
+    """A multi-part tool return as pydantic-ai's Anthropic model maps it
+    (`_map_tool_return_part`): one text block per string item, an image or document
+    block per file (`_map_binary_data`), in the order the tool gave them."""
+    out = []
+    for item in part.content_items(mode="str", wrap_if_error=False):
+        if isinstance(item, str):
+            out.append({"type": "text", "text": item})
+        elif isinstance(item, BinaryContent) and item.media_type.startswith("image/"):
+            out.append({"source": {"data": base64.b64encode(item.data).decode(), "media_type": item.media_type, "type": "base64"}, "type": "image"})
+        elif isinstance(item, BinaryContent) and item.media_type == "application/pdf":
+            out.append({"source": {"data": base64.b64encode(item.data).decode(), "media_type": item.media_type, "type": "base64"}, "type": "document"})
+        elif isinstance(item, BinaryContent) and item.media_type == "text/plain":
+            out.append({"source": {"data": item.data.decode(), "media_type": item.media_type, "type": "text"}, "type": "document"})
+        else:
+            # pydantic-ai's Anthropic model raises for the rest (audio, video, other media).
+            raise SystemExit(f"pydantic-ai adapter: a tool return item {item!r:.120} has no Anthropic block")
+    return out
 
 
 def _blocks(message):
@@ -100,7 +147,10 @@ def _blocks(message):
                 else:
                     out.extend({"type": "text", "text": str(c)} for c in p.content)
             elif isinstance(p, ToolReturnPart):
-                block = {"type": "tool_result", "tool_use_id": p.tool_call_id, "content": _tool_return_text(p)}
+                # A string return stays the string it always was; a multi-part one (a
+                # list) becomes the block array pydantic-ai's Anthropic model sends.
+                content = _tool_return_blocks(p) if isinstance(p.content, list) else _tool_return_text(p)
+                block = {"type": "tool_result", "tool_use_id": p.tool_call_id, "content": content}
                 if p.outcome in ERROR_OUTCOMES:
                     block["is_error"] = True
                 out.append(block)

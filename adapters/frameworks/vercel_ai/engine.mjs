@@ -27,7 +27,7 @@ import { ai, aiVersion } from "./fw.mjs";
 import { createHash } from "node:crypto";
 import { HarnessModel, Generation } from "./harness_model.mjs";
 import { Refused, RestoreFailed, serve } from "./protocol.mjs";
-import { WireCache, grouped } from "./wire.mjs";
+import { WireCache, grouped, modelOutput } from "./wire.mjs";
 
 const { streamText, tool, jsonSchema, isStepCount } = ai;
 globalThis.AI_SDK_LOG_WARNINGS = false; // the SDK's warnings would go to the console
@@ -85,6 +85,7 @@ class Engine {
         description: t.description,
         inputSchema: jsonSchema(t.input_schema ?? { type: "object" }),
         execute: (input, { toolCallId, abortSignal }) => this.runTool(t.name, input, toolCallId, abortSignal),
+        toModelOutput: ({ output }) => modelOutput(output),
       });
     }
     return tools;

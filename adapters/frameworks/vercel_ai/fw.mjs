@@ -1,7 +1,7 @@
 // Where the pinned Vercel AI SDK comes from: target/fw-node/vercel_ai/node_modules,
 // installed there by setup.sh with `npm ci` from this directory's package-lock.json.
 //
-// Guarantee: the engine and the hand checks load exactly the locked `ai` and nothing
+// Guarantee: the engine and the hand checks load exactly the locked packages and nothing
 // from the source tree (which has no node_modules). ESM resolves a bare specifier from
 // the importing file's directory, so the specifier is resolved against the install's
 // package.json and the resolved file is imported by URL; `ai`'s own imports then
@@ -14,7 +14,9 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const install = process.env.TURNSIM_VERCEL_AI_MODULES || join(here, "..", "..", "..", "target", "fw-node", "vercel_ai");
 const resolve = createRequire(join(install, "package.json")).resolve;
 
-async function load(specifier) {
+/** Any other package of the install (a hand check's `@ai-sdk/anthropic`), loaded only
+ * by whoever asks, so the engine's start pays for `ai` alone. */
+export async function load(specifier) {
   let file;
   try {
     file = resolve(specifier);

@@ -9,7 +9,8 @@
 // parts are left out; reasoning goes back as a thinking block only with its signature,
 // as redacted thinking with its data, and is left out otherwise; a tool call's input is
 // a JSON object (an unparsable one becomes {rawInvalidInput}); a tool result's content
-// is the text of a text output and JSON of a JSON output, with is_error for an error
+// is the text of a text output, JSON of a JSON output and the blocks of a multi-part
+// `content` output (as the provider maps its parts), with is_error for an error
 // output. The history is one wire message per saved ModelMessage (the unit the SDK and
 // the application hold); a request is laid out as the provider lays it out. A
 // rendering is a pure function of the messages, and the same message object rendering
@@ -26,11 +27,59 @@ function toolInput(input) {
   return input !== null && typeof input === "object" && !Array.isArray(input) ? input : { rawInvalidInput: input };
 }
 
+/** A tool outcome's `content` as the tool's `toModelOutput` gives it to the SDK: a
+ * string is the SDK's default `text` output; an array of blocks is its multi-part
+ * `content` output, a `text` part per text block and a `file` part per image or
+ * document (base64 bytes as `{type: "data"}`, a text document as `{type: "text"}`, the
+ * tagged forms the SDK's types name), so what reaches the model is the SDK's doing. */
+export function modelOutput(content) {
+  if (typeof content === "string") return { type: "text", value: content };
+  return { type: "content", value: content.map(contentPart) };
+}
+
+function contentPart(block) {
+  const source = block.source ?? {};
+  if (block.type === "text") return { type: "text", text: block.text };
+  if ((block.type === "image" || block.type === "document") && source.type === "base64")
+    return { type: "file", mediaType: source.media_type, data: { type: "data", data: source.data } };
+  if (block.type === "document" && source.type === "text")
+    return { type: "file", mediaType: source.media_type ?? "text/plain", data: { type: "text", text: source.data } };
+  throw new Error(`vercel_ai adapter: a tool result block ${JSON.stringify(block).slice(0, 120)} has no AI SDK content part (expected text, a base64 image or document, or a text document)`);
+}
+
+const base64 = (data) => (typeof data === "string" ? data : Buffer.from(data).toString("base64"));
+
+/** A `content` output's parts as @ai-sdk/anthropic (4.0.105) maps them into a
+ * tool_result: text as text; a file of inline bytes as an image block (an image media
+ * type) or a base64 document (a PDF); a file by URL as an image or document URL block.
+ * Every other part (a text/plain file, inline text, a custom part) the provider leaves
+ * out, with only a warning on the step, and so does this rendering:
+ * docs/frameworks.md#va-drops-text-document. */
+function contentBlocks(parts) {
+  const out = [];
+  for (const p of parts) {
+    if (p.type === "text") {
+      out.push({ type: "text", text: p.text });
+    } else if (p.type === "file" && p.data?.type === "data") {
+      if (p.mediaType.startsWith("image/"))
+        out.push({ type: "image", source: { type: "base64", media_type: p.mediaType, data: base64(p.data.data) } });
+      else if (p.mediaType === "application/pdf")
+        out.push({ type: "document", source: { type: "base64", media_type: "application/pdf", data: base64(p.data.data) } });
+    } else if (p.type === "file" && p.data?.type === "url") {
+      const url = p.data.url.toString();
+      out.push(p.mediaType.startsWith("image") ? { type: "image", source: { type: "url", url } } : { type: "document", source: { type: "url", url } });
+    }
+  }
+  return out;
+}
+
 function resultContent(output) {
   switch (output.type) {
     case "text":
     case "error-text":
       return output.value;
+    case "content":
+      return contentBlocks(output.value);
     case "execution-denied":
       return output.reason ?? "Tool call execution denied.";
     default:
