@@ -69,28 +69,33 @@ fn run_end(len: usize, from: usize, tag: Tag, at: impl Fn(usize) -> Option<Tag>)
 /// the trial drew fewer of that kind (a removed event's delay, an output's crash roll)
 /// and they are dropped; when what the trial drew there is followed by what the entry
 /// was meant for, the trial drew more of its kind, and as many zeros (the least
-/// eventful draws) are put in. `None` when the trial drew every entry for what it was
-/// meant for, or neither reading fits.
+/// eventful draws) are put in; when the entries meant for that kind end the list, they
+/// are dropped. `None` when the trial drew every entry for what it was meant for, or
+/// no reading fits.
 pub fn realign_draws(c: &Candidate, trial: &[Mark]) -> Option<Candidate> {
     let n = c.decisions.len().min(c.layout.len()).min(trial.len());
     let i = (0..n).find(|&i| c.layout[i].is_some_and(|t| t != trial[i].tag))?;
     let (meant, drawn) = (c.layout[i]?, trial[i].tag);
     let mut out = c.clone();
     let surplus = run_end(c.layout.len(), i, meant, |j| c.layout[j]);
-    if surplus == c.layout.len() || c.layout[surplus] == Some(drawn) {
+    let extra = run_end(trial.len(), i, drawn, |j| Some(trial[j].tag));
+    if c.layout.get(surplus) == Some(&Some(drawn)) {
         out.decisions.drain(i..surplus.min(out.decisions.len()));
         out.layout.drain(i..surplus);
-        return Some(out);
-    }
-    let extra = run_end(trial.len(), i, drawn, |j| Some(trial[j].tag));
-    if trial.get(extra).map(|m| m.tag) == Some(meant) {
+    } else if trial.get(extra).map(|m| m.tag) == Some(meant) {
         out.decisions
             .splice(i..i, std::iter::repeat_n(0, extra - i));
         out.layout
             .splice(i..i, std::iter::repeat_n(Some(drawn), extra - i));
-        return Some(out);
+    } else if surplus == c.layout.len() {
+        // The entries meant for that kind run to the end of the list: the trial
+        // needed none of them.
+        out.decisions.truncate(i);
+        out.layout.truncate(i);
+    } else {
+        return None;
     }
-    None
+    Some(out)
 }
 
 #[cfg(test)]
