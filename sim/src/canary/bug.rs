@@ -463,7 +463,7 @@ impl Bug {
     /// needs a prompt before the next request, a step more. The shrinker reaches the
     /// 15 from the first failing seed (240) and from the pinned file.
     /// `truncates_tool_output` is judged by `no_lost_observation`, which looks only at
-    /// a restart and at the run's end. Its first failing seed (5) has crashes off, so
+    /// a restart and at the run's end. Its first failing seed (15) has crashes off, so
     /// the run's end judges first, and the run ends only after the liveness phase's
     /// turn: a prompt, a reply that calls a tool (six streamed events), the long
     /// output, whatever ends the turn, the next prompt and its whole reply (six more)

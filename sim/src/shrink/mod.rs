@@ -9,8 +9,9 @@
 //! fixpoint: structural edits first (a whole turn, reply, tool run or fault removed,
 //! read from the tags the world records beside each decision), then edits inside a
 //! reply, then option edits, then delta debugging over chunks of decisions and
-//! lowering single values; at that fixpoint, single values raised where an event
-//! reaches the failure sooner, and the fixpoint sought again if one did.
+//! lowering single values; at that fixpoint, the structural edits again with every
+//! kind of draw realigned, then single values raised where an event reaches the
+//! failure sooner, and the fixpoint sought again as soon as one of them helped.
 //!
 //! Why the result is a function of the input and the replay budget only: nothing but
 //! replays steers the search. The time budget can stop it early, and then the result
