@@ -453,11 +453,17 @@ impl Bug {
 impl Bug {
     /// The most steps its failure may need after shrinking: 12, or the floor this
     /// event model sets. `reused_ids_verbatim` needs two replies that each call a tool
-    /// (the second reuses the first one's id) and the request that carries both: a
-    /// prompt, two replies of at least six streamed events each and two tool results
-    /// are 15 steps.
+    /// (the second reuses the first one's id: a provider that numbers calls per reply
+    /// never repeats an id within one) and the request that carries both, which goes
+    /// out only when the second call's result is in: a prompt, two replies of at least
+    /// six streamed events each (start, block start, one input delta, block stop, stop
+    /// reason, stop) and two tool results are 15 steps. A call with an implausible name
+    /// runs as a tool too (its error result comes after the tool's latency, checked
+    /// by hand on seed 240's shrunk file), and a cancel in place of the second result
+    /// needs a prompt before the next request, a step more. The shrinker reaches the
+    /// 15 from the first failing seed (240) and from the pinned file.
     /// `truncates_tool_output` is judged by `no_lost_observation`, which looks only at
-    /// a restart and at the run's end. Its first failing seed (5) has crashes off, so
+    /// a restart and at the run's end. Its first failing seed (15) has crashes off, so
     /// the run's end judges first, and the run ends only after the liveness phase's
     /// turn: a prompt, a reply that calls a tool (six streamed events), the long
     /// output, whatever ends the turn, the next prompt and its whole reply (six more)
@@ -470,16 +476,9 @@ impl Bug {
     /// signature, stop) and calls a tool (start, input, stop) between its
     /// `message_start` and its stop reason and `message_stop`, then the tool's result
     /// that the next request carries: 13 steps, none of them optional.
-    ///
-    /// Two bounds are measured figures, not floors, and above the 12 issue 25 asks for:
-    /// with the host's thinking switch and tool results of blocks in the world, the
-    /// first failing seed of `reused_ids_verbatim` (240) shrinks to 24 steps and that
-    /// of `note_names_finished` (54) to 15. They hold the shrinker to what it does
-    /// today until it does better (open work, named in docs/invariants.md).
     pub fn shrink_bound(self) -> u64 {
         match self {
-            Bug::ReusedIdsVerbatim => 24,
-            Bug::NoteNamesFinished => 15,
+            Bug::ReusedIdsVerbatim => 15,
             Bug::SwitchesThinkingMidLoop => 13,
             Bug::TruncatesToolOutput => 16,
             _ => 12,

@@ -14,7 +14,7 @@ use crate::options::{Ratio, SimOptions, StreamShapes};
 mod realign;
 mod thinking;
 mod values;
-pub use realign::realign;
+pub use realign::{realign_delays, realign_draws};
 use thinking::thinking_off;
 pub use values::{chunks, later_yes, lower_values, raise_zeros, zero_by_tag};
 
@@ -23,6 +23,10 @@ pub use values::{chunks, later_yes, lower_values, raise_zeros, zero_by_tag};
 pub struct Candidate {
     pub options: SimOptions,
     pub decisions: Vec<u32>,
+    /// Beside each entry, what the edit meant it to be drawn for: the best run's tag of
+    /// the entry it was copied from (`None` for an entry the edit made up). Read only
+    /// by [`realign_draws`], to find where a replay drew something else.
+    pub layout: Vec<Option<Tag>>,
 }
 
 /// The best run so far, as the passes see it.
@@ -69,14 +73,35 @@ fn groups(tags: &[Mark], opener: Tag) -> Vec<(usize, usize)> {
     out
 }
 
+/// The best run's tag of each entry, as a candidate's layout.
+fn layout_of(tags: &[Mark]) -> Vec<Option<Tag>> {
+    tags.iter().map(|m| Some(m.tag)).collect()
+}
+
+/// `decisions` with every entry where the best run's was (values changed in place, or
+/// the list cut short): each entry is meant for what the best run drew there.
 fn with(c: &Current<'_>, decisions: Vec<u32>) -> Candidate {
+    let mut layout = layout_of(c.tags);
+    layout.resize(decisions.len(), None);
     Candidate {
         options: c.options.clone(),
         decisions,
+        layout,
     }
 }
 
-fn without(list: &[u32], ranges: &[(usize, usize)]) -> Vec<u32> {
+/// `decisions`, index for index with the best run's list, without `ranges`.
+fn cut(c: &Current<'_>, decisions: &[u32], ranges: &[(usize, usize)]) -> Candidate {
+    let mut layout = layout_of(c.tags);
+    layout.resize(decisions.len(), None);
+    Candidate {
+        options: c.options.clone(),
+        decisions: without(decisions, ranges),
+        layout: without(&layout, ranges),
+    }
+}
+
+fn without<T: Copy>(list: &[T], ranges: &[(usize, usize)]) -> Vec<T> {
     list.iter()
         .enumerate()
         .filter(|(i, _)| !ranges.iter().any(|(a, b)| (*a..*b).contains(i)))
@@ -104,7 +129,7 @@ pub fn fewer_turns(c: &Current<'_>) -> Vec<Candidate> {
             options.turns = turns;
             Candidate {
                 options,
-                decisions: c.decisions.to_vec(),
+                ..with(c, c.decisions.to_vec())
             }
         })
         .collect()
@@ -152,11 +177,11 @@ fn rounds(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     for &a in replies.iter().rev() {
         if let Some(&b) = ends.iter().find(|&&e| e > a) {
-            out.push(with(c, without(c.decisions, &[(a, b)])));
+            out.push(cut(c, c.decisions, &[(a, b)]));
         }
     }
     for w in starts.windows(3).rev() {
-        out.push(with(c, without(c.decisions, &[(w[0], w[2])])));
+        out.push(cut(c, c.decisions, &[(w[0], w[2])]));
     }
     out
 }
@@ -168,7 +193,7 @@ pub fn whole_groups(c: &Current<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
     for opener in OPENERS {
         for &(a, b) in groups(c.tags, opener).iter().rev() {
-            out.push(with(c, without(c.decisions, &[(a, b)])));
+            out.push(cut(c, c.decisions, &[(a, b)]));
         }
     }
     out.extend(rounds(c));
@@ -255,9 +280,9 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     // The call with its run, so the other calls' runs keep their
                     // draws; then the call alone (its run's draws read by the next).
                     if runs.len() == calls.len() {
-                        out.push(with(c, without(&d, &[calls[drop], runs[drop]])));
+                        out.push(cut(c, &d, &[calls[drop], runs[drop]]));
                     }
-                    out.push(with(c, without(&d, &[calls[drop]])));
+                    out.push(cut(c, &d, &[calls[drop]]));
                 }
             }
             Tag::Choice => {
@@ -269,13 +294,13 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                         .unwrap_or(c.tags.len());
                     let mut d = c.decisions.to_vec();
                     d[t] = 0;
-                    out.push(with(c, without(&d, &[(b, end)])));
+                    out.push(cut(c, &d, &[(b, end)]));
                 }
             }
             Tag::Pieces if b - a > 1 || c.decisions[a] > 0 => {
                 let mut d = c.decisions.to_vec();
                 d[a] = 0;
-                out.push(with(c, without(&d, &[(a + 1, b)])));
+                out.push(cut(c, &d, &[(a + 1, b)]));
             }
             Tag::Thinking if a > 0 && c.tags[a - 1].tag == Tag::Reply => {
                 // The thinking block runs until the choice of tools.
@@ -284,13 +309,13 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
                     .unwrap_or(c.tags.len());
                 let mut d = c.decisions.to_vec();
                 d[a - 1] = 0;
-                out.push(with(c, without(&d, &[(a, end)])));
+                out.push(cut(c, &d, &[(a, end)]));
             }
             Tag::Text | Tag::Thinking if b - a > 2 || c.decisions[a] > 0 => {
                 // One word: the count at its minimum and the first word draw kept.
                 let mut d = c.decisions.to_vec();
                 d[a] = 0;
-                out.push(with(c, without(&d, &[((a + 2).min(b), b)])));
+                out.push(cut(c, &d, &[((a + 2).min(b), b)]));
             }
             _ => {}
         }
@@ -313,7 +338,7 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
         options.text_chunks_max = 1;
         out.push(Candidate {
             options,
-            decisions: without(c.decisions, &cuts),
+            ..cut(c, c.decisions, &cuts)
         });
     }
     if c.options.parallel_max > 1 {
@@ -321,7 +346,7 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
         options.parallel_max = 1;
         out.push(Candidate {
             options,
-            decisions: c.decisions.to_vec(),
+            ..with(c, c.decisions.to_vec())
         });
     }
     // The whole input shrinks, not only the decisions (as Hypothesis shrinks every
@@ -332,9 +357,9 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
     if c.options.thinking_on() {
         let mut options = c.options.clone();
         options.rates.thinking_on = Ratio::NEVER;
-        out.extend(thinking_off(c).into_iter().map(|decisions| Candidate {
+        out.extend(thinking_off(c).into_iter().map(|candidate| Candidate {
             options: options.clone(),
-            decisions,
+            ..candidate
         }));
     }
     if c.options.stream != StreamShapes::default() {
@@ -342,7 +367,7 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
         options.stream = StreamShapes::default();
         out.push(Candidate {
             options,
-            decisions: c.decisions.to_vec(),
+            ..with(c, c.decisions.to_vec())
         });
     }
     // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
@@ -356,7 +381,7 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
         options.rates.twin_check = Ratio::ALWAYS;
         out.push(Candidate {
             options,
-            decisions: c.decisions.to_vec(),
+            ..with(c, c.decisions.to_vec())
         });
     }
     out

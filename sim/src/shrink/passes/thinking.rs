@@ -6,7 +6,7 @@
 //! a block was drawn for or forced by a turn-opening reply; so a failure that needs
 //! no thinking can lose the four events the block cost.
 
-use super::{Current, spans, without};
+use super::{Candidate, Current, cut, spans, with};
 use crate::decide::Tag;
 
 /// The decision lists to try with the session's thinking off. A reply that opens a
@@ -17,7 +17,7 @@ use crate::decide::Tag;
 /// tags, so each is proposed, every block read alike: the block in place of a chance
 /// answered no; the block removed; the block removed and the draw before it set to
 /// no; then the list as it is.
-pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
+pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Candidate> {
     let n = c.decisions.len().min(c.tags.len());
     // A block is its text, its cuts and its signature: several spans, one block.
     let mut blocks: Vec<(usize, usize)> = Vec::new();
@@ -32,25 +32,41 @@ pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Vec<u32>> {
     }
     let mut out = Vec::new();
     if !blocks.is_empty() {
-        let mut forced = Vec::with_capacity(c.decisions.len());
+        // The forced reading: each block's place taken by one entry the edit makes
+        // up (a chance of thinking answered no), which no draw of the best run meant.
+        let whole = with(c, c.decisions.to_vec());
+        let mut forced = Candidate {
+            decisions: Vec::new(),
+            layout: Vec::new(),
+            ..whole.clone()
+        };
         let mut at = 0;
         for &(a, end) in &blocks {
-            forced.extend_from_slice(&c.decisions[at.min(a)..a]);
-            forced.push(0);
+            let kept = at.min(a)..a;
+            forced
+                .decisions
+                .extend_from_slice(&whole.decisions[kept.clone()]);
+            forced.layout.extend_from_slice(&whole.layout[kept]);
+            forced.decisions.push(0);
+            forced.layout.push(None);
             at = end;
         }
-        forced.extend_from_slice(&c.decisions[at.min(c.decisions.len())..]);
+        let rest = at.min(whole.decisions.len())..;
+        forced
+            .decisions
+            .extend_from_slice(&whole.decisions[rest.clone()]);
+        forced.layout.extend_from_slice(&whole.layout[rest]);
         out.push(forced);
-        out.push(without(c.decisions, &blocks));
+        out.push(cut(c, c.decisions, &blocks));
         let mut drawn = c.decisions.to_vec();
         for &(a, _) in &blocks {
             if a > 0 {
                 drawn[a - 1] = 0;
             }
         }
-        out.push(without(&drawn, &blocks));
+        out.push(cut(c, &drawn, &blocks));
     }
-    out.push(c.decisions.to_vec());
+    out.push(with(c, c.decisions.to_vec()));
     out
 }
 
@@ -75,8 +91,9 @@ mod tests {
             decisions: &[5, 6, 7, 8, 9],
             tags: &tags,
         };
+        let out: Vec<Vec<u32>> = thinking_off(&c).into_iter().map(|c| c.decisions).collect();
         assert_eq!(
-            thinking_off(&c),
+            out,
             [vec![5, 0, 9], vec![5, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
         );
     }
@@ -99,6 +116,6 @@ mod tests {
             decisions: &[0, 1, 2, 3, 1],
             tags: &tags,
         };
-        assert_eq!(thinking_off(&c)[0], [0, 0, 1]);
+        assert_eq!(thinking_off(&c)[0].decisions, [0, 0, 1]);
     }
 }

@@ -7,7 +7,7 @@
 //! raising a value, which the list order alone would call larger, is kept only when
 //! the failure comes in fewer steps, and the search still always ends.
 
-use super::{Candidate, Current, with, without};
+use super::{Candidate, Current, cut, with};
 use crate::decide::Tag;
 
 /// Every draw of one tag at once to zero: all delays at their minimum (time moves on
@@ -59,7 +59,7 @@ pub fn chunks(c: &Current<'_>) -> Vec<Candidate> {
         let mut end = n;
         while end > 0 {
             let start = end.saturating_sub(size);
-            out.push(with(c, without(c.decisions, &[(start, end)])));
+            out.push(cut(c, c.decisions, &[(start, end)]));
             end = start;
         }
         if size == 1 {
