@@ -20,6 +20,7 @@ mod repair;
 mod stream;
 mod thinking_switch;
 mod tool_blocks;
+mod tool_defs;
 mod world3;
 pub use bug::Bug;
 
@@ -393,6 +394,7 @@ impl CanaryEngine {
                 self.memory.rewrite(self.bug, request);
                 public::rewrite(self.bug, &self.public, request);
                 api::rewrite(self.bug, self.public.resumed, request);
+                tool_defs::rewrite(self.bug, request);
                 if self.bug == Bug::SwitchesThinkingMidLoop {
                     self.switch.rewrite(request);
                 }

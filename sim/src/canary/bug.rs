@@ -219,10 +219,23 @@ pub enum Bug {
     /// array, as runtimes that stringify every tool output do
     /// (<https://github.com/openai/codex/issues/31136>; `no_lost_observation`).
     StringifiesResultBlocks,
+    /// Every tool is listed twice in `tools`, as a runtime that merges its built-in
+    /// tools with a registry or an MCP server offering the same ones sends them
+    /// (`tool_names_unique`: anthropics/claude-code#14205, #10687,
+    /// danny-avila/LibreChat#13162, incidentfox/incidentfox#349).
+    RegistersToolsTwice,
+    /// Tools are namespaced by their server with a dot (`host.read_file`), which the
+    /// API's name pattern refuses (`tool_name_pattern`: cyanheads/atlas-mcp-server#14,
+    /// apify/tester-mcp-client#11).
+    DottedToolNames,
+    /// A tool's input schema goes out without its root `"type": "object"`, as an MCP
+    /// server published it (`tool_schema_object`: awwaiid/mcp-server-taskwarrior#11,
+    /// zereight/gitlab-mcp#286).
+    SchemaWithoutObjectType,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 55] = [
+    pub const ALL: [Bug; 58] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -278,6 +291,9 @@ impl Bug {
         Bug::IgnoresSecondBlockStart,
         Bug::SwitchesThinkingMidLoop,
         Bug::StringifiesResultBlocks,
+        Bug::RegistersToolsTwice,
+        Bug::DottedToolNames,
+        Bug::SchemaWithoutObjectType,
     ];
 
     pub fn name(self) -> &'static str {
@@ -337,6 +353,9 @@ impl Bug {
             Bug::IgnoresSecondBlockStart => "ignores_second_block_start",
             Bug::SwitchesThinkingMidLoop => "switches_thinking_mid_loop",
             Bug::StringifiesResultBlocks => "stringifies_result_blocks",
+            Bug::RegistersToolsTwice => "registers_tools_twice",
+            Bug::DottedToolNames => "dotted_tool_names",
+            Bug::SchemaWithoutObjectType => "schema_without_object_type",
         }
     }
 
@@ -446,6 +465,9 @@ impl Bug {
             // the judge's validator behind `pairing`.
             Bug::SwitchesThinkingMidLoop => Invariant::Pairing,
             Bug::StringifiesResultBlocks => Invariant::NoLostObservation,
+            Bug::RegistersToolsTwice | Bug::DottedToolNames | Bug::SchemaWithoutObjectType => {
+                Invariant::Pairing
+            }
         }
     }
 }
@@ -507,6 +529,9 @@ impl Bug {
             Bug::DropsThinkingInToolLoop => "thinking_kept_in_tool_loop",
             Bug::SwitchesThinkingMidLoop => "thinking_off_final",
             Bug::CachesEveryMessage => "cache_breakpoints_max",
+            Bug::RegistersToolsTwice => "tool_names_unique",
+            Bug::DottedToolNames => "tool_name_pattern",
+            Bug::SchemaWithoutObjectType => "tool_schema_object",
             _ => return None,
         })
     }

@@ -97,6 +97,7 @@ pub fn chat_request(body: &Value, raw: &RawMessages<'_>, id: usize) -> Result<Re
         // request-level rules do not apply to them.
         shown: Default::default(),
         cache_marked: None,
+        tool_breaches: Vec::new(),
         // What Chat Completions rejects, judged by its own rules on the body as sent.
         api_findings: Some(
             chat::judge(body.get("messages").unwrap_or(&Value::Null))

@@ -3,7 +3,8 @@
 //! not by the reference engine's history validation.
 //!
 //! The real API rejects a request with an orphaned `tool_use`, an orphaned or
-//! misplaced `tool_result`, an empty assistant message, a duplicate id, an empty text
+//! misplaced `tool_result`, two tools of one name, a tool name or input schema the
+//! API's definition refuses, an empty assistant message, a duplicate id, an empty text
 //! block, a tool input that is not an object, an unsigned thinking block, a first
 //! message that is not the user's, with thinking on a tool loop whose assistant turn
 //! comes back without the thinking that opened it, with thinking off an assistant
@@ -31,9 +32,10 @@
 use super::{Check, Checker, Ctx, Event, Invariant};
 use crate::judge::empty::{EmptyPart, empty_part};
 use crate::judge::rules::request::{Shape, Shown};
+use crate::judge::rules::tools::{self, ToolDef};
 use crate::judge::rules::walk::{Breach, first_breach};
 use std::sync::Arc;
-use turnsim_core::{Block, Role, SharedMessage};
+use turnsim_core::{Block, Role, SharedMessage, ToolSpec};
 
 #[derive(Default)]
 pub struct Pairing {
@@ -45,6 +47,10 @@ pub struct Pairing {
     asked: Vec<u64>,
     /// The request-level shape of `accepted`.
     shape: Shape,
+    /// The tool definitions of the last request whose definitions passed (one shared
+    /// allocation across requests while the tools do not change, so most requests
+    /// cost a pointer comparison here).
+    tools_ok: Option<Arc<[ToolSpec]>>,
 }
 
 impl Pairing {
@@ -152,6 +158,27 @@ impl Checker for Pairing {
         let Event::Request { op, request, .. } = event else {
             return None;
         };
+        if !self
+            .tools_ok
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(t, &request.tools))
+        {
+            let defs = request.tools.iter().enumerate().map(|(index, t)| ToolDef {
+                index,
+                name: &t.name,
+                custom: true,
+                schema: Some(&t.input_schema),
+            });
+            if let Some(b) = tools::breaches(defs).into_iter().next() {
+                self.reject();
+                self.tools_ok = None;
+                return Some(Err(format!(
+                    "request {op} would be rejected: {} ({})",
+                    b.detail, b.kind
+                )));
+            }
+            self.tools_ok = Some(Arc::clone(&request.tools));
+        }
         let messages = &request.messages;
         let from = self.extends(messages).unwrap_or(0);
         if let Some(e) = self.validate(messages, from) {

@@ -11,6 +11,7 @@
 use super::normal::{normal_message, normal_system, normal_tools};
 use super::rules::cache::marked_blocks;
 use super::rules::request::Shown;
+use super::rules::tools;
 use super::view::{Located, Prefix, Request};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -246,6 +247,11 @@ impl ParsedRequest {
                     &self.messages,
                 )
             }),
+            tool_breaches: if self.messages_api {
+                tools::breaches(tools::defs_of_body(self.tools_raw.as_ref()))
+            } else {
+                Vec::new()
+            },
             api_findings: None,
         }
     }

@@ -141,6 +141,15 @@ impl Judge {
                 format!("request {}: {detail}", req.id),
             ));
         }
+        for b in &req.tool_breaches {
+            history.push(Finding::new(
+                Severity::Violation,
+                "request_valid",
+                b.kind,
+                place.clone(),
+                format!("request {}: {}", req.id, b.detail),
+            ));
+        }
         let conv = self.convs.entry(key.clone()).or_insert_with(|| Conv {
             label: next_label,
             ..Conv::default()
@@ -235,7 +244,7 @@ mod tests {
     use serde_json::json;
 
     fn request(id: usize, messages: serde_json::Value) -> Request {
-        let body = json!({"model": "m", "tools": [{"name": "ls", "input_schema": {}}], "messages": messages});
+        let body = json!({"model": "m", "tools": [{"name": "ls", "input_schema": {"type": "object"}}], "messages": messages});
         match parse_request(body.to_string().as_bytes()) {
             Ok(p) => p.view(id, &BTreeMap::new()),
             Err(e) => panic!("{e}"),
@@ -247,6 +256,33 @@ mod tests {
             .iter()
             .map(|f| (f.check, f.kind.as_str()))
             .collect()
+    }
+
+    #[test]
+    fn a_body_listing_one_tool_twice_is_refused_and_named_by_its_tools_index() {
+        let go = json!({"role": "user", "content": "go"});
+        let ls = json!({"name": "ls", "input_schema": {"type": "object"}});
+        let body = json!({"model": "m", "tools": [ls, {"name": "cat", "input_schema": {"type": "object"}}, ls], "messages": [go]});
+        let Ok(parsed) = parse_request(body.to_string().as_bytes()) else {
+            panic!("the body parses")
+        };
+        let judged = Judge::default().judge(&parsed.view(0, &BTreeMap::new()));
+        assert_eq!(rules(&judged), [("request_valid", "duplicate_tool_name")]);
+        assert_eq!(
+            judged.findings[0].detail,
+            "request 0: tools.2: the name \"ls\" is tools.0's too; tool names must be unique"
+        );
+        // The same tools without the repeat: nothing to say.
+        let body = json!({"model": "m", "tools": [ls], "messages": [go]});
+        let Ok(parsed) = parse_request(body.to_string().as_bytes()) else {
+            panic!("the body parses")
+        };
+        assert!(
+            Judge::default()
+                .judge(&parsed.view(0, &BTreeMap::new()))
+                .findings
+                .is_empty()
+        );
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub struct Request {
     /// The number of blocks the body marks with `cache_control`, when the body was
     /// read (the typed messages drop the marks).
     pub cache_marked: Option<usize>,
+    /// What breaks the rules of a Messages API body's tool definitions
+    /// ([`super::rules::tools`]), when the body was read.
+    pub tool_breaches: Vec<super::rules::tools::ToolBreach>,
     /// The findings of the request's own API's validator when it was not sent to the
     /// Messages API (OpenAI's [`super::rules_openai`]): they stand in for the
     /// Messages API's acceptance rules, which judge its messages laid onto another

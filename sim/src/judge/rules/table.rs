@@ -31,7 +31,7 @@ const TOOL_USE: &str =
     "https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use";
 
 /// Every rule, in the order the validator applies them within one message.
-pub const RULES: [Rule; 16] = [
+pub const RULES: [Rule; 19] = [
     Rule {
         id: "first_message_user",
         requires: "the first message of a request has the user role",
@@ -188,6 +188,35 @@ pub const RULES: [Rule; 16] = [
         api_error: Some("A maximum of 4 blocks with cache_control may be provided. Found N."),
         source: "https://github.com/tghamm/Anthropic.SDK/issues/50; rule: https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
         checked_in: "judge/rules/cache.rs",
+        family: "request_valid",
+    },
+    Rule {
+        id: "tool_names_unique",
+        requires: "no two tools of the request's `tools` share a name (server tools included)",
+        kinds: &["duplicate_tool_name"],
+        api_error: Some("tools: Tool names must be unique."),
+        source: "https://github.com/anthropics/claude-code/issues/14205; https://github.com/anthropics/claude-code/issues/10687; https://github.com/danny-avila/LibreChat/issues/13162",
+        checked_in: "judge/rules/tools.rs",
+        family: "request_valid",
+    },
+    Rule {
+        id: "tool_name_pattern",
+        requires: "a custom tool's name matches ^[a-zA-Z0-9_-]{1,128}$",
+        kinds: &["bad_tool_name"],
+        api_error: Some(
+            "tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        ),
+        source: "https://github.com/cyanheads/atlas-mcp-server/issues/14 (then {1,64}); https://github.com/apify/tester-mcp-client/issues/11",
+        checked_in: "judge/rules/tools.rs",
+        family: "request_valid",
+    },
+    Rule {
+        id: "tool_schema_object",
+        requires: "a custom tool's input_schema is an object schema: `type` \"object\" at its root",
+        kinds: &["tool_schema_not_object"],
+        api_error: Some("tools.N.custom.input_schema.type: Input should be 'object'"),
+        source: "https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use (input_schema); MCP servers whose schemas lack it: https://github.com/awwaiid/mcp-server-taskwarrior/issues/11, https://github.com/zereight/gitlab-mcp/issues/286",
+        checked_in: "judge/rules/tools.rs",
         family: "request_valid",
     },
 ];

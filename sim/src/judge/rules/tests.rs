@@ -398,7 +398,7 @@ fn with_thinking_off_a_tool_loop_may_not_go_back_with_the_thinking_that_opened_i
 fn five_cache_breakpoints_are_rejected_four_are_not() {
     let mark = json!({"type": "ephemeral"});
     let system = json!([{"type": "text", "text": "s", "cache_control": mark}]);
-    let tools = json!([{"name": "ls", "input_schema": {}, "cache_control": mark}]);
+    let tools = json!([{"name": "ls", "input_schema": {"type": "object"}, "cache_control": mark}]);
     let messages = vec![
         json!({"role": "user", "content": [{"type": "text", "text": "a", "cache_control": mark}]}),
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
