@@ -16,7 +16,45 @@
 //! step), not the input that happened to come next.
 
 use super::{Check, Checker, Ctx, Event, Invariant, on};
-use turnsim_core::{CancelCause, validate_history};
+use crate::judge::empty::{EmptyPart, empty_part};
+use crate::judge::rules::request::{Shape, Shown};
+use crate::judge::rules::walk::first_breach;
+use turnsim_core::{CancelCause, SharedMessage};
+
+/// What the API would reject in `history` if it were sent as it stands (no final
+/// empty assistant message allowed, no call left unanswered), by the judge's own
+/// validator: the reference engine's `validate_history` is the engine's, and a bug in
+/// it must not hide the same bug from this checker (issue 25, part 1; mutants 14 and
+/// 22 of docs/mutants.md survived while this checker called it).
+fn invalid(history: &[SharedMessage]) -> Option<String> {
+    if let Some(b) = first_breach(history, 0, false) {
+        return Some(b.to_string());
+    }
+    for (i, m) in history.iter().enumerate() {
+        match empty_part(m) {
+            Some(EmptyPart::UserMessage) => {
+                return Some(format!("message {i} is an empty user message"));
+            }
+            Some(EmptyPart::TextBlock(j)) => {
+                return Some(format!("message {i}, block {j} is an empty text block"));
+            }
+            None => {}
+        }
+    }
+    let mut shape = Shape::default();
+    for (i, m) in history.iter().enumerate() {
+        shape.push(i, m);
+    }
+    let shown = Shown {
+        whole_request: true,
+        thinking: None,
+    };
+    shape
+        .finish(shown)
+        .into_iter()
+        .next()
+        .map(|b| b.to_string())
+}
 
 #[derive(Default)]
 pub struct HostileInput {
@@ -76,9 +114,7 @@ impl Checker for HostileInput {
             }
             Event::TurnEnded | Event::Restarted { .. } => {
                 if let Some(cut) = self.cut.take() {
-                    self.broken = validate_history(ctx.history)
-                        .err()
-                        .map(|e| (cut, e.to_string()));
+                    self.broken = invalid(ctx.history).map(|e| (cut, e));
                 }
                 return None;
             }
@@ -95,7 +131,7 @@ impl Checker for HostileInput {
         let Ok(history) = held else {
             return Some(Ok(())); // refused
         };
-        if let Err(e) = validate_history(history) {
+        if let Some(e) = invalid(history) {
             if let Some((cut, before)) = &self.broken {
                 return Some(Err(format!(
                     "{cut} left the history invalid ({before}) when it ended the turn, before any hostile input; found when the engine accepted {what}, which then held: {e}"
@@ -188,6 +224,29 @@ mod tests {
                 "the engine accepted x and now holds an invalid history: message 1: history ends with unanswered tool call t".into()
             ))
         );
+    }
+
+    #[test]
+    fn an_accepted_log_ending_in_a_result_no_call_asked_for_is_a_violation() {
+        // What mutant 22 of docs/mutants.md let the engine accept while this checker
+        // asked the engine's own validator: judged here by the judge's rules.
+        let history: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_text("done")),
+            Arc::new(Message::user_blocks(vec![Block::tool_result(
+                "t9", "ok", false,
+            )])),
+        ];
+        let Some(Err(e)) = observe(Ok(&history)) else {
+            panic!("an orphan tool_result must be found")
+        };
+        assert!(
+            e.starts_with(
+                "the engine accepted x and now holds an invalid history: message 2, block 0:"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("t9"), "{e}");
     }
 
     #[test]
