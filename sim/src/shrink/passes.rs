@@ -9,13 +9,14 @@
 //! every later draw aligned with what it meant before.
 
 use crate::decide::{Mark, Tag};
-use crate::options::{Ratio, SimOptions, StreamShapes};
+use crate::options::SimOptions;
 
+mod options;
 mod realign;
 mod thinking;
 mod values;
+pub use options::simpler_options;
 pub use realign::{realign_delays, realign_draws};
-use thinking::thinking_off;
 pub use values::{chunks, later_yes, lower_values, raise_zeros, zero_by_tag};
 
 /// One thing to try: options and a decision list.
@@ -323,73 +324,10 @@ pub fn inside_replies(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
-/// Option edits that keep the rest of the list aligned: every text in one delta (the
-/// cut draws removed), one tool call per reply at most, every sampled check made at
-/// every occasion.
-pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    if c.options.text_chunks_max > 1 {
-        let cuts: Vec<(usize, usize)> = spans(c.tags)
-            .into_iter()
-            .filter(|s| s.0 == Tag::Cut)
-            .map(|s| (s.1, s.2))
-            .collect();
-        let mut options = c.options.clone();
-        options.text_chunks_max = 1;
-        out.push(Candidate {
-            options,
-            ..cut(c, c.decisions, &cuts)
-        });
-    }
-    if c.options.parallel_max > 1 {
-        let mut options = c.options.clone();
-        options.parallel_max = 1;
-        out.push(Candidate {
-            options,
-            ..with(c, c.decisions.to_vec())
-        });
-    }
-    // The whole input shrinks, not only the decisions (as Hypothesis shrinks every
-    // draw): a seed's session-wide choices cost events no decision can remove. With
-    // thinking on, every turn opens with a signed thinking block (four events); the
-    // wider stream shapes split inputs into more pieces and add long outputs and
-    // other stops. A candidate is kept only if the same checker still fails.
-    if c.options.thinking_on() {
-        let mut options = c.options.clone();
-        options.rates.thinking_on = Ratio::NEVER;
-        out.extend(thinking_off(c).into_iter().map(|candidate| Candidate {
-            options: options.clone(),
-            ..candidate
-        }));
-    }
-    if c.options.stream != StreamShapes::default() {
-        let mut options = c.options.clone();
-        options.stream = StreamShapes::default();
-        out.push(Candidate {
-            options,
-            ..with(c, c.decisions.to_vec())
-        });
-    }
-    // The sampled checks (`durable_live`, `twin_agrees`) look at a share of the
-    // occasions picked by a hash, never by a decision; looking at every occasion
-    // changes nothing in the world and finds the same bug at its first chance rather
-    // than at the first sampled one, which may be many turns later.
-    let rates = &c.options.rates;
-    if !rates.durable_check.is_certain() || !rates.twin_check.is_certain() {
-        let mut options = c.options.clone();
-        options.rates.durable_check = Ratio::ALWAYS;
-        options.rates.twin_check = Ratio::ALWAYS;
-        out.push(Candidate {
-            options,
-            ..with(c, c.decisions.to_vec())
-        });
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::{Ratio, StreamShapes};
 
     /// Marks as a [`crate::decide::Decider`] records them: each draw of `spec` under
     /// its tag and span, in the part opened by the latest opening tag.
