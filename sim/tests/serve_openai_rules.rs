@@ -170,3 +170,32 @@ fn a_chat_tool_message_after_no_calls_is_refused_with_the_rule_and_index() {
         server.server.verdicts()[1].lines()
     );
 }
+
+#[test]
+fn a_chat_tool_with_an_mcp_style_name_is_refused_at_its_tools_index() {
+    let (server, _dir) = start(script(TEXT), "oa-rules-fn-name");
+    let tool = |name: &str| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}});
+    let body = |name: &str| {
+        json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "go"}],
+               "tools": [tool("read_file"), tool(name)]})
+    };
+    let raw = post_to(server.addr, "/v1/chat/completions", &body("get_/whoami"));
+    assert_eq!(raw.status, 400);
+    let v = &server.server.verdicts()[0];
+    assert_eq!(
+        violations(v),
+        [("request_valid".into(), "bad_function_name".into(), None)]
+    );
+    assert_eq!(
+        v.violations[0].detail,
+        "tools[1]: function.name \"get_/whoami\" holds a character other than letters, digits, '_', '-' and '.' (rule function_name_valid)"
+    );
+    // The near miss: a dotted name, which the API takes.
+    let ok = post_to(server.addr, "/v1/chat/completions", &body("github.get_me"));
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert!(
+        server.server.verdicts()[1].is_clean(),
+        "{:?}",
+        server.server.verdicts()[1].lines()
+    );
+}

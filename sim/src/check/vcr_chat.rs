@@ -32,8 +32,8 @@ use super::openai;
 use super::source::{InputError, Located};
 use super::vcr_responses::sse_data;
 use crate::judge::normal::{Api as KeyApi, ConversationKey, normal_message, normal_tools};
-use crate::judge::rules_openai::chat;
 use crate::judge::rules_openai::table::Api as RulesApi;
+use crate::judge::rules_openai::{chat, tools};
 use crate::judge::view::{Prefix, Request};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -102,6 +102,7 @@ pub fn chat_request(body: &Value, raw: &RawMessages<'_>, id: usize) -> Result<Re
         api_findings: Some(
             chat::judge(body.get("messages").unwrap_or(&Value::Null))
                 .iter()
+                .chain(&tools::judge(body, RulesApi::Chat))
                 .map(|b| b.finding(RulesApi::Chat, id))
                 .collect(),
         ),

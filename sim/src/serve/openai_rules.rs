@@ -14,7 +14,7 @@
 use super::verdict::{Verdict, Violation};
 use crate::judge::finding::Finding;
 use crate::judge::rules_openai::table::Api;
-use crate::judge::rules_openai::{chat, responses};
+use crate::judge::rules_openai::{chat, responses, tools};
 use crate::openai::neutral::Item;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -32,6 +32,7 @@ pub(super) fn responses_findings(
     let request = usize::try_from(index).unwrap_or(usize::MAX);
     responses::judge(input, context, &resolve)
         .iter()
+        .chain(&tools::judge(raw, Api::Responses))
         .map(|b| b.finding(Api::Responses, request))
         .collect()
 }
@@ -42,6 +43,7 @@ pub(super) fn chat_findings(raw: &Value, index: u64) -> Vec<Finding> {
     let request = usize::try_from(index).unwrap_or(usize::MAX);
     chat::judge(messages)
         .iter()
+        .chain(&tools::judge(raw, Api::Chat))
         .map(|b| b.finding(Api::Chat, request))
         .collect()
 }

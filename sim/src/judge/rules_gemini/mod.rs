@@ -122,6 +122,42 @@ fn name_ok(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
 }
 
+/// The path of every schema under `schema` (a declaration's `parameters`, the API's
+/// OpenAPI subset) whose type is array and which has no `items`, in document order.
+/// Nested schemas are those of `properties`, `items` and `anyOf`; `parametersJsonSchema`
+/// (full JSON Schema, where `items` is optional) is not this rule's.
+fn arrays_without_items(schema: &Value, path: String) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(schema, path)];
+    while let Some((s, path)) = stack.pop() {
+        let Some(o) = s.as_object() else { continue };
+        let is_array = o
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("array"));
+        if is_array && o.get("items").is_none_or(Value::is_null) {
+            out.push(path.clone());
+        }
+        // Pushed in reverse so the stack pops them in document order.
+        let mut next = Vec::new();
+        if let Some(Value::Object(props)) = o.get("properties") {
+            for (k, v) in props {
+                next.push((v, format!("{path}.properties[{k}]")));
+            }
+        }
+        if let Some(items) = o.get("items") {
+            next.push((items, format!("{path}.items")));
+        }
+        if let Some(Value::Array(any)) = o.get("anyOf") {
+            for (i, v) in any.iter().enumerate() {
+                next.push((v, format!("{path}.anyOf[{i}]")));
+            }
+        }
+        stack.extend(next.into_iter().rev());
+    }
+    out
+}
+
 /// The breaches of a Gemini request body `body` (its JSON as sent).
 pub fn judge(body: &Value) -> Vec<Breach> {
     let mut out = Vec::new();
@@ -150,6 +186,17 @@ pub fn judge(body: &Value) -> Vec<Breach> {
                         ),
                         format!("{{\"name\":{}}}", Value::String(name.into())),
                     );
+                }
+                if let Some(params) = decl.get("parameters") {
+                    let at = format!("tools[{t}].functionDeclarations[{d}].parameters");
+                    for path in arrays_without_items(params, at) {
+                        push(
+                            "array_without_items",
+                            None,
+                            format!("{path} is an array schema with no items"),
+                            format!("{{\"name\":{}}}", Value::String(name.into())),
+                        );
+                    }
                 }
             }
         }

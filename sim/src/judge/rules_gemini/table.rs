@@ -9,7 +9,7 @@
 pub use crate::judge::rules::table::Rule;
 
 /// The Gemini API's rules, in the order the validator meets them in one content.
-pub const GEMINI: [Rule; 9] = [
+pub const GEMINI: [Rule; 10] = [
     Rule {
         id: "contents_present",
         requires: "contents holds at least one content",
@@ -106,6 +106,17 @@ pub const GEMINI: [Rule; 9] = [
             "* tools[0].function_declarations[N].name: [FIELD_INVALID] Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.",
         ),
         source: "https://github.com/kaitranntt/ccs/issues/219",
+        checked_in: "judge/rules_gemini/mod.rs",
+        family: "request_valid",
+    },
+    Rule {
+        id: "array_schema_items",
+        requires: "in a declared function's parameters, every schema of type array says what its items are",
+        kinds: &["array_without_items"],
+        api_error: Some(
+            "* GenerateContentRequest.tools[0].function_declarations[N].parameters.properties[NAME].items: missing field.",
+        ),
+        source: "https://github.com/cline/cline/issues/7339",
         checked_in: "judge/rules_gemini/mod.rs",
         family: "request_valid",
     },

@@ -205,3 +205,30 @@ fn a_finding_names_the_content_and_the_row() {
     );
     assert!(f[0].detail.ends_with("(rule responses_answer_calls)"));
 }
+
+#[test]
+fn an_array_parameter_without_items_is_rejected_and_one_with_items_is_not() {
+    let decl = |tags: Value| {
+        json!({"contents": [user("go")], "tools": [{"functionDeclarations": [{
+            "name": "search",
+            "parameters": {"type": "OBJECT", "properties": {
+                "query": {"type": "STRING"},
+                "filters": {"type": "object", "properties": {"tags": tags}}
+            }}
+        }]}]})
+    };
+    let bad = judge(&decl(json!({"type": "array"})));
+    assert_eq!(
+        bad.iter()
+            .map(|b| (b.kind, b.detail.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(
+            "array_without_items",
+            "tools[0].functionDeclarations[0].parameters.properties[filters].properties[tags] is an array schema with no items"
+        )]
+    );
+    assert_eq!(
+        kinds(decl(json!({"type": "ARRAY", "items": {"type": "STRING"}}))),
+        Vec::<&str>::new()
+    );
+}

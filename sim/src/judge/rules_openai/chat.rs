@@ -67,6 +67,7 @@ impl Walk {
         self.out.push(Breach {
             kind,
             at,
+            tool: None,
             detail,
             excerpt,
         });

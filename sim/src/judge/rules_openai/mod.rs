@@ -16,6 +16,7 @@
 pub mod chat;
 pub mod responses;
 pub mod table;
+pub mod tools;
 
 use super::finding::{Finding, Place, Severity, excerpt};
 // The wire reader's own type names, so the judge and the reader never word one type two ways.
@@ -31,6 +32,9 @@ pub struct Breach {
     /// The index in `input` / `messages` as sent; `None` for an item of the response
     /// `previous_response_id` stands for, or for the request as a whole.
     pub at: Option<usize>,
+    /// The index in the request's `tools` when the breach is in a tool's definition
+    /// (then `at` is `None`).
+    pub tool: Option<usize>,
     /// What is wrong, naming the ids involved.
     pub detail: String,
     /// The fields that identify the item at fault, as JSON.
@@ -52,10 +56,11 @@ impl Breach {
     /// The breach as a finding of request `request`: the family is its `check`, the
     /// kind its `kind`, the wire index its `message`, and the text names the row.
     pub fn finding(&self, api: Api, request: usize) -> Finding {
-        let where_ = match (self.at, api) {
-            (Some(i), _) => format!("{}[{i}]", api.list()),
-            (None, Api::Responses) => "in the context of previous_response_id".to_owned(),
-            (None, Api::Chat) => "messages".to_owned(),
+        let where_ = match (self.tool, self.at, api) {
+            (Some(t), _, _) => format!("tools[{t}]"),
+            (None, Some(i), _) => format!("{}[{i}]", api.list()),
+            (None, None, Api::Responses) => "in the context of previous_response_id".to_owned(),
+            (None, None, Api::Chat) => "messages".to_owned(),
         };
         let mut f = Finding::new(
             Severity::Violation,
@@ -91,3 +96,5 @@ pub(crate) fn identity(v: &Value) -> String {
 mod tests_chat;
 #[cfg(test)]
 mod tests_responses;
+#[cfg(test)]
+mod tests_tools;

@@ -102,6 +102,7 @@ impl Walk {
         self.out.push(Breach {
             kind,
             at,
+            tool: None,
             detail,
             excerpt,
         });

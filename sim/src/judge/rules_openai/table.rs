@@ -10,10 +10,13 @@
 pub use crate::judge::rules::table::Rule;
 
 const SDK_CHAT: &str = "https://github.com/openai/openai-python/blob/main/src/openai/types/chat/chat_completion_message_param.py";
+/// Where the function-name rule comes from: the pattern without a dot (early 2025), with
+/// one (mid 2025), the length bound, and a replayed call's name judged too.
+const FUNCTION_NAME_SOURCES: &str = "https://github.com/coinbase/agentkit/pull/217 (pattern '^[a-zA-Z0-9_-]+$'); https://github.com/danishjsheikh/swagger-mcp/issues/13 (pattern '^[a-zA-Z0-9_\\.-]+$'); https://github.com/ravitemer/mcphub.nvim/pull/243 (maximum length 64); https://github.com/mcp-use/mcp-use/issues/90 (messages[N].tool_calls[M].function.name)";
 const SDK_TOOL_CALL: &str = "https://github.com/openai/openai-python/blob/main/src/openai/types/chat/chat_completion_message_tool_call_union_param.py";
 
 /// The Responses API's rules, in the order the validator meets them in one item.
-pub const RESPONSES: [Rule; 10] = [
+pub const RESPONSES: [Rule; 11] = [
     Rule {
         id: "item_id_prefix",
         requires: "an item's id, when sent, begins with its type's prefix (msg for a message, fc for a function_call, rs for a reasoning item) and holds only letters, digits, '_' and '-'",
@@ -118,10 +121,21 @@ pub const RESPONSES: [Rule; 10] = [
         checked_in: "judge/rules_openai/responses.rs",
         family: "request_valid",
     },
+    Rule {
+        id: "function_name_valid",
+        requires: "a function tool's name holds only letters, digits, '_', '-' and '.' and is 1 to 64 characters long",
+        kinds: &["bad_function_name"],
+        // The errors found are Chat Completions' (`tools[N].function.name`); the
+        // Responses API's tools take the same names.
+        api_error: None,
+        source: FUNCTION_NAME_SOURCES,
+        checked_in: "judge/rules_openai/tools.rs",
+        family: "request_valid",
+    },
 ];
 
 /// The Chat Completions API's rules.
-pub const CHAT: [Rule; 8] = [
+pub const CHAT: [Rule; 9] = [
     Rule {
         id: "messages_not_empty",
         requires: "messages holds at least one message",
@@ -203,6 +217,17 @@ pub const CHAT: [Rule; 8] = [
         source: "https://github.com/agno-agi/agno/issues/5116",
         checked_in: "judge/rules_openai/chat.rs",
         family: "pairing",
+    },
+    Rule {
+        id: "function_name_valid",
+        requires: "a function tool's name, and the name of every call in an assistant message's tool_calls, holds only letters, digits, '_', '-' and '.' and is 1 to 64 characters long",
+        kinds: &["bad_function_name", "bad_call_name"],
+        api_error: Some(
+            "Invalid 'tools[N].function.name': string too long. Expected a string with maximum length 64, but got a string with length 81 instead.",
+        ),
+        source: FUNCTION_NAME_SOURCES,
+        checked_in: "judge/rules_openai/tools.rs",
+        family: "request_valid",
     },
 ];
 
