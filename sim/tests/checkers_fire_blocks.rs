@@ -1,7 +1,7 @@
-//! `no_lost_observation` on tool results that hold blocks: a result altered on its
-//! way into the history (joined, stringified, an image dropped, base64 re-encoded) is
-//! found as soon as the history holds it; the same blocks, with keys in another order
-//! or wrapped by a block before them, pass.
+//! `no_lost_observation` on saved tool results: a result altered on its way into the
+//! history (blocks joined, stringified, an image dropped, base64 re-encoded; a text
+//! truncated) is found as soon as the history holds it; the same blocks with keys in
+//! another order or a block before them, and a text inside a wrapper, pass.
 
 use crate::checkers_support;
 
@@ -114,5 +114,36 @@ fn a_result_the_history_does_not_hold_yet_waits_and_is_judged_when_it_does() {
     assert!(
         err.contains("the saved result of t1 came back altered"),
         "{err}"
+    );
+}
+
+/// A text output the tool gave, as `no_lost_observation` was told of it.
+fn observed_text(text: &str) -> Event<'static> {
+    Event::Observed(Observation::ToolResult {
+        tool_use_id: "t1".into(),
+        content: ToolResultContent::Text(text.into()),
+    })
+}
+
+#[test]
+fn a_text_result_truncated_on_its_way_into_the_history_is_found_when_the_history_holds_it() {
+    let output = "line 1\nline 2\nline 3\n";
+    let truncated = ToolResultContent::Text("line 1\n[output truncated]".into());
+    let err = Fixture::new()
+        .observe(&history_with(truncated), observed_text(output))
+        .expect_err("truncated");
+    assert_eq!(
+        err,
+        "no_lost_observation@7: the saved result of t1 came back altered: the tool's output (21 bytes) is not whole in the history's tool_result (25 bytes of text): line 1⏎[output truncated]"
+    );
+}
+
+#[test]
+fn a_text_result_kept_whole_inside_a_wrapper_passes_when_the_history_holds_it() {
+    let output = "line 1\nline 2\n";
+    let wrapped = ToolResultContent::Text(format!("Error: {output}"));
+    assert_eq!(
+        Fixture::new().observe(&history_with(wrapped), observed_text(output)),
+        Ok(())
     );
 }

@@ -484,13 +484,6 @@ impl Bug {
     /// by hand on seed 240's shrunk file), and a cancel in place of the second result
     /// needs a prompt before the next request, a step more. The shrinker reaches the
     /// 15 from the first failing seed (240) and from the pinned file.
-    /// `truncates_tool_output` is judged by `no_lost_observation`, which looks only at
-    /// a restart and at the run's end. Its first failing seed (15) has crashes off, so
-    /// the run's end judges first, and the run ends only after the liveness phase's
-    /// turn: a prompt, a reply that calls a tool (six streamed events), the long
-    /// output, whatever ends the turn, the next prompt and its whole reply (six more)
-    /// are 15 steps at the least; the shrinker leaves 16 (a hang the watchdog cancels
-    /// one step after the output). A seed with crashes gets to 13 (the pinned file).
     /// The bound holds for the first failing seed and for the pinned file alike
     /// (`shrink_canaries`).
     /// `switches_thinking_mid_loop` needs a prompt, the host's switch while the call is
@@ -502,7 +495,6 @@ impl Bug {
         match self {
             Bug::ReusedIdsVerbatim => 15,
             Bug::SwitchesThinkingMidLoop => 13,
-            Bug::TruncatesToolOutput => 16,
             _ => 12,
         }
     }

@@ -12,9 +12,13 @@
 //! blocks, in order and equal (the base64 of an image compared as the string it is),
 //! inside the result's own array: blocks joined to one string, an image dropped, the
 //! array stringified into a text or the bytes re-encoded are another observation than
-//! the tool made. Such a result is also judged as soon as the history first holds a
-//! `tool_result` for its call, not only at a restart, since an engine that alters it
-//! does so when it writes it.
+//! the tool made.
+//!
+//! Every saved result (text or blocks) is also judged as soon as the history first
+//! holds a `tool_result` for its call, not only at a restart and at the run's end:
+//! an engine that truncates or alters a result does so when it writes it, so the
+//! failure is shown where it happens (and a shrunk run needs no restart or liveness
+//! turn after it).
 
 use std::sync::Arc;
 
@@ -25,7 +29,7 @@ use turnsim_core::{Block, SharedMessage, ToolResultContent};
 pub struct NoLostObservation {
     conventions: Arc<Conventions>,
     kept: Vec<Observation>,
-    /// Results of blocks saved but not yet seen in the history: judged when they are.
+    /// Results saved but not yet seen in the history: judged when they are.
     due: Vec<(String, ToolResultContent)>,
 }
 
@@ -59,12 +63,20 @@ impl NoLostObservation {
                 return true;
             }
             if failure.is_none() && !found.iter().any(|c| kept_whole(c, want)) {
-                failure = Some(format!(
-                    "the saved result of {id} came back altered: the tool gave {}, the history holds {}: {}",
-                    shape(want),
-                    shape(found[0]),
-                    excerpt(&json(found[0]))
-                ));
+                failure = Some(match want {
+                    ToolResultContent::Text(w) => format!(
+                        "the saved result of {id} came back altered: the tool's output ({} bytes) is not whole in the history's tool_result ({} bytes of text): {}",
+                        w.len(),
+                        found[0].text().len(),
+                        excerpt(&json(found[0]))
+                    ),
+                    ToolResultContent::Blocks(_) => format!(
+                        "the saved result of {id} came back altered: the tool gave {}, the history holds {}: {}",
+                        shape(want),
+                        shape(found[0]),
+                        excerpt(&json(found[0]))
+                    ),
+                });
             }
             false
         });
@@ -188,7 +200,7 @@ impl Checker for NoLostObservation {
                 self.kept.push(o.clone());
                 if let Observation::ToolResult {
                     tool_use_id,
-                    content: content @ ToolResultContent::Blocks(_),
+                    content,
                 } = o
                 {
                     self.due.push((tool_use_id.clone(), content.clone()));
