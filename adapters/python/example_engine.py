@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import sys
+from operator import is_
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,33 +66,22 @@ class Stream:
     def apply(self, e):
         """Applies one event; returns streamed text to persist in the draft."""
         kind = e["event"]
-        if kind == "message_start":
-            if self.started:
-                raise Invalid("message_start twice")
-            self.started = True
-        elif kind == "block_start":
-            if e["index"] != len(self.blocks):
-                raise Invalid(f"block {e['index']} started, expected block {len(self.blocks)}")
-            self.blocks.append({"kind": e["block"], "text": "", "signature": "", "json": "", "done": False})
+        # Tested in the order of how often they come (tool input deltas most).
+        if kind == "input_json_delta":
+            b = self.block(e["index"])
+            if b["kind"]["type"] != "tool_use":
+                raise Invalid(f"input delta for block {e['index']}, not a tool_use")
+            b["json"] += e["partial_json"]
         elif kind == "text_delta":
             b = self.block(e["index"])
             if b["kind"]["type"] != "text":
                 raise Invalid(f"text delta for block {e['index']}, not a text block")
             b["text"] += e["text"]
             return e["text"]
-        elif kind in ("thinking_delta", "signature_delta"):
-            b = self.block(e["index"])
-            if b["kind"]["type"] != "thinking":
-                raise Invalid(f"{kind} for block {e['index']}, not thinking")
-            if kind == "thinking_delta":
-                b["text"] += e["thinking"]
-            else:
-                b["signature"] += e["signature"]
-        elif kind == "input_json_delta":
-            b = self.block(e["index"])
-            if b["kind"]["type"] != "tool_use":
-                raise Invalid(f"input delta for block {e['index']}, not a tool_use")
-            b["json"] += e["partial_json"]
+        elif kind == "block_start":
+            if e["index"] != len(self.blocks):
+                raise Invalid(f"block {e['index']} started, expected block {len(self.blocks)}")
+            self.blocks.append({"kind": e["block"], "text": "", "signature": "", "json": "", "done": False})
         elif kind == "block_stop":
             b = self.block(e["index"])
             if b["kind"]["type"] == "tool_use":
@@ -100,6 +90,18 @@ class Stream:
                 except ValueError as err:
                     raise Invalid(f"tool_use {b['kind']['id']}: input is not JSON: {err}")
             b["done"] = True
+        elif kind in ("thinking_delta", "signature_delta"):
+            b = self.block(e["index"])
+            if b["kind"]["type"] != "thinking":
+                raise Invalid(f"{kind} for block {e['index']}, not thinking")
+            if kind == "thinking_delta":
+                b["text"] += e["thinking"]
+            else:
+                b["signature"] += e["signature"]
+        elif kind == "message_start":
+            if self.started:
+                raise Invalid("message_start twice")
+            self.started = True
         elif kind == "message_delta":
             self.stop = (e["stop_reason"], e["usage"])
         return None
@@ -160,15 +162,25 @@ class Session:
         self._digest = None
         # Tool-use ids that left the history (rewind, compaction, repair) stay taken.
         self.retired = set()
+        self._pending_phase, self._pending = (), None
+        self._ids_of, self._ids = [], set()
 
     # --- protocol surface -------------------------------------------------------
 
     def pending(self):
-        if self.phase is None:
-            return {"pending": "none"}
-        if self.phase[0] == "generation":
-            return {"pending": "generation", "op": self.phase[1]}
-        return {"pending": "tools", "op": self.phase[1], "calls": self.phase[2]}
+        # One object per phase, so the adapter can reuse its text while the phase
+        # lasts (most replies); the phase tuple is replaced, never changed, on a move.
+        phase = self.phase
+        if phase is self._pending_phase:
+            return self._pending
+        if phase is None:
+            pending = {"pending": "none"}
+        elif phase[0] == "generation":
+            pending = {"pending": "generation", "op": phase[1]}
+        else:
+            pending = {"pending": "tools", "op": phase[1], "calls": phase[2]}
+        self._pending_phase, self._pending = phase, pending
+        return pending
 
     def idle(self):
         return self.phase is None
@@ -188,12 +200,13 @@ class Session:
 
     def handle(self, i):
         kind = i["input"]
-        if kind == "prompt":
-            return self.prompt(i["text"], i["now"])
+        # Stream events are nine inputs in ten.
         if kind == "stream":
             return self.stream_event(i["op"], i["event"])
         if kind == "tool_result":
             return self.tool_result(i["op"], i["outcome"])
+        if kind == "prompt":
+            return self.prompt(i["text"], i["now"])
         if kind == "cancel":
             return self.cancel(i["cause"])
         if kind == "compact":
@@ -233,12 +246,31 @@ class Session:
         calls = rp.tool_calls(message)
         if stop_reason == "tool_use" and not calls:
             raise Invalid("stop reason tool_use with no tool calls")
-        seen = {b["id"] for m in self.history for b in rp.blocks_of(m) if b.get("type") == "tool_use"}
+        held = self.history_tool_ids()
+        seen = set()
         for c in calls:
-            if c["id"] in seen:
+            if c["id"] in held or c["id"] in seen:
                 raise Invalid(f"tool_use id {c['id']} is not unique")
             seen.add(c["id"])
         return calls
+
+    def history_tool_ids(self):
+        """The tool_use ids the history holds. Kept from one call to the next while
+        the history holds the same messages (messages are never changed once built),
+        extended when it only grew: a response is checked against the whole history,
+        and rescanning it for every response and tool block was a tenth of the
+        process's time."""
+        history, seen = self.history, self._ids_of
+        n = len(seen)
+        if len(history) == n and all(map(is_, history, seen)):
+            return self._ids
+        if len(history) > n and all(map(is_, history, seen)):
+            ids = self._ids
+            ids.update(rp.tool_use_ids(history[n:]))
+        else:
+            ids = self._ids = set(rp.tool_use_ids(history))
+        self._ids_of = list(history)
+        return ids
 
     def generated(self, message, stop_reason, usage):
         calls = self.check_response(message, stop_reason)
@@ -384,7 +416,7 @@ class Session:
         return (
             tool_use_id in self.retired
             or any(b["kind"].get("type") == "tool_use" and b["kind"]["id"] == tool_use_id for b in stream.blocks)
-            or any(b.get("type") == "tool_use" and b["id"] == tool_use_id for m in self.history for b in rp.blocks_of(m))
+            or tool_use_id in self.history_tool_ids()
         )
 
     def with_unique_id(self, event, stream):
