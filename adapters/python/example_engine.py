@@ -14,6 +14,7 @@ only the tools that finished, leaving the others' tool_use unanswered.
 
 import hashlib
 import json
+import json.scanner
 import os
 import sys
 from operator import is_
@@ -21,7 +22,7 @@ from operator import is_
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference_port as rp  # noqa: E402
-from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
+from turnsim_engine import Refused, RestoreFailed, frozen_json, run  # noqa: E402
 
 BUG = os.environ.get("TURNSIM_EXAMPLE_BUG", "")
 
@@ -42,8 +43,31 @@ def _no_constants(name):
     raise ValueError(f"{name} is not JSON")
 
 
+# Built once: json.loads with an option builds a decoder per call.
+_strict = json.JSONDecoder(parse_constant=_no_constants)
+_scan_record = json.scanner.make_scanner(json.JSONDecoder())
+
+
 def parse_json(text):
-    return json.loads(text, parse_constant=_no_constants)
+    """json.loads(text, parse_constant=_no_constants)."""
+    if text.startswith("\ufeff"):
+        # json.loads's own error for it.
+        return json.loads(text, parse_constant=_no_constants)
+    return _strict.decode(text)
+
+
+def log_record(line):
+    """json.loads(line) for one log line: the C scanner alone when the line is one
+    JSON value and nothing else (every line this engine writes), json.loads itself,
+    with its own error, for anything else."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan_record(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError):
+        pass
+    return json.loads(line)
 
 
 class Stream:
@@ -144,6 +168,17 @@ def persist(out, record):
     out.append({"output": "persist", "bytes": (rp.dumps(record) + "\n").encode("utf-8")})
 
 
+def persist_messages(out, kind, head, messages, tail):
+    """persist(out, {kind: {**head, "messages": messages, **tail}}), the same bytes,
+    with each message's text from frozen_json: messages are never changed once built,
+    and the adapter then reuses the text for the history delta of the same reply."""
+    fields = [f'"{key}":{rp.dumps(value)}' for key, value in head.items()]
+    fields.append('"messages":[' + ",".join(map(frozen_json, messages)) + "]")
+    fields += [f'"{key}":{rp.dumps(value)}' for key, value in tail.items()]
+    text = '{"' + kind + '":{' + ",".join(fields) + "}}\n"
+    out.append({"output": "persist", "bytes": text.encode("utf-8")})
+
+
 class Session:
     def __init__(self, config, history=None, next_op=1):
         self.config = dict(config)
@@ -160,6 +195,7 @@ class Session:
         self.stream = None
         self.results = []
         self._digest = None
+        self._tools = None
         # Tool-use ids that left the history (rewind, compaction, repair) stay taken.
         self.retired = set()
         self._pending_phase, self._pending = (), None
@@ -315,9 +351,9 @@ class Session:
         appended = self.history[before:]
         finishing = any(e[0] == "finished" for e in effects)
         if turn_start:
-            persist(out, {"turn_start": {"baseline": before, "messages": appended, "pending": self.pending()}})
+            persist_messages(out, "turn_start", {"baseline": before}, appended, {"pending": self.pending()})
         elif appended or not finishing:
-            persist(out, {"append": {"messages": appended, "pending": self.pending()}})
+            persist_messages(out, "append", {}, appended, {"pending": self.pending()})
         for e in effects:
             if e[0] == "generate":
                 self.send(e[1], out)
@@ -329,16 +365,24 @@ class Session:
                 self.results = []
                 self.finish_turn(e[1], out)
 
+    def sorted_tools(self):
+        """The tools by name, one list per configuration: it goes out in every
+        request, and frozen_json spares the adapter encoding it again each time."""
+        if self._tools is None:
+            self._tools = by_name(self.config["tools"])
+        frozen_json(self._tools)
+        return self._tools
+
     def prefix_digest(self):
         if self._digest is None:
-            prefix = rp.dumps({"system": self.config["system"], "tools": by_name(self.config["tools"])})
+            prefix = rp.dumps({"system": self.config["system"], "tools": self.sorted_tools()})
             self._digest = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
         return self._digest
 
     def send(self, op, out):
         request = {
             "system": self.config["system"],
-            "tools": by_name(self.config["tools"]),
+            "tools": self.sorted_tools(),
         }
         # The session's thinking setting, a fixed field, so before the messages; absent
         # when off (protocol §7: a request without it is judged as thinking off).
@@ -541,6 +585,7 @@ class Session:
             self.config["thinking"] = switched(thinking)
         self.config_rev += 1
         self._digest = None
+        self._tools = None
         return out
 
 
@@ -566,7 +611,7 @@ def restore(config, log):
     offset = 0
     for i, line in enumerate(log[:end].split(b"\n")[:-1]):
         try:
-            record = json.loads(line)
+            record = log_record(line)
             (kind, r), = record.items()
         except (ValueError, AttributeError, TypeError) as e:
             raise RestoreFailed(f"log corrupt at record {i} (byte {offset}): {e}")

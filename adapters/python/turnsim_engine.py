@@ -80,6 +80,63 @@ def _decode(text):
     return value
 
 
+# Texts of values the engine promised never to change (frozen_json), by identity.
+# Each entry holds its value, so no id is reused while the entry lives; the table is
+# emptied for every new engine and whenever it grows past _FROZEN_MAX entries.
+_frozen = {}
+_FROZEN_MAX = 4096
+
+
+def frozen_json(value):
+    """The compact JSON text of `value` (what _encode gives), for a value the caller
+    promises never to change again: a message once built, a tool list kept for the
+    session. The text is remembered by the value's identity, and the adapter reuses it
+    when the very same object goes out again: in a history delta, or as a field of a
+    `send` request. An engine that writes its messages into its own log calls this
+    there, so each message is encoded once instead of once for the log and once for
+    the delta. Values never passed here are encoded afresh every time, as before."""
+    entry = _frozen.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    text = _encode(value)
+    if len(_frozen) >= _FROZEN_MAX:
+        _frozen.clear()
+    _frozen[id(value)] = (value, text)
+    return text
+
+
+def _text_of(value):
+    """_encode(value), from frozen_json's table when the value is there."""
+    entry = _frozen.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    return _encode(value)
+
+
+def _encode_object(obj):
+    """_encode of a dict, each value through _text_of: the same bytes. A dict with a
+    key that is not a string (which the encoder would convert) goes whole to _encode."""
+    if type(obj) is not dict:
+        return _encode(obj)
+    try:
+        return "{" + ",".join([_key(k) + ":" + _text_of(v) for k, v in obj.items()]) + "}"
+    except _NotStr:
+        return _encode(obj)
+
+
+class _NotStr(Exception):
+    pass
+
+
+def _key(k):
+    if type(k) is not str:
+        raise _NotStr
+    return _quote(k)
+
+
+_quote = getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
+
+
 def _b64(data):
     """base64.b64encode(data).decode("ascii") without its Python wrapper."""
     return binascii.b2a_base64(data, newline=False).decode("ascii")
@@ -118,7 +175,7 @@ class _Served:
             # The same objects as the history's first messages: sent as a count.
             if type(messages) is list and len(messages) <= len(history) and all(map(is_, messages, history)):
                 request = dict(request, messages=len(messages))
-            return '{"output":"send","op":' + _encode(out["op"]) + ',"request":' + _encode(request) + "}"
+            return '{"output":"send","op":' + _encode(out["op"]) + ',"request":' + _encode_object(request) + "}"
         return _encode(out)
 
     def reply(self, kind, outputs=None, full=False, extra=None):
@@ -141,7 +198,8 @@ class _Served:
                 limit = min(len(history), n)
                 while keep < limit and history[keep] is before[keep]:
                     keep += 1
-            delta = ',"history":{"keep":' + str(keep) + ',"append":' + _encode(history[keep:]) + '},"pending":'
+            appended = ",".join([_text_of(m) for m in history[keep:]])
+            delta = ',"history":{"keep":' + str(keep) + ',"append":[' + appended + ']},"pending":'
             # Copied only when it changed.
             self.reported = list(history)
         if outputs:
@@ -336,6 +394,7 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
                     send(served.reply("input", outputs))
                 elif kind == "import" and import_history is not None:
                     served = None
+                    _frozen.clear()
                     try:
                         engine, outputs = import_history(req["config"], req["history"])
                     except RestoreFailed as e:
@@ -346,6 +405,7 @@ def run(name, create, restore, stdin=None, stdout=None, protocol=PROTOCOL_VERSIO
                 elif kind in ("create", "restore"):
                     # A new engine replaces the one served so far, as a new process would.
                     served = None
+                    _frozen.clear()
                     if kind == "create":
                         served = _Served(create(req["config"]), version)
                         send(served.reply("create", full=True, extra={"fixed_texts": served.engine.fixed_texts()}))
