@@ -317,17 +317,17 @@ class Session:
         stream = self.stream
         if stream is None or stream.op != op:
             return out  # stale: an operation that is over
-        if event["event"] == "error":
+        kind = event["event"]
+        if kind == "error":
             self.fail_generation(op, f"provider error {event['kind']}: {event['message']}", out)
             return out
-        if event["event"] == "block_start" and event["block"].get("type") == "tool_use":
+        if kind == "block_start" and event["block"].get("type") == "tool_use":
             event = self.with_unique_id(event, stream)
-        first_start = event["event"] == "message_start" and not stream.started
-        if first_start:
+        elif kind == "message_start" and not stream.started:
             persist(out, {"draft": {"op": op, "base_len": len(self.history)}})
         try:
             text = stream.apply(event)
-            finished = stream.finish() if event["event"] == "message_stop" else None
+            finished = stream.finish() if kind == "message_stop" else None
         except Invalid as e:
             out.clear()
             self.fail_generation(op, f"stream protocol: {e}", out)
