@@ -14,16 +14,18 @@ only the tools that finished, leaving the others' tool_use unanswered.
 
 import hashlib
 import json
+import json.scanner
 import os
 import sys
+from operator import is_
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import reference_port as rp  # noqa: E402
-from turnsim_engine import Refused, RestoreFailed, run  # noqa: E402
+from example_stream import Invalid, Stream  # noqa: E402
+from turnsim_engine import Refused, RestoreFailed, frozen_json, run  # noqa: E402
 
 BUG = os.environ.get("TURNSIM_EXAMPLE_BUG", "")
-
 
 
 def by_name(tools):
@@ -33,113 +35,37 @@ def by_name(tools):
     byte order of their UTF-8 the reference sorts by."""
     return sorted(tools, key=lambda t: t["name"])
 
-class Invalid(Exception):
-    """A response the state machine refuses (the reference's InvalidResponse)."""
+
+_scan_record = json.scanner.make_scanner(json.JSONDecoder())
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json(text):
-    return json.loads(text, parse_constant=_no_constants)
-
-
-class Stream:
-    """The reply being streamed."""
-
-    def __init__(self, op):
-        self.op = op
-        self.started = False
-        self.blocks = []
-        self.stop = None
-
-    def block(self, index):
-        if index < len(self.blocks):
-            b = self.blocks[index]
-            if b["done"]:
-                raise Invalid(f"delta for block {index} after its stop")
-            return b
-        raise Invalid(f"delta for block {index}, which never started")
-
-    def apply(self, e):
-        """Applies one event; returns streamed text to persist in the draft."""
-        kind = e["event"]
-        if kind == "message_start":
-            if self.started:
-                raise Invalid("message_start twice")
-            self.started = True
-        elif kind == "block_start":
-            if e["index"] != len(self.blocks):
-                raise Invalid(f"block {e['index']} started, expected block {len(self.blocks)}")
-            self.blocks.append({"kind": e["block"], "text": "", "signature": "", "json": "", "done": False})
-        elif kind == "text_delta":
-            b = self.block(e["index"])
-            if b["kind"]["type"] != "text":
-                raise Invalid(f"text delta for block {e['index']}, not a text block")
-            b["text"] += e["text"]
-            return e["text"]
-        elif kind in ("thinking_delta", "signature_delta"):
-            b = self.block(e["index"])
-            if b["kind"]["type"] != "thinking":
-                raise Invalid(f"{kind} for block {e['index']}, not thinking")
-            if kind == "thinking_delta":
-                b["text"] += e["thinking"]
-            else:
-                b["signature"] += e["signature"]
-        elif kind == "input_json_delta":
-            b = self.block(e["index"])
-            if b["kind"]["type"] != "tool_use":
-                raise Invalid(f"input delta for block {e['index']}, not a tool_use")
-            b["json"] += e["partial_json"]
-        elif kind == "block_stop":
-            b = self.block(e["index"])
-            if b["kind"]["type"] == "tool_use":
-                try:
-                    parse_json(b["json"] or "{}")
-                except ValueError as err:
-                    raise Invalid(f"tool_use {b['kind']['id']}: input is not JSON: {err}")
-            b["done"] = True
-        elif kind == "message_delta":
-            self.stop = (e["stop_reason"], e["usage"])
-        return None
-
-    def kept_blocks(self, partial):
-        """Finished blocks, plus streamed text cut short on a cancel."""
-        out = []
-        for b in self.blocks:
-            kind = b["kind"]["type"]
-            # Blank text is never kept, finished or cut: the API refuses a
-            # whitespace-only text block in every later request (spec §7, "Blank text").
-            keep_text = b["text"].strip(rp.WHITE_SPACE) != "" and (partial or b["done"])
-            if kind == "text" and keep_text:
-                out.append(rp.text_block(b["text"]))
-            elif kind == "thinking" and b["done"] and b["signature"]:
-                out.append({"type": "thinking", "thinking": b["text"], "signature": b["signature"]})
-            elif kind == "redacted_thinking" and b["done"]:
-                out.append({"type": "redacted_thinking", "data": b["kind"]["data"]})
-            elif kind == "tool_use" and b["done"]:
-                try:
-                    value = parse_json(b["json"] or "{}")
-                except ValueError:
-                    value = None
-                out.append({"type": "tool_use", "id": b["kind"]["id"], "name": b["kind"]["name"], "input": value})
-        return out
-
-    def finish(self):
-        for i, b in enumerate(self.blocks):
-            if not b["done"]:
-                raise Invalid(f"message_stop before block {i} stopped")
-        if self.stop is None:
-            raise Invalid("message_stop without a stop reason")
-        return rp.assistant_blocks(self.kept_blocks(False)), self.stop[0], self.stop[1]
-
-    def view(self):
-        return [self.op, self.started, self.blocks, self.stop]
+def log_record(line):
+    """json.loads(line) for one log line: the C scanner alone when the line is one
+    JSON value and nothing else (every line this engine writes), json.loads itself,
+    with its own error, for anything else."""
+    try:
+        text = line.decode("utf-8")
+        value, end = _scan_record(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError):
+        pass
+    return json.loads(line)
 
 
 def persist(out, record):
     out.append({"output": "persist", "bytes": (rp.dumps(record) + "\n").encode("utf-8")})
+
+
+def persist_messages(out, kind, head, messages, tail):
+    """persist(out, {kind: {**head, "messages": messages, **tail}}), the same bytes,
+    with each message's text from frozen_json: messages are never changed once built,
+    and the adapter then reuses the text for the history delta of the same reply."""
+    fields = [f'"{key}":{rp.dumps(value)}' for key, value in head.items()]
+    fields.append('"messages":[' + ",".join(map(frozen_json, messages)) + "]")
+    fields += [f'"{key}":{rp.dumps(value)}' for key, value in tail.items()]
+    text = '{"' + kind + '":{' + ",".join(fields) + "}}\n"
+    out.append({"output": "persist", "bytes": text.encode("utf-8")})
 
 
 class Session:
@@ -158,17 +84,28 @@ class Session:
         self.stream = None
         self.results = []
         self._digest = None
+        self._tools = None
         # Tool-use ids that left the history (rewind, compaction, repair) stay taken.
         self.retired = set()
+        self._pending_phase, self._pending = (), None
+        self._ids_of, self._ids = [], set()
 
     # --- protocol surface -------------------------------------------------------
 
     def pending(self):
-        if self.phase is None:
-            return {"pending": "none"}
-        if self.phase[0] == "generation":
-            return {"pending": "generation", "op": self.phase[1]}
-        return {"pending": "tools", "op": self.phase[1], "calls": self.phase[2]}
+        # One object per phase, so the adapter can reuse its text while the phase
+        # lasts (most replies); the phase tuple is replaced, never changed, on a move.
+        phase = self.phase
+        if phase is self._pending_phase:
+            return self._pending
+        if phase is None:
+            pending = {"pending": "none"}
+        elif phase[0] == "generation":
+            pending = {"pending": "generation", "op": phase[1]}
+        else:
+            pending = {"pending": "tools", "op": phase[1], "calls": phase[2]}
+        self._pending_phase, self._pending = phase, pending
+        return pending
 
     def idle(self):
         return self.phase is None
@@ -188,12 +125,13 @@ class Session:
 
     def handle(self, i):
         kind = i["input"]
-        if kind == "prompt":
-            return self.prompt(i["text"], i["now"])
+        # Stream events are nine inputs in ten.
         if kind == "stream":
             return self.stream_event(i["op"], i["event"])
         if kind == "tool_result":
             return self.tool_result(i["op"], i["outcome"])
+        if kind == "prompt":
+            return self.prompt(i["text"], i["now"])
         if kind == "cancel":
             return self.cancel(i["cause"])
         if kind == "compact":
@@ -233,12 +171,31 @@ class Session:
         calls = rp.tool_calls(message)
         if stop_reason == "tool_use" and not calls:
             raise Invalid("stop reason tool_use with no tool calls")
-        seen = {b["id"] for m in self.history for b in rp.blocks_of(m) if b.get("type") == "tool_use"}
+        held = self.history_tool_ids()
+        seen = set()
         for c in calls:
-            if c["id"] in seen:
+            if c["id"] in held or c["id"] in seen:
                 raise Invalid(f"tool_use id {c['id']} is not unique")
             seen.add(c["id"])
         return calls
+
+    def history_tool_ids(self):
+        """The tool_use ids the history holds. Kept from one call to the next while
+        the history holds the same messages (messages are never changed once built),
+        extended when it only grew: a response is checked against the whole history,
+        and rescanning it for every response and tool block was a tenth of the
+        process's time."""
+        history, seen = self.history, self._ids_of
+        n = len(seen)
+        if len(history) == n and all(map(is_, history, seen)):
+            return self._ids
+        if len(history) > n and all(map(is_, history, seen)):
+            ids = self._ids
+            ids.update(rp.tool_use_ids(history[n:]))
+        else:
+            ids = self._ids = set(rp.tool_use_ids(history))
+        self._ids_of = list(history)
+        return ids
 
     def generated(self, message, stop_reason, usage):
         calls = self.check_response(message, stop_reason)
@@ -283,9 +240,9 @@ class Session:
         appended = self.history[before:]
         finishing = any(e[0] == "finished" for e in effects)
         if turn_start:
-            persist(out, {"turn_start": {"baseline": before, "messages": appended, "pending": self.pending()}})
+            persist_messages(out, "turn_start", {"baseline": before}, appended, {"pending": self.pending()})
         elif appended or not finishing:
-            persist(out, {"append": {"messages": appended, "pending": self.pending()}})
+            persist_messages(out, "append", {}, appended, {"pending": self.pending()})
         for e in effects:
             if e[0] == "generate":
                 self.send(e[1], out)
@@ -297,16 +254,24 @@ class Session:
                 self.results = []
                 self.finish_turn(e[1], out)
 
+    def sorted_tools(self):
+        """The tools by name, one list per configuration: it goes out in every
+        request, and frozen_json spares the adapter encoding it again each time."""
+        if self._tools is None:
+            self._tools = by_name(self.config["tools"])
+        frozen_json(self._tools)
+        return self._tools
+
     def prefix_digest(self):
         if self._digest is None:
-            prefix = rp.dumps({"system": self.config["system"], "tools": by_name(self.config["tools"])})
+            prefix = rp.dumps({"system": self.config["system"], "tools": self.sorted_tools()})
             self._digest = hashlib.sha256(prefix.encode("utf-8")).hexdigest()
         return self._digest
 
     def send(self, op, out):
         request = {
             "system": self.config["system"],
-            "tools": by_name(self.config["tools"]),
+            "tools": self.sorted_tools(),
         }
         # The session's thinking setting, a fixed field, so before the messages; absent
         # when off (protocol §7: a request without it is judged as thinking off).
@@ -352,17 +317,17 @@ class Session:
         stream = self.stream
         if stream is None or stream.op != op:
             return out  # stale: an operation that is over
-        if event["event"] == "error":
+        kind = event["event"]
+        if kind == "error":
             self.fail_generation(op, f"provider error {event['kind']}: {event['message']}", out)
             return out
-        if event["event"] == "block_start" and event["block"].get("type") == "tool_use":
+        if kind == "block_start" and event["block"].get("type") == "tool_use":
             event = self.with_unique_id(event, stream)
-        first_start = event["event"] == "message_start" and not stream.started
-        if first_start:
+        elif kind == "message_start" and not stream.started:
             persist(out, {"draft": {"op": op, "base_len": len(self.history)}})
         try:
             text = stream.apply(event)
-            finished = stream.finish() if event["event"] == "message_stop" else None
+            finished = stream.finish() if kind == "message_stop" else None
         except Invalid as e:
             out.clear()
             self.fail_generation(op, f"stream protocol: {e}", out)
@@ -384,7 +349,7 @@ class Session:
         return (
             tool_use_id in self.retired
             or any(b["kind"].get("type") == "tool_use" and b["kind"]["id"] == tool_use_id for b in stream.blocks)
-            or any(b.get("type") == "tool_use" and b["id"] == tool_use_id for m in self.history for b in rp.blocks_of(m))
+            or tool_use_id in self.history_tool_ids()
         )
 
     def with_unique_id(self, event, stream):
@@ -509,6 +474,7 @@ class Session:
             self.config["thinking"] = switched(thinking)
         self.config_rev += 1
         self._digest = None
+        self._tools = None
         return out
 
 
@@ -534,7 +500,7 @@ def restore(config, log):
     offset = 0
     for i, line in enumerate(log[:end].split(b"\n")[:-1]):
         try:
-            record = json.loads(line)
+            record = log_record(line)
             (kind, r), = record.items()
         except (ValueError, AttributeError, TypeError) as e:
             raise RestoreFailed(f"log corrupt at record {i} (byte {offset}): {e}")

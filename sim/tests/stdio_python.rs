@@ -12,7 +12,7 @@ const PYTHON: Port = Port {
     script: "adapters/python/example_engine.py",
     name: "python-example",
     unit_test_args: &["-m", "unittest", "-q"],
-    unit_test_summary: "Ran 13 tests",
+    unit_test_summary: "Ran 17 tests",
 };
 
 #[test]
