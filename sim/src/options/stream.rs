@@ -12,7 +12,8 @@
 //! several deltas, and tools answer with long output and with blocks (images,
 //! documents); a reply may stop on a stop sequence or a refusal as well as on
 //! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
-//! deltas; a broken proxy may start a block twice. An engine that only ever saw a few
+//! deltas; a broken proxy may start a block twice; an OpenAI-compatible provider may give
+//! every parallel call of a reply one id. An engine that only ever saw a few
 //! large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
@@ -32,6 +33,7 @@ const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1
 // Small: a malformed reply fails its turn, and a seed should still see turns end well.
 const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
 const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 3)];
+const SHARED_CALL_ID: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +79,12 @@ pub struct StreamShapes {
     /// (`tools::blocks`). Drawn last, so every earlier shape kept its value.
     #[serde(default = "StreamShapes::never")]
     pub result_blocks: Ratio,
+    /// Chance that a reply whose calls the provider numbers per reply (the
+    /// `reused_ids` fault) and which holds two or more calls sends every call at one
+    /// index, so all of them carry the same id, as OpenAI-compatible providers that
+    /// stream every parallel call at index 0 do. Drawn after every other shape.
+    #[serde(default = "StreamShapes::never")]
+    pub shared_call_id: Ratio,
 }
 
 impl StreamShapes {
@@ -107,6 +115,7 @@ impl StreamShapes {
         let blank_text = BLANK_TEXT[rng.random_range(0..BLANK_TEXT.len())];
         let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
         let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
+        let shared_call_id = SHARED_CALL_ID[rng.random_range(0..SHARED_CALL_ID.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -117,6 +126,7 @@ impl StreamShapes {
             blank_text,
             block_restart,
             result_blocks,
+            shared_call_id,
         }
     }
 
@@ -129,7 +139,7 @@ impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
-    /// started twice, every tool result a string.
+    /// started twice, every tool result a string, no id shared by two calls of a reply.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -141,6 +151,7 @@ impl Default for StreamShapes {
             blank_text: Ratio::NEVER,
             block_restart: Ratio::NEVER,
             result_blocks: Ratio::NEVER,
+            shared_call_id: Ratio::NEVER,
         }
     }
 }
