@@ -49,8 +49,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
-    ToolResultContent,
+    Activity, CancelCause, OperationId, Output, PendingOperation, Request, SharedMessage,
+    StreamEvent, ToolCall, ToolResultContent,
 };
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -104,6 +104,16 @@ pub enum Observation {
     },
 }
 
+/// What an engine shows through [`crate::engine::Engine`] at one moment: the history
+/// it holds, its pending operation and whether it is idle. Read by the world itself,
+/// so a verdict on it does not rest on the engine's report of its own state.
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub history: Vec<SharedMessage>,
+    pub pending: PendingOperation,
+    pub idle: bool,
+}
+
 /// One event of the run, as the checkers see it.
 pub enum Event<'a> {
     /// A prompt was accepted; messages before `baseline` belong to earlier turns.
@@ -133,11 +143,15 @@ pub enum Event<'a> {
     /// After every step.
     Step,
     /// A delivery that must change nothing: stale, duplicate, or a refused input.
+    /// `before`/`after` are the engine's own state bytes; `held` is what the world
+    /// read through the interface before and after (not for an input accepted while
+    /// busy, whose history is compared by the world itself).
     Noop {
         what: &'a str,
         before: &'a [u8],
         after: &'a [u8],
         outputs: &'a [Output],
+        held: Option<(&'a Held, &'a Held)>,
     },
     Observed(Observation),
     /// The engine was restored after a crash and its outputs carried out; `again` is a

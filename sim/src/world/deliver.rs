@@ -3,7 +3,8 @@
 //!
 //! Guarantee: every engine call goes through [`World::call`], so a panic in the engine
 //! becomes the `engine_panic` failure instead of unwinding through the world, and an
-//! input that must be a no-op is checked against the engine's state bytes before and
+//! input that must be a no-op is checked against the engine's state bytes and what the
+//! world reads through the interface (history, pending operation, idle) before and
 //! after.
 
 use super::*;
@@ -148,6 +149,17 @@ impl World<'_> {
         })
     }
 
+    /// What the engine shows through its interface now: the evidence `stale_noop`
+    /// compares around an input that must change nothing, read here rather than taken
+    /// from the engine's own `state_bytes` (a constant report passed any change).
+    fn held(&self) -> crate::checkers::Held {
+        crate::checkers::Held {
+            history: self.engine.history().to_vec(),
+            pending: self.engine.pending_operation(),
+            idle: self.engine.is_idle(),
+        }
+    }
+
     /// Delivers one input; returns whether it was accepted and all its outputs carried
     /// out (no crash in between).
     pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
@@ -159,6 +171,10 @@ impl World<'_> {
             Mode::WhileBusy(_) => Some(self.engine.history().to_vec()),
             _ => None,
         };
+        let held_before = match mode {
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::WhileBusy(_) => Some(self.held()),
+            Mode::Live => None,
+        };
         self.twin_skip = matches!(mode, Mode::Noop(_));
         let result = self.call(input);
         self.twin_skip = false;
@@ -168,22 +184,26 @@ impl World<'_> {
                 self.twin_rebuild(what)?;
                 let outputs = r.unwrap_or_default();
                 let after = self.state_now()?;
+                let held_after = self.held();
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),
                     after: &after,
                     outputs: &outputs,
+                    held: held_before.as_ref().map(|b| (b, &held_after)),
                 })?;
                 Ok(false)
             }
             (Mode::MayRefuse(what) | Mode::WhileBusy(what), Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
                 let after = self.state_now()?;
+                let held_after = self.held();
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),
                     after: &after,
                     outputs: &[],
+                    held: held_before.as_ref().map(|b| (b, &held_after)),
                 })?;
                 Ok(false)
             }
@@ -207,6 +227,7 @@ impl World<'_> {
                     before: b"",
                     after: changed,
                     outputs: &asked,
+                    held: None,
                 })?;
                 self.execute(outputs)
             }
