@@ -39,6 +39,7 @@ mod model_words_exact;
 mod quiet_after_cancel;
 mod reply_never_fails;
 mod shown_survives;
+pub(crate) use hostile_input::invalid as invalid_history;
 pub use interrupted_turn::{InterruptionWording, interruption_wording};
 
 pub use crate::invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
@@ -175,6 +176,13 @@ pub enum Event<'a> {
         /// recap, which a migration drops).
         forbidden: Option<&'a str>,
     },
+    /// An idle engine was handed a host input the spec says it accepts (a rewind
+    /// docs/spec.md §6 allows), to a profile that says it does (`accepts_rewinds`);
+    /// `refused` is its refusal, if it refused.
+    OwedInput {
+        what: &'a str,
+        refused: Option<&'a str>,
+    },
     /// A cancel was accepted while a turn was open, before its outputs are carried out;
     /// `running` are the tool-use ids the ledger had started and not finished then.
     CancelAccepted {
@@ -297,6 +305,7 @@ pub mod on {
     pub const ACTIVITY: u32 = 1 << 20;
     pub const INPUT_STREAMED: u32 = 1 << 21;
     pub const TOOL_ORDER: u32 = 1 << 22;
+    pub const OWED_INPUT: u32 = 1 << 23;
     /// Every kind: the default, for a checker that reads many.
     pub const ALL: u32 = u32::MAX;
 }
@@ -328,6 +337,7 @@ impl Event<'_> {
             Event::Activity { .. } => on::ACTIVITY,
             Event::InputStreamed { .. } => on::INPUT_STREAMED,
             Event::ToolOrderTwins { .. } => on::TOOL_ORDER,
+            Event::OwedInput { .. } => on::OWED_INPUT,
         }
     }
 }

@@ -165,20 +165,25 @@ impl World<'_> {
     pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
         let before = match mode {
             Mode::Live => None,
-            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::WhileBusy(_) => Some(self.state_now()?),
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::Valid(_) | Mode::WhileBusy(_) => {
+                Some(self.state_now()?)
+            }
         };
         let history_before = match mode {
             Mode::WhileBusy(_) => Some(self.engine.history().to_vec()),
             _ => None,
         };
         let held_before = match mode {
-            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::WhileBusy(_) => Some(self.held()),
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::Valid(_) | Mode::WhileBusy(_) => {
+                Some(self.held())
+            }
             Mode::Live => None,
         };
         self.twin_skip = matches!(mode, Mode::Noop(_));
         let result = self.call(input);
         self.twin_skip = false;
         let result = result?;
+        let owed = matches!(mode, Mode::Valid(_));
         match (mode, result) {
             (Mode::Noop(what), r) => {
                 self.twin_rebuild(what)?;
@@ -194,7 +199,7 @@ impl World<'_> {
                 })?;
                 Ok(false)
             }
-            (Mode::MayRefuse(what) | Mode::WhileBusy(what), Err(refusal)) => {
+            (Mode::MayRefuse(what) | Mode::Valid(what) | Mode::WhileBusy(what), Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
                 let after = self.state_now()?;
                 let held_after = self.held();
@@ -205,6 +210,12 @@ impl World<'_> {
                     outputs: &[],
                     held: held_before.as_ref().map(|b| (b, &held_after)),
                 })?;
+                if owed {
+                    self.ctx_check(Event::OwedInput {
+                        what,
+                        refused: Some(&refusal),
+                    })?;
+                }
                 Ok(false)
             }
             (Mode::Live, Err(refusal)) => {
@@ -228,6 +239,13 @@ impl World<'_> {
                     after: changed,
                     outputs: &asked,
                     held: None,
+                })?;
+                self.execute(outputs)
+            }
+            (Mode::Valid(what), Ok(outputs)) => {
+                self.ctx_check(Event::OwedInput {
+                    what,
+                    refused: None,
                 })?;
                 self.execute(outputs)
             }

@@ -218,7 +218,12 @@ impl World<'_> {
                 self.d.below(len + 1) as usize
             };
             self.note(|| format!("host rewinds to message {index}"));
-            if self.deliver(Input::Rewind { index }, Mode::MayRefuse("a refused rewind"))? {
+            let mode = if self.owed_rewinds && rewind_allowed(self.engine.history(), index) {
+                Mode::Valid("a rewind the spec allows")
+            } else {
+                Mode::MayRefuse("a refused rewind")
+            };
+            if self.deliver(Input::Rewind { index }, mode)? {
                 self.ctx_check(Event::Reset(ResetKind::Rewind))?;
             }
         }
@@ -274,4 +279,16 @@ impl World<'_> {
             },
         }
     }
+}
+
+/// Whether docs/spec.md §6 says an idle engine accepts a rewind of `history` to
+/// `index`: no larger than the history, not just after a message holding tool calls
+/// (which would split them from their results), and leaving a history the judge's
+/// own validator finds valid. Decided by the world from the spec's words, never by
+/// the engine's `rewind` (mutant 13 of docs/mutants.md refused the rewind to exactly
+/// the history's length while every rewind was delivered as one it may refuse).
+fn rewind_allowed(history: &[turnsim_core::SharedMessage], index: usize) -> bool {
+    index <= history.len()
+        && (index == 0 || history[index - 1].tool_calls().is_empty())
+        && crate::checkers::invalid_history(&history[..index]).is_none()
 }
