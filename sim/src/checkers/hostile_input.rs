@@ -202,6 +202,32 @@ mod tests {
         HostileInput::default().observe(&ctx, &event)
     }
 
+    fn owed(refused: Option<&str>) -> Option<Check> {
+        let ctx = Ctx {
+            step: 7,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        };
+        let event = Event::OwedInput {
+            what: "a rewind the spec allows",
+            refused,
+        };
+        HostileInput::default().observe(&ctx, &event)
+    }
+
+    #[test]
+    fn a_refused_rewind_the_spec_allows_is_a_violation_and_an_accepted_one_passes() {
+        assert_eq!(
+            owed(Some("cannot rewind to message 0")),
+            Some(Err(
+                "the engine refused a rewind the spec allows (cannot rewind to message 0), with 0 messages held".into()
+            ))
+        );
+        assert_eq!(owed(None), Some(Ok(())));
+    }
+
     #[test]
     fn an_accepted_legacy_log_that_keeps_the_recap_is_a_violation() {
         let history: Vec<SharedMessage> = vec![

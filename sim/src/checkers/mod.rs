@@ -103,6 +103,14 @@ pub enum Observation {
         tool_use_id: String,
         content: ToolResultContent,
     },
+    /// Not acknowledged: a live result of the open batch the engine accepted with no
+    /// `Persist` among its outputs, so it holds the result without having saved it.
+    /// Owed nothing across a crash; judged only against a profile that logs each
+    /// result as it arrives (`logs_each_result`).
+    Taken {
+        tool_use_id: String,
+        content: ToolResultContent,
+    },
 }
 
 /// What an engine shows through [`crate::engine::Engine`] at one moment: the history

@@ -100,3 +100,79 @@ impl Checker for StaleNoop {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use turnsim_core::{Message, PendingOperation, SharedMessage};
+
+    fn held(history: &[SharedMessage], idle: bool) -> Held {
+        Held {
+            history: history.to_vec(),
+            pending: PendingOperation::None,
+            idle,
+        }
+    }
+
+    fn judge(before: &Held, after: &Held) -> Option<Check> {
+        let ctx = Ctx {
+            step: 1,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        };
+        // Equal state bytes: the engine reports no change.
+        StaleNoop.observe(
+            &ctx,
+            &Event::Noop {
+                what: "a stale tool result",
+                before: &[0],
+                after: &[0],
+                outputs: &[],
+                held: Some((before, after)),
+            },
+        )
+    }
+
+    #[test]
+    fn a_stale_delivery_that_drops_a_message_fails_whatever_the_engine_reports() {
+        let h: Vec<SharedMessage> = vec![
+            Arc::new(Message::user_text("hi")),
+            Arc::new(Message::assistant_text("ok")),
+        ];
+        assert_eq!(
+            judge(&held(&h, true), &held(&h[..1], true)),
+            Some(Err(
+                "a stale tool result changed what the engine holds: the history went from 2 to 1 messages".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_stale_delivery_that_edits_a_message_or_the_idle_flag_fails() {
+        let h: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi"))];
+        let edited: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi!"))];
+        assert_eq!(
+            judge(&held(&h, true), &held(&edited, true)),
+            Some(Err(
+                "a stale tool result changed what the engine holds: history message 0 changed"
+                    .into()
+            ))
+        );
+        assert_eq!(
+            judge(&held(&h, true), &held(&h, false)),
+            Some(Err(
+                "a stale tool result changed what the engine holds: the engine went from idle to busy".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn an_equal_copy_of_the_history_is_no_change() {
+        let h: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi"))];
+        let copy: Vec<SharedMessage> = vec![Arc::new(Message::user_text("hi"))];
+        assert_eq!(judge(&held(&h, true), &held(&copy, true)), Some(Ok(())));
+    }
+}

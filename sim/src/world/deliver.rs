@@ -102,8 +102,16 @@ impl World<'_> {
             }
         };
         let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
-        if self.execute(outputs)? && persisted {
+        let carried = self.execute(outputs)?;
+        if carried && persisted {
             self.ctx_check(Event::Observed(Observation::ToolResult {
+                tool_use_id: id,
+                content,
+            }))?;
+        } else if !persisted {
+            // Taken in silence: what the engine then does with it is judged against
+            // its profile (`no_lost_observation`, `logs_each_result`).
+            self.ctx_check(Event::Observed(Observation::Taken {
                 tool_use_id: id,
                 content,
             }))?;

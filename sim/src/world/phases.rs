@@ -292,3 +292,40 @@ fn rewind_allowed(history: &[turnsim_core::SharedMessage], index: usize) -> bool
         && (index == 0 || history[index - 1].tool_calls().is_empty())
         && crate::checkers::invalid_history(&history[..index]).is_none()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::rewind_allowed;
+    use std::sync::Arc;
+    use turnsim_core::{Block, Message, SharedMessage};
+
+    fn history() -> Vec<SharedMessage> {
+        vec![
+            Arc::new(Message::user_text("go")),
+            Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+                id: "toolu_1".into(),
+                name: "read_file".into(),
+                input: serde_json::json!({}),
+            }])),
+            Arc::new(Message::user_blocks(vec![Block::tool_result(
+                "toolu_1", "out", false,
+            )])),
+            Arc::new(Message::assistant_text("done")),
+        ]
+    }
+
+    #[test]
+    fn a_rewind_to_the_history_s_length_or_any_boundary_between_turns_is_allowed() {
+        let h = history();
+        for index in [0, 1, 3, 4] {
+            assert!(rewind_allowed(&h, index), "index {index}");
+        }
+    }
+
+    #[test]
+    fn a_rewind_past_the_end_or_between_a_call_and_its_result_is_not() {
+        let h = history();
+        assert!(!rewind_allowed(&h, 2));
+        assert!(!rewind_allowed(&h, 5));
+    }
+}
