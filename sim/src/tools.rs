@@ -10,7 +10,7 @@ mod blocks;
 use crate::decide::Decider;
 use crate::options::{FaultKind, SimOptions};
 use std::collections::BTreeMap;
-use turnsim_core::{OperationId, ToolOutcome, ToolResultContent};
+use turnsim_core::{OperationId, ToolOutcome, ToolResultContent, ToolSpec};
 
 /// How one execution went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +102,7 @@ pub fn plan_execution(
     faults: bool,
     id: &str,
     name: &str,
+    tools: &[ToolSpec],
 ) -> (u64, ToolOutcome, Option<FaultKind>) {
     d.mark(crate::decide::Tag::ToolRun);
     let latency = u64::from(d.range(opts.tool_latency[0], opts.tool_latency[1]));
@@ -109,7 +110,10 @@ pub fn plan_execution(
         (true, Some(r)) => d.chance(r),
         _ => false,
     };
-    let known = turnsim_core::is_plausible_tool_name(name);
+    // The world runs the tools it configured, known by their names: not by asking
+    // the engine's name rule, which a bug would change together with the world
+    // (mutants 39 and 87 of docs/mutants.md made every call `no tool named …`).
+    let known = tools.iter().any(|t| t.name == name);
     // Joined rather than formatted: the same text without the formatter, per call.
     let text = |s: String| ToolResultContent::Text(s);
     let (content, is_error, fault) = if !known {
@@ -254,6 +258,28 @@ mod tests {
         }
     }
 
+    /// A world that configured one tool, `read_file`.
+    fn read_file() -> [ToolSpec; 1] {
+        [ToolSpec {
+            name: "read_file".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }]
+    }
+
+    #[test]
+    fn a_plausible_name_the_world_did_not_configure_is_no_tool() {
+        let opts = SimOptions::from_seed(0);
+        let mut d = Decider::replay(vec![0]);
+        let (_, outcome, fault) =
+            plan_execution(&mut d, &opts, false, "toolu_7", "run_shell", &read_file());
+        assert_eq!((outcome.is_error, fault), (true, None));
+        assert_eq!(
+            outcome.content,
+            ToolResultContent::Text("no tool named \"run_shell\"".into())
+        );
+    }
+
     /// The content a successful call plays with `result_blocks` always on, the
     /// decisions after the latency and the chance given.
     fn played(after_chance: &[u32]) -> String {
@@ -262,7 +288,8 @@ mod tests {
         let mut decisions = vec![0, 1];
         decisions.extend_from_slice(after_chance);
         let mut d = Decider::replay(decisions);
-        let (_, outcome, fault) = plan_execution(&mut d, &opts, false, "toolu_7", "read_file");
+        let (_, outcome, fault) =
+            plan_execution(&mut d, &opts, false, "toolu_7", "read_file", &read_file());
         assert_eq!((outcome.is_error, fault), (false, None));
         serde_json::to_string(&outcome.content).expect("serializes")
     }
@@ -296,7 +323,8 @@ mod tests {
         let mut opts = SimOptions::from_seed(0);
         opts.stream = crate::options::StreamShapes::default();
         let mut d = Decider::replay(vec![0]);
-        let (_, outcome, _) = plan_execution(&mut d, &opts, false, "toolu_7", "read_file");
+        let (_, outcome, _) =
+            plan_execution(&mut d, &opts, false, "toolu_7", "read_file", &read_file());
         assert_eq!(
             outcome.content,
             ToolResultContent::Text("output of read_file for toolu_7".into())

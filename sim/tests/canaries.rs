@@ -301,6 +301,15 @@ fn a_result_of_blocks_stringified_into_one_text_is_found_by_no_lost_observation(
     assert!(text.contains("came back altered"), "{text}");
 }
 
+#[test]
+fn a_result_taken_with_no_persist_and_sent_later_is_found_by_no_lost_observation() {
+    let text = canary_is_found_within(Bug::ResultTakenNotPersisted, SEED_BUDGET);
+    assert!(
+        text.contains("with no Persist (the profile logs each result as it arrives)"),
+        "{text}"
+    );
+}
+
 // The five planted from public agent-runtime issues (issue 25's detection figure; the
 // issue of each is on its `Bug` variant and in docs/invariants.md).
 

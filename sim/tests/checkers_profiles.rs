@@ -54,6 +54,8 @@ fn other() -> Conventions {
         authored: None,
         may_have_run: None,
         prefix_changed: None,
+        accepts_rewinds: None,
+        logs_each_result: None,
     }
 }
 

@@ -232,10 +232,17 @@ pub enum Bug {
     /// server published it (`tool_schema_object`: awwaiid/mcp-server-taskwarrior#11,
     /// zereight/gitlab-mcp#286).
     SchemaWithoutObjectType,
+    /// The results of a parallel batch are held in memory and written only with the
+    /// batch's last, as a runtime that saves a batch when it completes does: the
+    /// reference profile logs each result as it arrives (docs/spec.md §7, so a crash
+    /// mid-batch does not lose the finished ones), and a result taken with no
+    /// `Persist` and then sent to the model breaks it (`no_lost_observation`, with
+    /// the profile's `logs_each_result`; mutant 57 of docs/mutants.md).
+    ResultTakenNotPersisted,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 58] = [
+    pub const ALL: [Bug; 59] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -294,6 +301,7 @@ impl Bug {
         Bug::RegistersToolsTwice,
         Bug::DottedToolNames,
         Bug::SchemaWithoutObjectType,
+        Bug::ResultTakenNotPersisted,
     ];
 
     pub fn name(self) -> &'static str {
@@ -356,6 +364,7 @@ impl Bug {
             Bug::RegistersToolsTwice => "registers_tools_twice",
             Bug::DottedToolNames => "dotted_tool_names",
             Bug::SchemaWithoutObjectType => "schema_without_object_type",
+            Bug::ResultTakenNotPersisted => "result_taken_not_persisted",
         }
     }
 
@@ -464,7 +473,9 @@ impl Bug {
             // The API's own rule (thinking off, thinking in the final turn), found by
             // the judge's validator behind `pairing`.
             Bug::SwitchesThinkingMidLoop => Invariant::Pairing,
-            Bug::StringifiesResultBlocks => Invariant::NoLostObservation,
+            Bug::StringifiesResultBlocks | Bug::ResultTakenNotPersisted => {
+                Invariant::NoLostObservation
+            }
             Bug::RegistersToolsTwice | Bug::DottedToolNames | Bug::SchemaWithoutObjectType => {
                 Invariant::Pairing
             }

@@ -111,6 +111,7 @@ impl Engine for CoverageCanary {
     fn handle(&mut self, input: Input) -> Result<Vec<Output>, String> {
         let before = self.inner.pending_operation();
         let cancel = matches!(input, Input::Cancel { .. });
+        let result = matches!(input, Input::ToolResult { .. });
         let Some(input) = self.intercept(input) else {
             return Ok(Vec::new());
         };
@@ -119,6 +120,15 @@ impl Engine for CoverageCanary {
             self.note_empty_reply(&before);
         }
         self.refresh();
+        // The bug: a result that does not complete its batch (the reference answers it
+        // with its `ToolResult` record alone) is kept in memory, not written; the
+        // batch's last result writes only its own.
+        if result
+            && self.bug == Bug::ResultTakenNotPersisted
+            && outputs.iter().all(|o| matches!(o, Output::Persist { .. }))
+        {
+            outputs.clear();
+        }
         for o in outputs.iter_mut() {
             if let Output::Send { request, .. } = o {
                 match self.bug {
@@ -212,5 +222,6 @@ pub(crate) fn is_coverage(bug: Bug) -> bool {
             | Bug::TruncatesToolOutput
             | Bug::ThinkingStoredAsLine
             | Bug::StringifiesResultBlocks
+            | Bug::ResultTakenNotPersisted
     )
 }

@@ -14,6 +14,14 @@
 //! on top of that log. So the history each interrupted turn leaves is kept here, and
 //! when it was already invalid the finding blames the interruption (its cause and
 //! step), not the input that happened to come next.
+//!
+//! The converse, for an engine whose profile says it rewinds (`accepts_rewinds`, the
+//! reference's): a rewind the spec allows (docs/spec.md §6: idle, to an index no
+//! larger than the history, not splitting a call from its results; the world decides
+//! this from the history it reads, not from the engine) is not refused. Refusing one
+//! leaves the host unable to undo a turn the spec says it may undo; while every rewind
+//! was delivered as one the engine may refuse, an off-by-one that refused the rewind
+//! to exactly the history's length (mutant 13 of docs/mutants.md) went unjudged.
 
 use super::{Check, Checker, Ctx, Event, Invariant, on};
 use crate::judge::empty::{EmptyPart, empty_part};
@@ -26,7 +34,7 @@ use turnsim_core::{CancelCause, SharedMessage};
 /// validator: the reference engine's `validate_history` is the engine's, and a bug in
 /// it must not hide the same bug from this checker (issue 25, part 1; mutants 14 and
 /// 22 of docs/mutants.md survived while this checker called it).
-fn invalid(history: &[SharedMessage]) -> Option<String> {
+pub(crate) fn invalid(history: &[SharedMessage]) -> Option<String> {
     if let Some(b) = first_breach(history, 0, false) {
         return Some(b.to_string());
     }
@@ -84,6 +92,7 @@ impl Checker for HostileInput {
     /// one came; those answer `None` and count no check.
     fn events(&self) -> u32 {
         on::HOSTILE
+            | on::OWED_INPUT
             | on::TURN_STARTED
             | on::CANCEL_ACCEPTED
             | on::CRASHED
@@ -117,6 +126,15 @@ impl Checker for HostileInput {
                     self.broken = invalid(ctx.history).map(|e| (cut, e));
                 }
                 return None;
+            }
+            Event::OwedInput { what, refused } => {
+                return Some(match refused {
+                    None => Ok(()),
+                    Some(refusal) => Err(format!(
+                        "the engine refused {what} ({refusal}), with {} messages held",
+                        ctx.history.len()
+                    )),
+                });
             }
             _ => {}
         }
@@ -182,6 +200,32 @@ mod tests {
             forbidden,
         };
         HostileInput::default().observe(&ctx, &event)
+    }
+
+    fn owed(refused: Option<&str>) -> Option<Check> {
+        let ctx = Ctx {
+            step: 7,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        };
+        let event = Event::OwedInput {
+            what: "a rewind the spec allows",
+            refused,
+        };
+        HostileInput::default().observe(&ctx, &event)
+    }
+
+    #[test]
+    fn a_refused_rewind_the_spec_allows_is_a_violation_and_an_accepted_one_passes() {
+        assert_eq!(
+            owed(Some("cannot rewind to message 0")),
+            Some(Err(
+                "the engine refused a rewind the spec allows (cannot rewind to message 0), with 0 messages held".into()
+            ))
+        );
+        assert_eq!(owed(None), Some(Ok(())));
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! an engine words an interruption, so a conventions profile replaces exactly it.
 
 use super::{Ctx, Event, on};
-use turnsim_core::note::{UNRECOGNISED_TOOL, is_plausible_tool_name, tool_in_flight_note_label};
+use crate::judge::tool_names::copied_into_note;
+use turnsim_core::note::{UNRECOGNISED_TOOL, tool_in_flight_note_label};
 use turnsim_core::{CancelCause, InterruptReason, Message, Role};
 
 /// What an engine-written user message says about an interruption.
@@ -58,9 +59,10 @@ pub fn interruption_wording(m: &Message) -> Option<InterruptionWording<'_>> {
     Some(InterruptionWording::MayHaveRun(names))
 }
 
-/// How a note renders a tool name the model chose.
+/// How a note renders a tool name the model chose, by the judge's own name rule
+/// (not the engine's, which a bug would change together with the note).
 pub(super) fn rendered(name: &str) -> &str {
-    if is_plausible_tool_name(name) {
+    if copied_into_note(name) {
         name
     } else {
         UNRECOGNISED_TOOL

@@ -39,6 +39,7 @@ mod model_words_exact;
 mod quiet_after_cancel;
 mod reply_never_fails;
 mod shown_survives;
+pub(crate) use hostile_input::invalid as invalid_history;
 pub use interrupted_turn::{InterruptionWording, interruption_wording};
 
 pub use crate::invariant::{INVARIANT_NAMES, Invariant, UnknownInvariant};
@@ -49,8 +50,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
-    Activity, CancelCause, OperationId, Output, Request, SharedMessage, StreamEvent, ToolCall,
-    ToolResultContent,
+    Activity, CancelCause, OperationId, Output, PendingOperation, Request, SharedMessage,
+    StreamEvent, ToolCall, ToolResultContent,
 };
 
 /// Every invariant's name, as reports and scenario files spell it.
@@ -102,6 +103,24 @@ pub enum Observation {
         tool_use_id: String,
         content: ToolResultContent,
     },
+    /// Not acknowledged: a live result of the open batch the engine accepted with no
+    /// `Persist` among its outputs, so it holds the result without having saved it.
+    /// Owed nothing across a crash; judged only against a profile that logs each
+    /// result as it arrives (`logs_each_result`).
+    Taken {
+        tool_use_id: String,
+        content: ToolResultContent,
+    },
+}
+
+/// What an engine shows through [`crate::engine::Engine`] at one moment: the history
+/// it holds, its pending operation and whether it is idle. Read by the world itself,
+/// so a verdict on it does not rest on the engine's report of its own state.
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub history: Vec<SharedMessage>,
+    pub pending: PendingOperation,
+    pub idle: bool,
 }
 
 /// One event of the run, as the checkers see it.
@@ -133,11 +152,15 @@ pub enum Event<'a> {
     /// After every step.
     Step,
     /// A delivery that must change nothing: stale, duplicate, or a refused input.
+    /// `before`/`after` are the engine's own state bytes; `held` is what the world
+    /// read through the interface before and after (not for an input accepted while
+    /// busy, whose history is compared by the world itself).
     Noop {
         what: &'a str,
         before: &'a [u8],
         after: &'a [u8],
         outputs: &'a [Output],
+        held: Option<(&'a Held, &'a Held)>,
     },
     Observed(Observation),
     /// The engine was restored after a crash and its outputs carried out; `again` is a
@@ -160,6 +183,13 @@ pub enum Event<'a> {
         /// A text an engine that accepts the input must not keep (the older format's
         /// recap, which a migration drops).
         forbidden: Option<&'a str>,
+    },
+    /// An idle engine was handed a host input the spec says it accepts (a rewind
+    /// docs/spec.md §6 allows), to a profile that says it does (`accepts_rewinds`);
+    /// `refused` is its refusal, if it refused.
+    OwedInput {
+        what: &'a str,
+        refused: Option<&'a str>,
     },
     /// A cancel was accepted while a turn was open, before its outputs are carried out;
     /// `running` are the tool-use ids the ledger had started and not finished then.
@@ -283,6 +313,7 @@ pub mod on {
     pub const ACTIVITY: u32 = 1 << 20;
     pub const INPUT_STREAMED: u32 = 1 << 21;
     pub const TOOL_ORDER: u32 = 1 << 22;
+    pub const OWED_INPUT: u32 = 1 << 23;
     /// Every kind: the default, for a checker that reads many.
     pub const ALL: u32 = u32::MAX;
 }
@@ -314,6 +345,7 @@ impl Event<'_> {
             Event::Activity { .. } => on::ACTIVITY,
             Event::InputStreamed { .. } => on::INPUT_STREAMED,
             Event::ToolOrderTwins { .. } => on::TOOL_ORDER,
+            Event::OwedInput { .. } => on::OWED_INPUT,
         }
     }
 }

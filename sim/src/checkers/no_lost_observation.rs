@@ -19,6 +19,16 @@
 //! an engine that truncates or alters a result does so when it writes it, so the
 //! failure is shown where it happens (and a shrunk run needs no restart or liveness
 //! turn after it).
+//!
+//! An engine whose profile says it logs each tool result as it arrives
+//! (`logs_each_result`, the reference's: docs/spec.md §7, "so a crash before the
+//! batch completes does not lose it") is also owed the saving itself: a live result of
+//! its open batch that it accepted with no `Persist` and then sent to the model was
+//! taken without being saved, and a crash before its batch completed would have lost
+//! it (mutant 57 of docs/mutants.md: the results of all but the last call of a
+//! parallel batch were never written, and a crash mid-batch answered finished calls
+//! with the interrupted stand-in). An engine of another design may save a batch's
+//! results when the batch ends, so without the profile's word this is not judged.
 
 use std::sync::Arc;
 
@@ -31,14 +41,21 @@ pub struct NoLostObservation {
     kept: Vec<Observation>,
     /// Results saved but not yet seen in the history: judged when they are.
     due: Vec<(String, ToolResultContent)>,
+    /// The profile says each result is logged as it arrives.
+    logs_each_result: bool,
+    /// Results taken with no `Persist` (only when `logs_each_result`), each with the
+    /// step it came at: a request that sends one is the finding.
+    taken: Vec<(String, ToolResultContent, u64)>,
 }
 
 impl NoLostObservation {
     pub fn new(conventions: Arc<Conventions>) -> NoLostObservation {
         NoLostObservation {
+            logs_each_result: conventions.logs_each_result == Some(true),
             conventions,
             kept: Vec::new(),
             due: Vec::new(),
+            taken: Vec::new(),
         }
     }
 
@@ -90,7 +107,23 @@ impl NoLostObservation {
                 tool_use_id,
                 content,
             } => results.holds(tool_use_id, content),
+            Observation::Taken { .. } => true,
         }
+    }
+
+    /// The first result taken without a `Persist` that `messages` send to the model.
+    fn sent_unsaved(&self, messages: &[SharedMessage]) -> Option<String> {
+        self.taken.iter().find_map(|(id, content, step)| {
+            let sent = messages.iter().flat_map(|m| m.blocks()).any(|b| {
+                matches!(b, Block::ToolResult { tool_use_id, content: c, .. }
+                    if tool_use_id == id && kept_whole(c, content))
+            });
+            sent.then(|| {
+                format!(
+                    "the result of {id} was taken at step {step} with no Persist (the profile logs each result as it arrives), and this request sends it to the model: a crash before its batch completed would have lost it"
+                )
+            })
+        })
     }
 
     /// The first kept observation `history` no longer holds.
@@ -191,11 +224,27 @@ impl Checker for NoLostObservation {
 
     fn events(&self) -> u32 {
         use super::on;
-        on::OBSERVED | on::RESET | on::RESTARTED | on::LIVENESS_END
+        on::OBSERVED | on::RESET | on::RESTARTED | on::LIVENESS_END | on::REQUEST
     }
 
     fn observe(&mut self, ctx: &Ctx<'_>, event: &Event<'_>) -> Option<Check> {
         match event {
+            Event::Observed(Observation::Taken {
+                tool_use_id,
+                content,
+            }) => {
+                if self.logs_each_result {
+                    self.taken
+                        .push((tool_use_id.clone(), content.clone(), ctx.step));
+                }
+                None
+            }
+            Event::Request { request, .. } if !self.taken.is_empty() => {
+                let found = self.sent_unsaved(&request.messages);
+                // Judged once: sent or not, the next request starts a new batch.
+                self.taken.clear();
+                Some(found.map_or(Ok(()), Err))
+            }
             Event::Observed(o) => {
                 self.kept.push(o.clone());
                 if let Observation::ToolResult {
@@ -212,6 +261,7 @@ impl Checker for NoLostObservation {
             }
             Event::Reset(_) => {
                 self.due.clear();
+                self.taken.clear();
                 // A rewind or compaction drops observations on purpose.
                 let kept = std::mem::take(&mut self.kept);
                 let results = Results::of(ctx.history, &kept);
@@ -222,16 +272,24 @@ impl Checker for NoLostObservation {
                 None
             }
             Event::Restarted { .. } | Event::LivenessEnd { .. } => {
+                // A restored engine knows only its log: what it took unsaved is gone.
+                self.taken.clear();
                 Some(match self.first_lost(ctx.history) {
                     None => Ok(()),
                     Some(Observation::Prompt { words }) => Err(format!(
                         "the acknowledged prompt {} is gone",
                         excerpt(words)
                     )),
-                    Some(Observation::ToolResult {
-                        tool_use_id,
-                        content,
-                    }) => Err(format!(
+                    Some(
+                        Observation::ToolResult {
+                            tool_use_id,
+                            content,
+                        }
+                        | Observation::Taken {
+                            tool_use_id,
+                            content,
+                        },
+                    ) => Err(format!(
                         "the saved result of {tool_use_id} ({}) is gone",
                         excerpt(&json(content))
                     )),
@@ -239,5 +297,77 @@ impl Checker for NoLostObservation {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use turnsim_core::{CacheHints, Message, OperationId, Request};
+
+    fn ctx() -> Ctx<'static> {
+        Ctx {
+            step: 9,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        }
+    }
+
+    fn request(result: &str) -> Request {
+        Request {
+            system: String::new(),
+            tools: Vec::new().into(),
+            thinking: None,
+            messages: vec![Arc::new(Message::user_blocks(vec![Block::tool_result(
+                "toolu_1", result, false,
+            )]))],
+            cache: CacheHints {
+                session_key: String::new(),
+                breakpoints: Vec::new(),
+            },
+        }
+    }
+
+    /// Takes `toolu_1`'s result "out" with no persist, then sends `sent`.
+    fn taken_then_sent(c: &mut NoLostObservation, sent: &str) -> Option<Check> {
+        let taken = Event::Observed(Observation::Taken {
+            tool_use_id: "toolu_1".into(),
+            content: ToolResultContent::Text("out".into()),
+        });
+        assert_eq!(c.observe(&ctx(), &taken), None);
+        let r = request(sent);
+        c.observe(
+            &ctx(),
+            &Event::Request {
+                op: OperationId(3),
+                request: &r,
+                seen: 0,
+                body: None,
+            },
+        )
+    }
+
+    #[test]
+    fn a_result_taken_unsaved_then_sent_fails_a_profile_that_logs_each_result() {
+        let mut c = NoLostObservation::new(Arc::new(Conventions::reference()));
+        assert_eq!(
+            taken_then_sent(&mut c, "out"),
+            Some(Err("the result of toolu_1 was taken at step 9 with no Persist (the profile logs each result as it arrives), and this request sends it to the model: a crash before its batch completed would have lost it".into()))
+        );
+    }
+
+    #[test]
+    fn a_result_taken_unsaved_and_not_sent_passes_and_is_judged_once() {
+        let mut c = NoLostObservation::new(Arc::new(Conventions::reference()));
+        assert_eq!(taken_then_sent(&mut c, "other"), Some(Ok(())));
+        assert!(c.taken.is_empty());
+    }
+
+    #[test]
+    fn an_engine_that_saves_its_batch_at_the_end_is_not_judged_without_the_profiles_word() {
+        let mut c = NoLostObservation::new(Arc::new(Conventions::generic()));
+        assert_eq!(taken_then_sent(&mut c, "out"), None);
     }
 }

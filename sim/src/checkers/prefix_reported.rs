@@ -6,8 +6,10 @@
 //! prefix change learns of it only from the engine's report, and an engine that
 //! records an empty or stale receipt reports nothing, or reports a change at every
 //! request. Judged against the reference profile's reports: each request is preceded
-//! by a `Receipt` record whose digest is `prefix_digest` of the `system` and `tools`
-//! actually sent, and exactly when that digest differs from the previous receipt's,
+//! by a `Receipt` record whose digest is the spec's digest of the `system` and `tools`
+//! actually sent (computed by the judge's own [`prefix_digest`], never the engine's:
+//! with the engine's function a digest broken to a constant was expected as the
+//! constant, mutant 78 of docs/mutants.md), and exactly when that digest differs from the previous receipt's,
 //! one `prefix-changed` activity naming both digests. Judged from the engine's first
 //! receipt on, so an engine that keeps no receipts in this format is not judged.
 //!
@@ -19,9 +21,10 @@
 //! unchanged prefix once: an engine that does not log what it sent cannot know.
 
 use super::{Check, Checker, Ctx, Event, Invariant};
+use crate::judge::prefix_digest::prefix_digest;
 use std::sync::Arc;
 use turnsim_core::request::PREFIX_CHANGED;
-use turnsim_core::{Activity, OperationId, ToolSpec, prefix_digest};
+use turnsim_core::{Activity, OperationId, ToolSpec};
 
 /// Where a run's prefix reports are read.
 #[derive(Default)]

@@ -108,6 +108,16 @@ pub struct ProfileFile {
     /// `false` or left out: it keeps the host's order on purpose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canonical_tools: Option<bool>,
+    /// `true`: the engine accepts every rewind the spec allows, and a refusal of one
+    /// is a finding (`hostile_input`); `false` or left out: it may refuse rewinds
+    /// (an engine without rewind, or with a narrower one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepts_rewinds: Option<bool>,
+    /// `true`: the engine logs each tool result as it arrives, and a result it took
+    /// with no `Persist` and later sent is a finding (`no_lost_observation`); `false`
+    /// or left out: it may save a batch's results when the batch ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs_each_result: Option<bool>,
 }
 
 /// The `labels` field: the whole text of a `tool_result` by which the engine answers
@@ -158,6 +168,8 @@ impl ProfileFile {
             authored: None,
             may_have_run: self.labels.as_ref().map(|l| texts(&l.may_have_run)),
             prefix_changed: self.prefix_changed.as_ref().map(|p| p.activity.0.clone()),
+            accepts_rewinds: self.accepts_rewinds,
+            logs_each_result: self.logs_each_result,
         }
     }
 

@@ -249,6 +249,17 @@ pub struct Conventions {
     /// (system and tools) it sends changed (`prefix_reported`); `None`: reports not
     /// judged unless the profile is the reference one, whose log holds receipts.
     pub prefix_changed: Option<String>,
+    /// Whether the engine accepts every rewind docs/spec.md §6 allows (idle, to an
+    /// index no larger than the history, not splitting a tool call from its results),
+    /// so a refusal of one is a finding (`hostile_input`); `None` or `false`: an
+    /// engine that lacks rewind, or limits it, may refuse, and is not judged for it.
+    pub accepts_rewinds: Option<bool>,
+    /// Whether the engine logs each tool result as it arrives (docs/spec.md §7, so a
+    /// crash before its batch completes does not lose it), so a live result of the
+    /// open batch answered with no `Persist` and then sent to the model is a finding
+    /// (`no_lost_observation`); `None` or `false`: the engine may save a batch's
+    /// results when the batch ends, a correct design of its own.
+    pub logs_each_result: Option<bool>,
 }
 
 impl fmt::Debug for Conventions {
@@ -266,6 +277,8 @@ impl fmt::Debug for Conventions {
             .field("authored", &self.authored.is_some())
             .field("may_have_run", &self.may_have_run)
             .field("prefix_changed", &self.prefix_changed)
+            .field("accepts_rewinds", &self.accepts_rewinds)
+            .field("logs_each_result", &self.logs_each_result)
             .finish()
     }
 }
@@ -301,6 +314,8 @@ impl Conventions {
             // records (`interruption_wording`, receipts), not from these fields.
             may_have_run: None,
             prefix_changed: None,
+            accepts_rewinds: Some(true),
+            logs_each_result: Some(true),
         }
     }
 
@@ -326,6 +341,8 @@ impl Conventions {
             && self.authored.is_none()
             && self.may_have_run.is_none()
             && self.prefix_changed.is_none()
+            && self.accepts_rewinds.is_none()
+            && self.logs_each_result.is_none()
     }
 
     /// What the engine authored `m` as: its own classifier first, else the whole

@@ -100,6 +100,27 @@ fn a_profile_file_spells_exactly_its_conventions() {
 }
 
 #[test]
+fn rewinds_and_result_logging_are_judged_only_where_a_profile_says_so() {
+    let text = r#"{"format": "turnsim-conventions", "name": "mine",
+        "accepts_rewinds": true, "logs_each_result": false}"#;
+    let file = ProfileFile::parse(text, "mine.json").unwrap();
+    let c = file.conventions();
+    assert_eq!(
+        (c.accepts_rewinds, c.logs_each_result),
+        (Some(true), Some(false))
+    );
+    let back = serde_json::to_string(&file).unwrap();
+    assert_eq!(ProfileFile::parse(&back, "back").unwrap(), file);
+    let r = Conventions::reference();
+    assert_eq!(
+        (r.accepts_rewinds, r.logs_each_result),
+        (Some(true), Some(true))
+    );
+    let g = Conventions::generic();
+    assert_eq!((g.accepts_rewinds, g.logs_each_result), (None, None));
+}
+
+#[test]
 fn a_bad_profile_file_names_the_field_at_fault() {
     let typo = r#"{"format": "turnsim-conventions", "marker": {"exact": ["x"]}}"#;
     let err = ProfileFile::parse(typo, "p.json").unwrap_err().0;

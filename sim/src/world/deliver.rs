@@ -3,7 +3,8 @@
 //!
 //! Guarantee: every engine call goes through [`World::call`], so a panic in the engine
 //! becomes the `engine_panic` failure instead of unwinding through the world, and an
-//! input that must be a no-op is checked against the engine's state bytes before and
+//! input that must be a no-op is checked against the engine's state bytes and what the
+//! world reads through the interface (history, pending operation, idle) before and
 //! after.
 
 use super::*;
@@ -101,8 +102,16 @@ impl World<'_> {
             }
         };
         let persisted = outputs.iter().any(|o| matches!(o, Output::Persist { .. }));
-        if self.execute(outputs)? && persisted {
+        let carried = self.execute(outputs)?;
+        if carried && persisted {
             self.ctx_check(Event::Observed(Observation::ToolResult {
+                tool_use_id: id,
+                content,
+            }))?;
+        } else if !persisted {
+            // Taken in silence: what the engine then does with it is judged against
+            // its profile (`no_lost_observation`, `logs_each_result`).
+            self.ctx_check(Event::Observed(Observation::Taken {
                 tool_use_id: id,
                 content,
             }))?;
@@ -148,43 +157,73 @@ impl World<'_> {
         })
     }
 
+    /// What the engine shows through its interface now: the evidence `stale_noop`
+    /// compares around an input that must change nothing, read here rather than taken
+    /// from the engine's own `state_bytes` (a constant report passed any change).
+    fn held(&self) -> crate::checkers::Held {
+        crate::checkers::Held {
+            history: self.engine.history().to_vec(),
+            pending: self.engine.pending_operation(),
+            idle: self.engine.is_idle(),
+        }
+    }
+
     /// Delivers one input; returns whether it was accepted and all its outputs carried
     /// out (no crash in between).
     pub(super) fn deliver(&mut self, input: Input, mode: Mode<'_>) -> Result<bool, Violation> {
         let before = match mode {
             Mode::Live => None,
-            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::WhileBusy(_) => Some(self.state_now()?),
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::Valid(_) | Mode::WhileBusy(_) => {
+                Some(self.state_now()?)
+            }
         };
         let history_before = match mode {
             Mode::WhileBusy(_) => Some(self.engine.history().to_vec()),
             _ => None,
         };
+        let held_before = match mode {
+            Mode::Noop(_) | Mode::MayRefuse(_) | Mode::Valid(_) | Mode::WhileBusy(_) => {
+                Some(self.held())
+            }
+            Mode::Live => None,
+        };
         self.twin_skip = matches!(mode, Mode::Noop(_));
         let result = self.call(input);
         self.twin_skip = false;
         let result = result?;
+        let owed = matches!(mode, Mode::Valid(_));
         match (mode, result) {
             (Mode::Noop(what), r) => {
                 self.twin_rebuild(what)?;
                 let outputs = r.unwrap_or_default();
                 let after = self.state_now()?;
+                let held_after = self.held();
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),
                     after: &after,
                     outputs: &outputs,
+                    held: held_before.as_ref().map(|b| (b, &held_after)),
                 })?;
                 Ok(false)
             }
-            (Mode::MayRefuse(what) | Mode::WhileBusy(what), Err(refusal)) => {
+            (Mode::MayRefuse(what) | Mode::Valid(what) | Mode::WhileBusy(what), Err(refusal)) => {
                 self.note(|| format!("refused: {refusal}"));
                 let after = self.state_now()?;
+                let held_after = self.held();
                 self.ctx_check(Event::Noop {
                     what,
                     before: before.as_deref().unwrap_or_default(),
                     after: &after,
                     outputs: &[],
+                    held: held_before.as_ref().map(|b| (b, &held_after)),
                 })?;
+                if owed {
+                    self.ctx_check(Event::OwedInput {
+                        what,
+                        refused: Some(&refusal),
+                    })?;
+                }
                 Ok(false)
             }
             (Mode::Live, Err(refusal)) => {
@@ -207,6 +246,14 @@ impl World<'_> {
                     before: b"",
                     after: changed,
                     outputs: &asked,
+                    held: None,
+                })?;
+                self.execute(outputs)
+            }
+            (Mode::Valid(what), Ok(outputs)) => {
+                self.ctx_check(Event::OwedInput {
+                    what,
+                    refused: None,
                 })?;
                 self.execute(outputs)
             }

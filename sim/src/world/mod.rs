@@ -195,6 +195,10 @@ enum Mode<'s> {
     Noop(&'s str),
     /// May be refused; if refused it must change nothing.
     MayRefuse(&'s str),
+    /// An input the spec says the engine accepts (a rewind it allows, to an engine
+    /// whose profile says it rewinds): refused, it must change nothing, and the
+    /// refusal itself is judged (`Event::OwedInput`).
+    Valid(&'s str),
     /// A host input while a call is open: refused, it changes nothing; accepted
     /// (deferred), it leaves the history as it was and asks for nothing but a persist.
     WhileBusy(&'s str),
@@ -317,6 +321,9 @@ struct World<'a> {
     recording: Option<Recording>,
     /// The run judges `tool_order` and this seed runs its twins.
     tool_order: bool,
+    /// The profile says the engine accepts every rewind the spec allows
+    /// (`accepts_rewinds`): such rewinds are delivered as [`Mode::Valid`].
+    owed_rewinds: bool,
 }
 
 /// Runs one simulation to its end or its first violation.
@@ -400,6 +407,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
                 .factory
                 .selection()
                 .runs(crate::invariant::Invariant::ToolOrder),
+        owed_rewinds: spec.factory.conventions().accepts_rewinds == Some(true),
     };
     w.twin.on = [
         FaultKind::StaleDelivery,

@@ -191,6 +191,7 @@ impl World<'_> {
                         self.faults_on,
                         &call.id,
                         &call.name,
+                        &self.config.tools,
                     );
                     if let Some(kind) = fault {
                         self.count_fault(kind);

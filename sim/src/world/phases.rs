@@ -218,7 +218,12 @@ impl World<'_> {
                 self.d.below(len + 1) as usize
             };
             self.note(|| format!("host rewinds to message {index}"));
-            if self.deliver(Input::Rewind { index }, Mode::MayRefuse("a refused rewind"))? {
+            let mode = if self.owed_rewinds && rewind_allowed(self.engine.history(), index) {
+                Mode::Valid("a rewind the spec allows")
+            } else {
+                Mode::MayRefuse("a refused rewind")
+            };
+            if self.deliver(Input::Rewind { index }, mode)? {
                 self.ctx_check(Event::Reset(ResetKind::Rewind))?;
             }
         }
@@ -273,5 +278,54 @@ impl World<'_> {
                 budget_tokens: SIM_THINKING_BUDGET,
             },
         }
+    }
+}
+
+/// Whether docs/spec.md §6 says an idle engine accepts a rewind of `history` to
+/// `index`: no larger than the history, not just after a message holding tool calls
+/// (which would split them from their results), and leaving a history the judge's
+/// own validator finds valid. Decided by the world from the spec's words, never by
+/// the engine's `rewind` (mutant 13 of docs/mutants.md refused the rewind to exactly
+/// the history's length while every rewind was delivered as one it may refuse).
+fn rewind_allowed(history: &[turnsim_core::SharedMessage], index: usize) -> bool {
+    index <= history.len()
+        && (index == 0 || history[index - 1].tool_calls().is_empty())
+        && crate::checkers::invalid_history(&history[..index]).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewind_allowed;
+    use std::sync::Arc;
+    use turnsim_core::{Block, Message, SharedMessage};
+
+    fn history() -> Vec<SharedMessage> {
+        vec![
+            Arc::new(Message::user_text("go")),
+            Arc::new(Message::assistant_blocks(vec![Block::ToolUse {
+                id: "toolu_1".into(),
+                name: "read_file".into(),
+                input: serde_json::json!({}),
+            }])),
+            Arc::new(Message::user_blocks(vec![Block::tool_result(
+                "toolu_1", "out", false,
+            )])),
+            Arc::new(Message::assistant_text("done")),
+        ]
+    }
+
+    #[test]
+    fn a_rewind_to_the_history_s_length_or_any_boundary_between_turns_is_allowed() {
+        let h = history();
+        for index in [0, 1, 3, 4] {
+            assert!(rewind_allowed(&h, index), "index {index}");
+        }
+    }
+
+    #[test]
+    fn a_rewind_past_the_end_or_between_a_call_and_its_result_is_not() {
+        let h = history();
+        assert!(!rewind_allowed(&h, 2));
+        assert!(!rewind_allowed(&h, 5));
     }
 }
