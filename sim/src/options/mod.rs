@@ -416,6 +416,12 @@ impl fmt::Display for SimOptions {
             "result blocks",
             format_args!("{} of tool results", st.result_blocks),
         )?;
+        row(f, "late delta", format_args!("{} of replies", st.late_delta))?;
+        row(
+            f,
+            "redacted thinking",
+            format_args!("{} of thinking replies", st.redacted_thinking),
+        )?;
         row(
             f,
             "hang cut min",

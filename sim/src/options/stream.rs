@@ -12,7 +12,8 @@
 //! several deltas, and tools answer with long output and with blocks (images,
 //! documents); a reply may stop on a stop sequence or a refusal as well as on
 //! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
-//! deltas; a broken proxy may start a block twice. An engine that only ever saw a few
+//! deltas; a broken proxy may start a block twice or replay a delta after its block
+//! stopped; a reply with thinking may hold `redacted_thinking` blocks. An engine that only ever saw a few
 //! large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
@@ -32,6 +33,9 @@ const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1
 // Small: a malformed reply fails its turn, and a seed should still see turns end well.
 const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
 const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 3)];
+// Small, as a block restart: a malformed reply fails its turn.
+const LATE_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 80), Ratio::new(1, 40)];
+const REDACTED_THINKING: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 4), Ratio::new(1, 2)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +81,18 @@ pub struct StreamShapes {
     /// (`tools::blocks`). Drawn last, so every earlier shape kept its value.
     #[serde(default = "StreamShapes::never")]
     pub result_blocks: Ratio,
+    /// Chance that a reply streams a delta again after its block's `block_stop` (a
+    /// proxy replaying part of a block): one of the reply's non-empty text or input
+    /// deltas, copied anywhere after its block stopped and before `message_stop`. A
+    /// malformed stream, which an engine must fail whole; played only while faults are
+    /// on, never on a reply already cut or restarted. Drawn after every shape above.
+    #[serde(default = "StreamShapes::never")]
+    pub late_delta: Ratio,
+    /// Chance that a reply with thinking also streams a `redacted_thinking` block (its
+    /// `data` in the `block_start`, no delta), instead of its thinking block or after
+    /// it (`provider::Redacted`); every cut can land inside it. Drawn last.
+    #[serde(default = "StreamShapes::never")]
+    pub redacted_thinking: Ratio,
 }
 
 impl StreamShapes {
@@ -107,6 +123,8 @@ impl StreamShapes {
         let blank_text = BLANK_TEXT[rng.random_range(0..BLANK_TEXT.len())];
         let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
         let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
+        let late_delta = LATE_DELTA[rng.random_range(0..LATE_DELTA.len())];
+        let redacted_thinking = REDACTED_THINKING[rng.random_range(0..REDACTED_THINKING.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -117,6 +135,8 @@ impl StreamShapes {
             blank_text,
             block_restart,
             result_blocks,
+            late_delta,
+            redacted_thinking,
         }
     }
 
@@ -129,7 +149,8 @@ impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
-    /// started twice, every tool result a string.
+    /// started twice, every tool result a string, no delta after its block's stop, no
+    /// redacted thinking.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -141,6 +162,8 @@ impl Default for StreamShapes {
             blank_text: Ratio::NEVER,
             block_restart: Ratio::NEVER,
             result_blocks: Ratio::NEVER,
+            late_delta: Ratio::NEVER,
+            redacted_thinking: Ratio::NEVER,
         }
     }
 }

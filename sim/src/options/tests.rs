@@ -401,6 +401,16 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
         .map(|s| (s.result_blocks.num, s.result_blocks.den))
         .collect();
     assert_eq!(blocks, BTreeSet::from([(0, 1), (1, 8), (1, 3)]));
+    let late: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.late_delta.num, s.late_delta.den))
+        .collect();
+    assert_eq!(late, BTreeSet::from([(0, 1), (1, 80), (1, 40)]));
+    let redacted: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.redacted_thinking.num, s.redacted_thinking.den))
+        .collect();
+    assert_eq!(redacted, BTreeSet::from([(0, 1), (1, 4), (1, 2)]));
     assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
 }
 
@@ -439,6 +449,8 @@ fn display_prints_the_stream_shapes() {
         format!("  blank text         {} of replies\n", s.blank_text),
         format!("  block restart      {} of replies\n", s.block_restart),
         format!("  result blocks      {} of tool results\n", s.result_blocks),
+        format!("  late delta         {} of replies\n", s.late_delta),
+        format!("  redacted thinking  {} of thinking replies\n", s.redacted_thinking),
         "  hang cut min       after event 0\n".to_owned(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in\n{text}");

@@ -86,8 +86,8 @@ impl World<'_> {
             }
         }
         let blank = whole && texts && !visible && !calls;
-        let restarted = crate::provider::restarts_a_block(events.iter().map(|(_, e)| e));
-        self.declined += u64::from(refused || blank || restarted);
+        let malformed = crate::provider::malformed(events);
+        self.declined += u64::from(refused || blank || malformed);
     }
 
     pub(super) fn observe_turn_outcome(&mut self, outcome: &TurnOutcome) -> Step {
