@@ -424,6 +424,11 @@ impl fmt::Display for SimOptions {
         )?;
         row(
             f,
+            "schema edit",
+            format_args!("{} of prefix changes", st.schema_edit),
+        )?;
+        row(
+            f,
             "hang cut min",
             format_args!("after event {}", st.hang_cut_min),
         )?;

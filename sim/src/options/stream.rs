@@ -1,5 +1,6 @@
-//! The stream shapes of one run: how finely the provider splits what it streams and
-//! how much a tool writes back, derived from the seed by a generator of their own.
+//! The stream shapes of one run: how finely the provider splits what it streams, how
+//! much a tool writes back and what its schema holds, derived from the seed by a
+//! generator of their own.
 //!
 //! Guarantee: `StreamShapes::from_seed(s)` draws from its own generator (its own salt),
 //! never from the options generator or the decisions, so adding these shapes moved no
@@ -13,7 +14,8 @@
 //! documents); a reply may stop on a stop sequence or a refusal as well as on
 //! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
 //! deltas; a broken proxy may start a block twice or replay a delta after its block
-//! stopped; a reply with thinking may hold `redacted_thinking` blocks. An engine that only ever saw a few
+//! stopped; a reply with thinking may hold `redacted_thinking` blocks; tool schemas
+//! hold arrays, numbers and nested objects, and a host may edit one. An engine that only ever saw a few
 //! large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
@@ -36,6 +38,7 @@ const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::ne
 // Small, as a block restart: a malformed reply fails its turn.
 const LATE_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 80), Ratio::new(1, 40)];
 const REDACTED_THINKING: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 4), Ratio::new(1, 2)];
+const SCHEMA_EDIT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +96,13 @@ pub struct StreamShapes {
     /// it (`provider::Redacted`); every cut can land inside it. Drawn last.
     #[serde(default = "StreamShapes::never")]
     pub redacted_thinking: Ratio,
+    /// Chance that a host prefix change (`prefix_change`) edits one tool schema, the
+    /// system prompt kept, instead of revising the prompt: one object's keys reversed,
+    /// one zero's sign flipped or one `enum` member renamed (`world::schemas`). A seed
+    /// with it non-zero gives its tools rich schemas (arrays, numbers, nested objects)
+    /// from the start; one with it zero keeps the flat shared schema. Drawn last.
+    #[serde(default = "StreamShapes::never")]
+    pub schema_edit: Ratio,
 }
 
 impl StreamShapes {
@@ -125,6 +135,7 @@ impl StreamShapes {
         let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
         let late_delta = LATE_DELTA[rng.random_range(0..LATE_DELTA.len())];
         let redacted_thinking = REDACTED_THINKING[rng.random_range(0..REDACTED_THINKING.len())];
+        let schema_edit = SCHEMA_EDIT[rng.random_range(0..SCHEMA_EDIT.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -137,6 +148,7 @@ impl StreamShapes {
             result_blocks,
             late_delta,
             redacted_thinking,
+            schema_edit,
         }
     }
 
@@ -150,7 +162,7 @@ impl Default for StreamShapes {
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
     /// started twice, every tool result a string, no delta after its block's stop, no
-    /// redacted thinking.
+    /// redacted thinking, flat tool schemas never edited.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -164,6 +176,7 @@ impl Default for StreamShapes {
             result_blocks: Ratio::NEVER,
             late_delta: Ratio::NEVER,
             redacted_thinking: Ratio::NEVER,
+            schema_edit: Ratio::NEVER,
         }
     }
 }
