@@ -21,8 +21,14 @@ cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-20}"
 
+# cargo-fuzz, when the machine has none, goes under target/ (ignored by git), never
+# into ~/.cargo: CI installs nothing outside the checkout's target/ or a venv.
 if ! cargo fuzz --version >/dev/null 2>&1; then
-    cargo install cargo-fuzz --locked
+    tools="$(pwd)/target/tools"
+    if [ ! -x "$tools/bin/cargo-fuzz" ]; then
+        cargo install cargo-fuzz --locked --root "$tools"
+    fi
+    export PATH="$tools/bin:$PATH"
 fi
 
 targets="${FUZZ_TARGETS:-$(cd fuzz && cargo fuzz list)}"

@@ -370,6 +370,12 @@ pub fn plan_response_with(
         if per_reply {
             world = Some(FaultKind::ReusedIds);
         }
+        // Drawn only for such a reply with two calls or more, and only when the shape
+        // is on: every other decision list is unchanged.
+        let one_index = per_reply
+            && calls > 1
+            && !opts.stream.shared_call_id.is_zero()
+            && d.chance(opts.stream.shared_call_id);
         for call in 0..calls {
             d.mark(Tag::Call);
             let name = if d.chance(opts.rates.implausible_tool) {
@@ -379,7 +385,9 @@ pub fn plan_response_with(
             };
             // The id comes first so the input may mention it; `IdGen` draws nothing,
             // so the decision list is the same as with the id drawn after.
-            let id = if per_reply {
+            let id = if one_index {
+                reply_local_id(0)
+            } else if per_reply {
                 reply_local_id(call)
             } else {
                 ids.next_id()

@@ -335,6 +335,87 @@ fn a_restart_starts_the_first_block_again_before_its_stop_only_while_faults_are_
     }
 }
 
+/// The tool-use ids of one reply with calls, numbered per reply (the `reused_ids`
+/// fault always on, nothing else), at the `shared call id` rate given, with the
+/// decisions the reply recorded.
+fn per_reply_ids(seed: u64, shared: Ratio) -> (Vec<String>, Vec<u32>) {
+    let mut opts = SimOptions::quiet(seed);
+    opts.max_tokens = Ratio::NEVER;
+    opts.tool_call = Ratio::ALWAYS;
+    opts.parallel_max = 4;
+    opts.faults.insert(FaultKind::ReusedIds, Ratio::ALWAYS);
+    opts.stream.shared_call_id = shared;
+    // A block started twice would show one id twice for another reason.
+    opts.stream.block_restart = Ratio::NEVER;
+    let tools = [ToolSpec {
+        name: "read_file".into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+    }];
+    let mut d = Decider::from_seed(seed);
+    let plan = plan_response(
+        &mut d,
+        &opts,
+        true,
+        &tools,
+        &mut IdGen::default(),
+        None,
+        0,
+        Asked::OFF,
+    );
+    let ids = plan
+        .events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            StreamEvent::BlockStart {
+                block: BlockStart::ToolUse { id, .. },
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    (ids, d.into_decisions())
+}
+
+#[test]
+fn a_reply_at_one_index_gives_every_call_the_first_id_and_per_reply_numbering_does_not() {
+    let mut parallel = 0;
+    for seed in 0..200 {
+        let (shared, _) = per_reply_ids(seed, Ratio::ALWAYS);
+        let (numbered, _) = per_reply_ids(seed, Ratio::NEVER);
+        assert_eq!(shared.len(), numbered.len(), "seed {seed}");
+        let expected: Vec<String> = (0..numbered.len()).map(|i| format!("exec_{i}")).collect();
+        assert_eq!(numbered, expected, "seed {seed}");
+        assert!(
+            shared.iter().all(|id| id == "exec_0"),
+            "seed {seed}: {shared:?}"
+        );
+        if shared.len() > 1 {
+            parallel += 1;
+        }
+    }
+    // Most of the 200 replies hold two calls or more (one to four, drawn evenly).
+    assert!(
+        parallel > 100,
+        "{parallel} of 200 replies had parallel calls"
+    );
+}
+
+#[test]
+fn a_reply_of_one_call_draws_nothing_for_the_shared_id() {
+    let mut single = 0;
+    for seed in 0..200 {
+        let (off, off_decisions) = per_reply_ids(seed, Ratio::NEVER);
+        let (on, on_decisions) = per_reply_ids(seed, Ratio::new(1, 2));
+        if off.len() == 1 {
+            single += 1;
+            assert_eq!(on_decisions, off_decisions, "seed {seed}");
+            assert_eq!(on, off, "seed {seed}");
+        }
+    }
+    assert!(single > 20, "{single} of 200 replies had one call");
+}
+
 /// The plan of one reply at the `late_delta` rate always, `faults` as the world passes
 /// it, calling `read_file` half the time.
 fn late_reply(seed: u64, faults: bool) -> Plan {

@@ -474,18 +474,9 @@ impl Bug {
 
 impl Bug {
     /// The most steps its failure may need after shrinking: 12, or the floor this
-    /// event model sets. `reused_ids_verbatim` needs two replies that each call a tool
-    /// (the second reuses the first one's id: a provider that numbers calls per reply
-    /// never repeats an id within one) and the request that carries both, which goes
-    /// out only when the second call's result is in: a prompt, two replies of at least
-    /// six streamed events each (start, block start, one input delta, block stop, stop
-    /// reason, stop) and two tool results are 15 steps. A call with an implausible name
-    /// runs as a tool too (its error result comes after the tool's latency, checked
-    /// by hand on seed 240's shrunk file), and a cancel in place of the second result
-    /// needs a prompt before the next request, a step more. The shrinker reaches the
-    /// 15 from the first failing seed (240) and from the pinned file.
-    /// The bound holds for the first failing seed and for the pinned file alike
-    /// (`shrink_canaries`).
+    /// event model sets. (`reused_ids_verbatim` had a floor of 15, two replies of one
+    /// call each, until the world's `shared call id` shape let one reply carry two
+    /// calls under one id: a prompt, a reply of nine events and two results, 12.)
     /// `switches_thinking_mid_loop` needs a prompt, the host's switch while the call is
     /// open, and a reply that opens with a signed thinking block (start, thinking,
     /// signature, stop) and calls a tool (start, input, stop) between its
@@ -493,7 +484,6 @@ impl Bug {
     /// that the next request carries: 13 steps, none of them optional.
     pub fn shrink_bound(self) -> u64 {
         match self {
-            Bug::ReusedIdsVerbatim => 15,
             Bug::SwitchesThinkingMidLoop => 13,
             _ => 12,
         }

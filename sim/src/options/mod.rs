@@ -429,6 +429,11 @@ impl fmt::Display for SimOptions {
         )?;
         row(
             f,
+            "shared call id",
+            format_args!("{} of replies with per-reply ids", st.shared_call_id),
+        )?;
+        row(
+            f,
             "hang cut min",
             format_args!("after event {}", st.hang_cut_min),
         )?;

@@ -14,9 +14,10 @@
 //! documents); a reply may stop on a stop sequence or a refusal as well as on
 //! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
 //! deltas; a broken proxy may start a block twice or replay a delta after its block
-//! stopped; a reply with thinking may hold `redacted_thinking` blocks; tool schemas
-//! hold arrays, numbers and nested objects, and a host may edit one. An engine that only ever saw a few
-//! large pieces passes with bugs that a real stream finds.
+//! stopped; an OpenAI-compatible provider may give every parallel call of a reply one
+//! id; a reply with thinking may hold `redacted_thinking` blocks; tool schemas hold
+//! arrays, numbers and nested objects, and a host may edit one. An engine that only
+//! ever saw a few large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -35,6 +36,7 @@ const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1
 // Small: a malformed reply fails its turn, and a seed should still see turns end well.
 const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
 const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 3)];
+const SHARED_CALL_ID: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 // Small, as a block restart: a malformed reply fails its turn.
 const LATE_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 80), Ratio::new(1, 40)];
 const REDACTED_THINKING: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 4), Ratio::new(1, 2)];
@@ -84,6 +86,12 @@ pub struct StreamShapes {
     /// (`tools::blocks`). Drawn last, so every earlier shape kept its value.
     #[serde(default = "StreamShapes::never")]
     pub result_blocks: Ratio,
+    /// Chance that a reply whose calls the provider numbers per reply (the
+    /// `reused_ids` fault) and which holds two or more calls sends every call at one
+    /// index, so all of them carry the same id, as OpenAI-compatible providers that
+    /// stream every parallel call at index 0 do. Drawn after every shape above.
+    #[serde(default = "StreamShapes::never")]
+    pub shared_call_id: Ratio,
     /// Chance that a reply streams a delta again after its block's `block_stop` (a
     /// proxy replaying part of a block): one of the reply's non-empty text or input
     /// deltas, copied anywhere after its block stopped and before `message_stop`. A
@@ -133,6 +141,7 @@ impl StreamShapes {
         let blank_text = BLANK_TEXT[rng.random_range(0..BLANK_TEXT.len())];
         let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
         let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
+        let shared_call_id = SHARED_CALL_ID[rng.random_range(0..SHARED_CALL_ID.len())];
         let late_delta = LATE_DELTA[rng.random_range(0..LATE_DELTA.len())];
         let redacted_thinking = REDACTED_THINKING[rng.random_range(0..REDACTED_THINKING.len())];
         let schema_edit = SCHEMA_EDIT[rng.random_range(0..SCHEMA_EDIT.len())];
@@ -146,6 +155,7 @@ impl StreamShapes {
             blank_text,
             block_restart,
             result_blocks,
+            shared_call_id,
             late_delta,
             redacted_thinking,
             schema_edit,
@@ -161,8 +171,9 @@ impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
-    /// started twice, every tool result a string, no delta after its block's stop, no
-    /// redacted thinking, flat tool schemas never edited.
+    /// started twice, every tool result a string, no id shared by two calls of a reply,
+    /// no delta after its block's stop, no redacted thinking, flat tool schemas never
+    /// edited.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -174,6 +185,7 @@ impl Default for StreamShapes {
             blank_text: Ratio::NEVER,
             block_restart: Ratio::NEVER,
             result_blocks: Ratio::NEVER,
+            shared_call_id: Ratio::NEVER,
             late_delta: Ratio::NEVER,
             redacted_thinking: Ratio::NEVER,
             schema_edit: Ratio::NEVER,

@@ -401,6 +401,11 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
         .map(|s| (s.result_blocks.num, s.result_blocks.den))
         .collect();
     assert_eq!(blocks, BTreeSet::from([(0, 1), (1, 8), (1, 3)]));
+    let shared: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.shared_call_id.num, s.shared_call_id.den))
+        .collect();
+    assert_eq!(shared, BTreeSet::from([(0, 1), (1, 2), (1, 1)]));
     let late: BTreeSet<(u32, u32)> = shapes
         .iter()
         .map(|s| (s.late_delta.num, s.late_delta.den))
@@ -454,6 +459,10 @@ fn display_prints_the_stream_shapes() {
         format!("  blank text         {} of replies\n", s.blank_text),
         format!("  block restart      {} of replies\n", s.block_restart),
         format!("  result blocks      {} of tool results\n", s.result_blocks),
+        format!(
+            "  shared call id     {} of replies with per-reply ids\n",
+            s.shared_call_id
+        ),
         format!("  late delta         {} of replies\n", s.late_delta),
         format!("  redacted thinking  {} of thinking replies\n", s.redacted_thinking),
         format!("  schema edit        {} of prefix changes\n", s.schema_edit),

@@ -65,29 +65,13 @@ impl World<'_> {
     /// advice is to reset the context after one); one that finished with blank text
     /// alone and no call (nothing in it the API takes back, so an engine that drops the
     /// blank text holds an empty reply, docs/spec.md §7 "Blank text"); and one that
-    /// starts a block twice (a malformed stream, failed whole). They count with the
-    /// turn-failing faults.
+    /// starts a block twice or streams a delta after its block's stop (a malformed
+    /// stream, failed whole); and one whose calls
+    /// carry one id twice (the `shared call id` shape: a result could not say which
+    /// call it answers, so refusing the reply is as sound as renaming one, and
+    /// pydantic-ai refuses it). They count with the turn-failing faults.
     pub(super) fn observe_declined(&mut self, events: &[(u64, StreamEvent)]) {
-        let (mut refused, mut whole, mut texts, mut visible, mut calls) =
-            (false, false, false, false, false);
-        for (_, e) in events {
-            match e {
-                StreamEvent::MessageDelta { stop_reason, .. } => {
-                    refused = *stop_reason == turnsim_core::StopReason::Refusal;
-                }
-                StreamEvent::BlockStart { block, .. } => match block {
-                    turnsim_core::BlockStart::Text => texts = true,
-                    turnsim_core::BlockStart::ToolUse { .. } => calls = true,
-                    _ => {}
-                },
-                StreamEvent::TextDelta { text, .. } => visible |= !text.trim().is_empty(),
-                StreamEvent::MessageStop => whole = true,
-                _ => {}
-            }
-        }
-        let blank = whole && texts && !visible && !calls;
-        let malformed = crate::provider::malformed(events);
-        self.declined += u64::from(refused || blank || malformed);
+        self.declined += u64::from(declines(events));
     }
 
     pub(super) fn observe_turn_outcome(&mut self, outcome: &TurnOutcome) -> Step {
@@ -97,5 +81,74 @@ impl World<'_> {
             .sum::<u64>()
             + self.declined;
         self.ctx_check(Event::TurnOutcome { outcome, injected })
+    }
+}
+
+/// Whether a planned reply is one [`World::observe_declined`] counts.
+fn declines(events: &[(u64, StreamEvent)]) -> bool {
+    let (mut refused, mut whole, mut texts, mut visible, mut calls) =
+        (false, false, false, false, false);
+    let mut ids: Vec<&str> = Vec::new();
+    let mut shared = false;
+    for (_, e) in events {
+        match e {
+            StreamEvent::MessageDelta { stop_reason, .. } => {
+                refused = *stop_reason == turnsim_core::StopReason::Refusal;
+            }
+            StreamEvent::BlockStart { block, .. } => match block {
+                turnsim_core::BlockStart::Text => texts = true,
+                turnsim_core::BlockStart::ToolUse { id, .. } => {
+                    calls = true;
+                    shared |= ids.contains(&id.as_str());
+                    ids.push(id);
+                }
+                _ => {}
+            },
+            StreamEvent::TextDelta { text, .. } => visible |= !text.trim().is_empty(),
+            StreamEvent::MessageStop => whole = true,
+            _ => {}
+        }
+    }
+    let blank = whole && texts && !visible && !calls;
+    let malformed = crate::provider::malformed(events);
+    refused || blank || malformed || shared
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declines;
+    use turnsim_core::{BlockStart, StopReason, StreamEvent, Usage};
+
+    /// A finished reply of one call per id given, in order.
+    fn calls(ids: &[&str]) -> Vec<(u64, StreamEvent)> {
+        let mut events = vec![StreamEvent::MessageStart];
+        for (index, id) in ids.iter().enumerate() {
+            events.push(StreamEvent::BlockStart {
+                index,
+                block: BlockStart::ToolUse {
+                    id: (*id).into(),
+                    name: "read_file".into(),
+                },
+            });
+            events.push(StreamEvent::InputJsonDelta {
+                index,
+                partial_json: "{}".into(),
+            });
+            events.push(StreamEvent::BlockStop { index });
+        }
+        events.push(StreamEvent::MessageDelta {
+            stop_reason: StopReason::ToolUse,
+            usage: Usage::default(),
+        });
+        events.push(StreamEvent::MessageStop);
+        events.into_iter().map(|e| (0, e)).collect()
+    }
+
+    #[test]
+    fn a_reply_whose_calls_share_one_id_may_fail_its_turn_and_one_of_distinct_ids_may_not() {
+        assert!(declines(&calls(&["exec_0", "exec_0"])));
+        assert!(declines(&calls(&["exec_0", "exec_1", "exec_0"])));
+        assert!(!declines(&calls(&["exec_0", "exec_1"])));
+        assert!(!declines(&calls(&["exec_0"])));
     }
 }
