@@ -547,8 +547,8 @@ use blank::{blank_text, insert_delta};
 // A delta after its block's stop, and which streams are malformed, in their own file.
 #[path = "provider_late.rs"]
 mod late;
-pub use late::{malformed, streams_late_delta};
 use late::malform;
+pub use late::{malformed, streams_late_delta};
 
 // The opening thinking, redacted or not, in its own file.
 #[path = "provider_thinking.rs"]

@@ -73,9 +73,9 @@ pub(super) fn replay_late_delta(d: &mut Decider, events: &mut Vec<(u64, StreamEv
     }
     let at = deltas[d.below(deltas.len() as u32) as usize];
     let index = replayable(&events[at].1);
-    let Some(stop) = (at..end).find(|&i| {
-        matches!(events[i].1, StreamEvent::BlockStop { index: s } if Some(s) == index)
-    }) else {
+    let Some(stop) = (at..end)
+        .find(|&i| matches!(events[i].1, StreamEvent::BlockStop { index: s } if Some(s) == index))
+    else {
         return false;
     };
     let late = events[at].1.clone();

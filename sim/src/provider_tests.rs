@@ -458,9 +458,8 @@ fn a_late_delta_repeats_a_text_or_input_delta_after_its_block_stop_only_while_fa
                     stopped.push(*index);
                     false
                 }
-                StreamEvent::TextDelta { index, .. } | StreamEvent::InputJsonDelta { index, .. } => {
-                    stopped.contains(index)
-                }
+                StreamEvent::TextDelta { index, .. }
+                | StreamEvent::InputJsonDelta { index, .. } => stopped.contains(index),
                 _ => false,
             })
             .expect("a late delta");

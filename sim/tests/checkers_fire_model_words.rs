@@ -230,7 +230,8 @@ fn nothing_is_judged_before_the_provider_streamed_anything() {
 }
 
 #[test]
-fn a_delta_appended_to_its_block_after_the_block_stop_of_a_cut_reply_is_found_and_the_whole_block_passes() {
+fn a_delta_appended_to_its_block_after_the_block_stop_of_a_cut_reply_is_found_and_the_whole_block_passes()
+ {
     // A proxy replays the text's last delta after its `block_stop`, and the stream is
     // cut there: the reply is malformed from the late delta on, and an engine that
     // appends it sends back words never said, even as a cut reply's kept prefix.

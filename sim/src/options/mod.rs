@@ -416,7 +416,11 @@ impl fmt::Display for SimOptions {
             "result blocks",
             format_args!("{} of tool results", st.result_blocks),
         )?;
-        row(f, "late delta", format_args!("{} of replies", st.late_delta))?;
+        row(
+            f,
+            "late delta",
+            format_args!("{} of replies", st.late_delta),
+        )?;
         row(
             f,
             "redacted thinking",

@@ -464,7 +464,10 @@ fn display_prints_the_stream_shapes() {
             s.shared_call_id
         ),
         format!("  late delta         {} of replies\n", s.late_delta),
-        format!("  redacted thinking  {} of thinking replies\n", s.redacted_thinking),
+        format!(
+            "  redacted thinking  {} of thinking replies\n",
+            s.redacted_thinking
+        ),
         format!("  schema edit        {} of prefix changes\n", s.schema_edit),
         "  hang cut min       after event 0\n".to_owned(),
     ] {

@@ -179,7 +179,8 @@ pub fn streamed_thinking(events: &[(u64, StreamEvent)]) -> Vec<(String, String)>
     let mut stopped: Vec<usize> = Vec::new();
     for (_, e) in events {
         match e {
-            StreamEvent::ThinkingDelta { index, .. } | StreamEvent::SignatureDelta { index, .. }
+            StreamEvent::ThinkingDelta { index, .. }
+            | StreamEvent::SignatureDelta { index, .. }
                 if stopped.contains(index) => {}
             StreamEvent::ThinkingDelta { index, thinking } => {
                 open.entry(*index).or_default().0.push_str(thinking);

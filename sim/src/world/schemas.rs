@@ -160,8 +160,11 @@ pub fn edit_one(d: &mut Decider, tools: &[ToolSpec]) -> Option<(Vec<ToolSpec>, S
     let target = at(&mut edited[tool].input_schema, place)?;
     match (kind, &*target) {
         (SchemaEdit::Reverse, Value::Object(m)) => {
-            let reversed: Map<String, Value> =
-                m.iter().rev().map(|(k, x)| (k.clone(), x.clone())).collect();
+            let reversed: Map<String, Value> = m
+                .iter()
+                .rev()
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect();
             *target = Value::Object(reversed);
         }
         (SchemaEdit::ZeroSign, Value::Number(n)) => {
@@ -238,7 +241,11 @@ mod tests {
                 .into_iter()
                 .find(|k| what.contains(k.name()))
                 .unwrap();
-            assert_eq!(same_value, kind != SchemaEdit::EnumMember, "seed {seed}: {what}");
+            assert_eq!(
+                same_value,
+                kind != SchemaEdit::EnumMember,
+                "seed {seed}: {what}"
+            );
             kinds.insert(kind.name());
         }
         assert_eq!(kinds.len(), 3);
