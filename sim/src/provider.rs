@@ -322,7 +322,7 @@ pub fn plan_response_with(
             Ratio::NEVER
         });
     if thinks {
-        thinking_blocks(d, opts, &mut b);
+        thinking_blocks(d, opts, &mut b, asked.forces_thinking());
     }
     d.mark(Tag::Choice);
     let wants_tools =

@@ -477,12 +477,13 @@ fn a_late_delta_repeats_a_text_or_input_delta_after_its_block_stop_only_while_fa
 #[test]
 fn redacted_thinking_streams_without_deltas_instead_of_the_thinking_or_after_it() {
     let mut shapes = std::collections::BTreeSet::new();
-    for seed in 0..100 {
+    for (seed, opens_turn) in (0..100).flat_map(|s| [(s, false), (s, true)]) {
         let mut opts = SimOptions::quiet(seed);
+        opts.thinking = Ratio::ALWAYS;
         opts.stream.redacted_thinking = Ratio::ALWAYS;
         let asked = Asked {
             on: true,
-            opens_turn: true,
+            opens_turn,
         };
         let plan = plan_response(
             &mut Decider::from_seed(seed),
@@ -524,8 +525,10 @@ fn redacted_thinking_streams_without_deltas_instead_of_the_thinking_or_after_it(
                 }
             )
         });
-        // Instead: the reply's first block; beside: right after the thinking block.
+        // Instead: the reply's first block; beside: right after the thinking block. A
+        // reply that opens a turn keeps its signed thinking first.
         assert_eq!(*index, usize::from(thinking), "seed {seed}: {events:?}");
+        assert!(thinking || !opens_turn, "seed {seed}: {events:?}");
         shapes.insert(thinking);
     }
     assert_eq!(shapes.len(), 2, "both shapes in 100 seeds");

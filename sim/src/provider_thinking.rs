@@ -1,5 +1,7 @@
 //! The thinking that opens a reply: a signed thinking block, and at the seed's
-//! `redacted_thinking` rate a `redacted_thinking` block instead of it or after it.
+//! `redacted_thinking` rate a `redacted_thinking` block instead of it or after it (only
+//! after it in a reply that opens an assistant turn, which starts signed whatever the
+//! decisions say: `provider_asked`).
 //!
 //! Guarantee: a seed whose `redacted_thinking` rate is zero draws here exactly what the
 //! provider drew before redacted thinking existed, so its decision list is unchanged. A
@@ -40,10 +42,15 @@ impl Redacted {
     }
 }
 
-/// Plans the reply's opening thinking into `b`.
-pub(super) fn thinking_blocks(d: &mut Decider, opts: &SimOptions, b: &mut Builder) {
+/// Plans the reply's opening thinking into `b`; `opens` says the reply opens an
+/// assistant turn, whose signed thinking block no decision may take away
+/// (`provider_asked`): there redacted thinking comes after it, never instead.
+pub(super) fn thinking_blocks(d: &mut Decider, opts: &SimOptions, b: &mut Builder, opens: bool) {
     d.mark(Tag::Thinking);
-    let redacted = Redacted::draw(d, opts);
+    let redacted = match Redacted::draw(d, opts) {
+        Some(Redacted::Instead) if opens => Some(Redacted::Beside),
+        drawn => drawn,
+    };
     if redacted == Some(Redacted::Instead) {
         redacted_block(d, b);
         return;
