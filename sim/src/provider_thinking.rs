@@ -1,7 +1,7 @@
 //! The thinking that opens a reply: a signed thinking block, and at the seed's
-//! `redacted_thinking` rate a `redacted_thinking` block instead of it or after it (only
-//! after it in a reply that opens an assistant turn, which starts signed whatever the
-//! decisions say: `provider_asked`).
+//! `redacted_thinking` rate a `redacted_thinking` block instead of it or after it, in
+//! the replies after a turn's first (a reply that opens an assistant turn starts
+//! signed and draws nothing for it: `provider_asked`).
 //!
 //! Guarantee: a seed whose `redacted_thinking` rate is zero draws here exactly what the
 //! provider drew before redacted thinking existed, so its decision list is unchanged. A
@@ -43,14 +43,12 @@ impl Redacted {
 }
 
 /// Plans the reply's opening thinking into `b`; `opens` says the reply opens an
-/// assistant turn, whose signed thinking block no decision may take away
-/// (`provider_asked`): there redacted thinking comes after it, never instead.
+/// assistant turn, whose signed thinking block is drawn from no decision
+/// (`provider_asked`): such a reply draws no redacted thinking either, so its decisions
+/// (and every shrunk list of them) are what they were before the shape existed.
 pub(super) fn thinking_blocks(d: &mut Decider, opts: &SimOptions, b: &mut Builder, opens: bool) {
     d.mark(Tag::Thinking);
-    let redacted = match Redacted::draw(d, opts) {
-        Some(Redacted::Instead) if opens => Some(Redacted::Beside),
-        drawn => drawn,
-    };
+    let redacted = if opens { None } else { Redacted::draw(d, opts) };
     if redacted == Some(Redacted::Instead) {
         redacted_block(d, b);
         return;

@@ -144,12 +144,24 @@ fn redacted_streamed(f: &mut Fixture, stop: bool) {
     }
 }
 
+/// A fixture judging with `thinking_intact` alone: the streamed reply here holds no
+/// call, so `model_words_exact` would object to the request's call for its own reason.
+fn thinking_intact_alone() -> Fixture {
+    let only = turnsim::conventions::Selection {
+        only: Some(vec![turnsim::testing::checkers::Invariant::ThinkingIntact]),
+        skip: Vec::new(),
+    };
+    let mut f = Fixture::new();
+    f.judged_by(&turnsim::conventions::Conventions::generic(), &only);
+    f
+}
+
 #[test]
 fn a_redacted_thinking_block_kept_though_its_block_stop_never_came_fails_thinking_intact() {
     let redacted = || Block::RedactedThinking {
         data: "EqRedacted7".into(),
     };
-    let mut f = Fixture::new();
+    let mut f = thinking_intact_alone();
     redacted_streamed(&mut f, false);
     let err = f
         .send(4, &thinking_on(with_thinking(redacted())))
@@ -158,7 +170,7 @@ fn a_redacted_thinking_block_kept_though_its_block_stop_never_came_fails_thinkin
         err,
         "thinking_intact@7: request op#4: message 1, block 0 is a redacted_thinking block whose block_stop the provider never streamed (data EqRedacted7)"
     );
-    let mut f = Fixture::new();
+    let mut f = thinking_intact_alone();
     redacted_streamed(&mut f, true);
     f.send(4, &thinking_on(with_thinking(redacted())))
         .expect("a redacted block that stopped");

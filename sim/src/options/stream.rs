@@ -101,7 +101,7 @@ pub struct StreamShapes {
     pub late_delta: Ratio,
     /// Chance that a reply with thinking also streams a `redacted_thinking` block (its
     /// `data` in the `block_start`, no delta), instead of its thinking block or after
-    /// it (`provider::Redacted`; after it in a reply that opens a turn); every cut can
+    /// it (`provider::Redacted`; never in a reply that opens a turn); every cut can
     /// land inside it. Drawn after every shape above.
     #[serde(default = "StreamShapes::never")]
     pub redacted_thinking: Ratio,
