@@ -143,6 +143,20 @@ class Stream {
 
 const persist = (out, record) => out.push({ output: "persist", bytes: Buffer.from(JSON.stringify(record) + "\n", "utf8") });
 
+// JSON as JSON.stringify writes it, but -0 as `-0`: JSON.stringify writes it as 0, and a
+// host may change a tool schema only by a zero's sign (turnsim's schema_edit), a prefix
+// change the reference sees in the bytes it digests. Used for what holds schemas (the
+// prefix digest and the configure record, which a restore reads back as -0).
+function signedJSON(v) {
+  if (typeof v === "number") return Object.is(v, -0) ? "-0" : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(signedJSON).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    const fields = Object.entries(v).filter(([, x]) => x !== undefined);
+    return `{${fields.map(([k, x]) => `${JSON.stringify(k)}:${signedJSON(x)}`).join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
 class Session {
   constructor(config, history = [], nextOp = 1) {
     this.config = { ...config };
@@ -301,7 +315,7 @@ class Session {
 
   prefixDigest() {
     if (this.digest === null) {
-      const prefix = JSON.stringify({ system: this.config.system, tools: byName(this.config.tools) });
+      const prefix = signedJSON({ system: this.config.system, tools: byName(this.config.tools) });
       this.digest = createHash("sha256").update(prefix).digest("hex");
     }
     return this.digest;
@@ -510,7 +524,8 @@ class Session {
     // Idle only: a thinking switch never lands inside a tool loop (protocol §4).
     this.requireIdle();
     const out = [];
-    persist(out, { configure: thinking == null ? { system, tools } : { system, tools, thinking } });
+    const record = { configure: thinking == null ? { system, tools } : { system, tools, thinking } };
+    out.push({ output: "persist", bytes: Buffer.from(signedJSON(record) + "\n", "utf8") });
     this.config.system = system;
     this.config.tools = tools;
     if (thinking != null) this.config.thinking = switched(thinking);

@@ -174,3 +174,21 @@ test("an id rewound out of the history stays taken across a restore", () => {
     assert.equal(session.pending().calls[0].id, "t1-2");
   }
 });
+
+test("a configure that only flips a zero's sign is a prefix change, and a restore keeps the sign", () => {
+  const schema = (zero) => ({ type: "object", properties: { n: { type: "number", minimum: zero } } });
+  const tools = (zero) => [{ name: "read_file", description: "", input_schema: schema(zero) }];
+  const s = ee.create({ ...CONFIG, tools: tools(0) });
+  const out = feed(s, [{ input: "prompt", text: "hi", now: "t0" }]);
+  out.push(...s.handle({ input: "cancel", cause: "user" }));
+  out.push(...s.handle({ input: "configure", system: "s", tools: tools(-0) }));
+  out.push(...s.handle({ input: "prompt", text: "again", now: "t1" }));
+  const changed = out.filter((o) => o.output === "activity").map((o) => o.activity.kind);
+  assert.deepEqual(changed, ["prefix-changed"]);
+  // The log holds -0 as written, so the restored engine digests what the live one did:
+  // its next request reports no change.
+  const [restored] = ee.restore({ ...CONFIG, tools: tools(0) }, logOf(out));
+  restored.handle({ input: "cancel", cause: "user" });
+  const later = restored.handle({ input: "prompt", text: "more", now: "t2" });
+  assert.deepEqual(later.filter((o) => o.output === "activity"), []);
+});

@@ -322,34 +322,7 @@ pub fn plan_response_with(
             Ratio::NEVER
         });
     if thinks {
-        d.mark(Tag::Thinking);
-        let thought = model_text(d, opts);
-        d.mark(Tag::Cut);
-        let index = b.split_block(
-            d,
-            BlockStart::Thinking,
-            thought,
-            opts.text_chunks_max,
-            thinking_delta,
-        );
-        d.mark(Tag::Thinking);
-        let mut signature = String::with_capacity(8);
-        signature.push_str("sig");
-        push_decimal(&mut signature, d.below(1 << 16));
-        // Split only when the seed's shapes say so: a narrow-grammar seed draws
-        // nothing more here, so its decision list is what it was.
-        if opts.stream.signature_pieces_max > 1 {
-            let pieces = d.range(1, opts.stream.signature_pieces_max);
-            split(d, signature, pieces, |piece| {
-                b.push(StreamEvent::SignatureDelta {
-                    index,
-                    signature: piece,
-                })
-            });
-        } else {
-            b.push(StreamEvent::SignatureDelta { index, signature });
-        }
-        b.close(index);
+        thinking_blocks(d, opts, &mut b, asked.forces_thinking());
     }
     d.mark(Tag::Choice);
     let wants_tools =
@@ -500,10 +473,7 @@ pub fn plan_response_with(
     // A malformed stream is a provider fault: played only while faults are, never on
     // a stream already cut (the cut is the fault there), and drawn only when the
     // seed's rate is not zero, so other seeds' decision lists are what they were.
-    let rate = opts.stream.block_restart;
-    if faults && cut.is_none() && !hangs && !rate.is_zero() && d.chance(rate) {
-        restart_first_block(d, &mut events);
-    }
+    malform(d, opts, faults && cut.is_none() && !hangs, &mut events);
     fill_latencies(d, opts, &mut events);
     Plan {
         events,
@@ -572,7 +542,19 @@ fn prefix_pos(events: &[(u64, StreamEvent)]) -> StreamPos {
 #[path = "provider_blank.rs"]
 mod blank;
 pub use blank::{Blank, restarts_a_block};
-use blank::{blank_text, insert_delta, restart_first_block};
+use blank::{blank_text, insert_delta};
+
+// A delta after its block's stop, and which streams are malformed, in their own file.
+#[path = "provider_late.rs"]
+mod late;
+use late::malform;
+pub use late::{malformed, streams_late_delta};
+
+// The opening thinking, redacted or not, in its own file.
+#[path = "provider_thinking.rs"]
+mod thinking;
+pub use thinking::Redacted;
+use thinking::thinking_blocks;
 
 // A scenario's scripted response as stream events, in its own file.
 #[path = "provider_scripted.rs"]

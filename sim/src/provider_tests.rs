@@ -415,3 +415,124 @@ fn a_reply_of_one_call_draws_nothing_for_the_shared_id() {
     }
     assert!(single > 20, "{single} of 200 replies had one call");
 }
+
+/// The plan of one reply at the `late_delta` rate always, `faults` as the world passes
+/// it, calling `read_file` half the time.
+fn late_reply(seed: u64, faults: bool) -> Plan {
+    let mut opts = SimOptions::quiet(seed);
+    opts.max_tokens = Ratio::NEVER;
+    opts.tool_call = Ratio::new(1, 2);
+    opts.stream.block_restart = Ratio::NEVER;
+    opts.stream.late_delta = Ratio::ALWAYS;
+    let tools = [ToolSpec {
+        name: "read_file".into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+    }];
+    plan_response(
+        &mut Decider::from_seed(seed),
+        &opts,
+        faults,
+        &tools,
+        &mut IdGen::default(),
+        None,
+        0,
+        Asked::OFF,
+    )
+}
+
+#[test]
+fn a_late_delta_repeats_a_text_or_input_delta_after_its_block_stop_only_while_faults_are_on() {
+    for seed in 0..300 {
+        let plan = late_reply(seed, true);
+        let events: Vec<StreamEvent> = plan.events.iter().map(|(_, e)| e.clone()).collect();
+        assert!(streams_late_delta(&events), "seed {seed}: {events:?}");
+        assert!(!restarts_a_block(&events), "seed {seed}");
+        // The one delta too many: after its block's stop, before `message_stop`, and a
+        // copy of a delta the block streamed.
+        let mut stopped = Vec::new();
+        let late = events
+            .iter()
+            .position(|e| match e {
+                StreamEvent::BlockStop { index } => {
+                    stopped.push(*index);
+                    false
+                }
+                StreamEvent::TextDelta { index, .. }
+                | StreamEvent::InputJsonDelta { index, .. } => stopped.contains(index),
+                _ => false,
+            })
+            .expect("a late delta");
+        assert!(late < events.len() - 1, "seed {seed}: {events:?}");
+        assert!(events[..late].contains(&events[late]), "seed {seed}");
+        let calm = late_reply(seed, false);
+        let calm: Vec<StreamEvent> = calm.events.into_iter().map(|(_, e)| e).collect();
+        assert!(!streams_late_delta(&calm), "seed {seed}");
+        let mut without = events.clone();
+        without.remove(late);
+        assert_eq!(without, calm, "seed {seed}");
+    }
+}
+
+#[test]
+fn redacted_thinking_streams_without_deltas_instead_of_the_thinking_or_after_it() {
+    let mut shapes = std::collections::BTreeSet::new();
+    for (seed, opens_turn) in (0..100).flat_map(|s| [(s, false), (s, true)]) {
+        // A reply opening a turn draws none (below): the one with it, after a result.
+        let mut opts = SimOptions::quiet(seed);
+        opts.thinking = Ratio::ALWAYS;
+        opts.stream.redacted_thinking = Ratio::ALWAYS;
+        let asked = Asked {
+            on: true,
+            opens_turn,
+        };
+        let plan = plan_response(
+            &mut Decider::from_seed(seed),
+            &opts,
+            false,
+            &[],
+            &mut IdGen::default(),
+            None,
+            0,
+            asked,
+        );
+        let events: Vec<&StreamEvent> = plan.events.iter().map(|(_, e)| e).collect();
+        let redacted = events.iter().position(|e| {
+            matches!(
+                e,
+                StreamEvent::BlockStart {
+                    block: BlockStart::RedactedThinking { .. },
+                    ..
+                }
+            )
+        });
+        let Some(redacted) = redacted.filter(|_| !opens_turn) else {
+            assert_eq!(
+                redacted, None,
+                "seed {seed}: a turn's first reply: {events:?}"
+            );
+            continue;
+        };
+        let StreamEvent::BlockStart { index, .. } = events[redacted] else {
+            unreachable!()
+        };
+        assert_eq!(
+            events[redacted + 1],
+            &StreamEvent::BlockStop { index: *index },
+            "seed {seed}: no delta inside it"
+        );
+        let thinking = events.iter().any(|e| {
+            matches!(
+                e,
+                StreamEvent::BlockStart {
+                    block: BlockStart::Thinking,
+                    ..
+                }
+            )
+        });
+        // Instead: the reply's first block; beside: right after the thinking block.
+        assert_eq!(*index, usize::from(thinking), "seed {seed}: {events:?}");
+        shapes.insert(thinking);
+    }
+    assert_eq!(shapes.len(), 2, "both shapes in 100 seeds");
+}

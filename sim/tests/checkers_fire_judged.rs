@@ -121,6 +121,61 @@ fn thinking_intact_fires_on_altered_thinking_and_passes_the_streamed_pair() {
     .expect("the streamed pair, intact");
 }
 
+/// Streams live a reply of one `redacted_thinking` block, `stop` saying whether its
+/// `block_stop` came (a cut inside it otherwise).
+fn redacted_streamed(f: &mut Fixture, stop: bool) {
+    use turnsim_core::session::{BlockStart, StreamEvent};
+    let mut events = vec![
+        StreamEvent::MessageStart,
+        StreamEvent::BlockStart {
+            index: 0,
+            block: BlockStart::RedactedThinking {
+                data: "EqRedacted7".into(),
+            },
+        },
+    ];
+    if stop {
+        events.push(StreamEvent::BlockStop { index: 0 });
+    }
+    for event in &events {
+        let op = turnsim_core::OperationId(3);
+        f.observe(&[], Event::Streamed { op, event })
+            .expect("streaming is no check");
+    }
+}
+
+/// A fixture judging with `thinking_intact` alone: the streamed reply here holds no
+/// call, so `model_words_exact` would object to the request's call for its own reason.
+fn thinking_intact_alone() -> Fixture {
+    let only = turnsim::conventions::Selection {
+        only: Some(vec![turnsim::testing::checkers::Invariant::ThinkingIntact]),
+        skip: Vec::new(),
+    };
+    let mut f = Fixture::new();
+    f.judged_by(&turnsim::conventions::Conventions::generic(), &only);
+    f
+}
+
+#[test]
+fn a_redacted_thinking_block_kept_though_its_block_stop_never_came_fails_thinking_intact() {
+    let redacted = || Block::RedactedThinking {
+        data: "EqRedacted7".into(),
+    };
+    let mut f = thinking_intact_alone();
+    redacted_streamed(&mut f, false);
+    let err = f
+        .send(4, &thinking_on(with_thinking(redacted())))
+        .expect_err("cut before its stop");
+    assert_eq!(
+        err,
+        "thinking_intact@7: request op#4: message 1, block 0 is a redacted_thinking block whose block_stop the provider never streamed (data EqRedacted7)"
+    );
+    let mut f = thinking_intact_alone();
+    redacted_streamed(&mut f, true);
+    f.send(4, &thinking_on(with_thinking(redacted())))
+        .expect("a redacted block that stopped");
+}
+
 #[test]
 fn thinking_intact_fires_on_a_request_ending_in_a_thinking_only_message() {
     let mut f = Fixture::new();

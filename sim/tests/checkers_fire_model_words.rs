@@ -228,3 +228,47 @@ fn nothing_is_judged_before_the_provider_streamed_anything() {
         .expect("no record to compare with");
     assert_eq!(f.counts()["model_words_exact"], 0);
 }
+
+#[test]
+fn a_delta_appended_to_its_block_after_the_block_stop_of_a_cut_reply_is_found_and_the_whole_block_passes()
+ {
+    // A proxy replays the text's last delta after its `block_stop`, and the stream is
+    // cut there: the reply is malformed from the late delta on, and an engine that
+    // appends it sends back words never said, even as a cut reply's kept prefix.
+    let mut events = text_reply(&words(), true);
+    let late = events[3].clone();
+    events.pop();
+    events.push(late);
+    let mut f = alone();
+    stream(&mut f, 1, &events);
+    let half = &words()[words().len() / 2..];
+    let appended = format!("{}{half}", words());
+    let err = f
+        .send(2, &request("s", said(&appended)))
+        .expect_err("the late delta appended");
+    assert!(
+        err.starts_with("model_words_exact@7: request op#2: message 1, block 0 is assistant text the model never said"),
+        "{err}"
+    );
+    // What stopped before the late delta is the model's (a cancel before it keeps it).
+    let mut f = alone();
+    stream(&mut f, 1, &events);
+    f.send(2, &request("s", said(&words())))
+        .expect("the block as it stopped");
+}
+
+#[test]
+fn input_appended_to_a_call_after_its_block_stop_is_found() {
+    let mut events = call_reply(true);
+    let late = events[3].clone();
+    events.insert(events.len() - 1, late);
+    let mut f = alone();
+    stream(&mut f, 1, &events);
+    let err = f
+        .send(2, &request("s", called(serde_json::Value::Null)))
+        .expect_err("the late input appended does not parse");
+    assert_eq!(
+        err,
+        "model_words_exact@7: request op#2: message 1, block 0 is a tool_use \"read_file\" (id \"toolu_1\") the model never completed: no tool_use block the provider completed has this name and input null"
+    );
+}

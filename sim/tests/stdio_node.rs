@@ -12,7 +12,7 @@ const NODE: Port = Port {
     script: "adapters/node/example_engine.mjs",
     name: "node-example",
     unit_test_args: &["--test"],
-    unit_test_summary: "# pass 13\n# fail 0",
+    unit_test_summary: "# pass 14\n# fail 0",
 };
 
 #[test]

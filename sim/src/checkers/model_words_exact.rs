@@ -26,9 +26,10 @@
 //! `message_stop` does; only replies still open or cut are kept block by block. A
 //! request then costs a lookup per assistant block it adds, not a walk of the run.
 //!
-//! A reply that starts a block twice is malformed: nothing it streams from there on is
-//! the model's words, and what came before is a cut reply's, so an engine that goes on
-//! building the reply (rather than failing it) is found here.
+//! A reply that starts a block twice, or streams a delta for a block after its
+//! `block_stop`, is malformed: nothing it streams from there on is the model's words,
+//! and what came before is a cut reply's, so an engine that goes on building the reply
+//! (rather than failing it) is found here.
 //!
 //! Blocks that came from elsewhere are set aside: the host's compaction summaries
 //! (`Ctx::host_texts`) and whatever an accepted outside history carried
@@ -102,6 +103,14 @@ impl ModelWordsExact {
             // §7), and the world restarts a block only before the reply's first
             // `block_stop`, so no block of it was filed as whole.
             StreamEvent::BlockStart { index, .. } if blocks.iter().any(|(i, _)| i == index) => {
+                self.void = Some(op);
+            }
+            // A delta for a block that already stopped (the `late_delta` shape): the
+            // stream is malformed from here on, as above. The block stays filed as it
+            // was whole: an engine cancelled before this event keeps it.
+            StreamEvent::TextDelta { index, .. } | StreamEvent::InputJsonDelta { index, .. }
+                if block_at(blocks, *index).is_some_and(|s| s.done) =>
+            {
                 self.void = Some(op);
             }
             StreamEvent::BlockStart { index, block } => {

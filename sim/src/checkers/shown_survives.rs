@@ -16,7 +16,8 @@
 //! text, whatever later happens to the retry. The same holds for a reply with a tool
 //! call whose input JSON does not parse at its `block_stop` (a `max_tokens` stop inside
 //! it): no engine can keep that call, and failing the whole generation is allowed. Nor
-//! for a reply that starts a block twice (a malformed stream, failed whole).
+//! for a reply that starts a block twice or streams a delta for a block after its
+//! `block_stop` (a malformed stream, failed whole).
 
 use super::interrupted_turn::{Due, TurnWatch, WATCHED};
 use super::{Check, Checker, Ctx, Event, Invariant, excerpt};
@@ -52,6 +53,9 @@ pub struct ShownSurvives {
     /// malformed, and nothing it shows is owed).
     started: usize,
     void: bool,
+    /// Blocks of the current reply that stopped (the world's blocks stop in order): a
+    /// delta for one of them makes the reply malformed too.
+    stopped: usize,
 }
 
 enum Undo {
@@ -86,11 +90,16 @@ impl ShownSurvives {
                 self.reply_start = self.texts.len();
                 self.reply_tools = self.tool_blocks.len();
                 self.started = 0;
+                self.stopped = 0;
                 self.void = false;
             }
             _ if self.void => {}
             // A malformed stream: an engine fails the reply whole (docs/spec.md §7).
             StreamEvent::BlockStart { index, .. } if *index < self.started => {
+                self.forget_reply();
+                self.void = true;
+            }
+            StreamEvent::TextDelta { index, .. } if *index < self.stopped => {
                 self.forget_reply();
                 self.void = true;
             }
@@ -126,6 +135,7 @@ impl ShownSurvives {
             }
             StreamEvent::BlockStop { index } => {
                 self.input.clear();
+                self.stopped = self.stopped.max(index + 1);
                 if let Some(done) = self.finished.get_mut(self.reply_start + index) {
                     *done = true;
                 }
@@ -261,6 +271,16 @@ impl Checker for ShownSurvives {
             }
             Event::Streamed { event, .. } => {
                 self.streamed(event);
+                return None;
+            }
+            Event::InputStreamed {
+                event: StreamEvent::InputJsonDelta { index, .. },
+                ..
+            } if *index < self.stopped && !self.void => {
+                // Input for a call that already stopped: malformed, as above.
+                self.undo = None;
+                self.forget_reply();
+                self.void = true;
                 return None;
             }
             Event::InputStreamed {

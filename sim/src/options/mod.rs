@@ -418,6 +418,21 @@ impl fmt::Display for SimOptions {
         )?;
         row(
             f,
+            "late delta",
+            format_args!("{} of replies", st.late_delta),
+        )?;
+        row(
+            f,
+            "redacted thinking",
+            format_args!("{} of thinking replies", st.redacted_thinking),
+        )?;
+        row(
+            f,
+            "schema edit",
+            format_args!("{} of prefix changes", st.schema_edit),
+        )?;
+        row(
+            f,
             "shared call id",
             format_args!("{} of replies with per-reply ids", st.shared_call_id),
         )?;

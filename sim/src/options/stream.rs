@@ -1,5 +1,6 @@
-//! The stream shapes of one run: how finely the provider splits what it streams and
-//! how much a tool writes back, derived from the seed by a generator of their own.
+//! The stream shapes of one run: how finely the provider splits what it streams, how
+//! much a tool writes back and what its schema holds, derived from the seed by a
+//! generator of their own.
 //!
 //! Guarantee: `StreamShapes::from_seed(s)` draws from its own generator (its own salt),
 //! never from the options generator or the decisions, so adding these shapes moved no
@@ -12,9 +13,11 @@
 //! several deltas, and tools answer with long output and with blocks (images,
 //! documents); a reply may stop on a stop sequence or a refusal as well as on
 //! `end_turn`; models stream whitespace-only text blocks and deltas, and empty
-//! deltas; a broken proxy may start a block twice; an OpenAI-compatible provider may give
-//! every parallel call of a reply one id. An engine that only ever saw a few
-//! large pieces passes with bugs that a real stream finds.
+//! deltas; a broken proxy may start a block twice or replay a delta after its block
+//! stopped; an OpenAI-compatible provider may give every parallel call of a reply one
+//! id; a reply with thinking may hold `redacted_thinking` blocks; tool schemas hold
+//! arrays, numbers and nested objects, and a host may edit one. An engine that only
+//! ever saw a few large pieces passes with bugs that a real stream finds.
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -34,6 +37,10 @@ const BLANK_TEXT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1
 const BLOCK_RESTART: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(0, 1), Ratio::new(1, 40)];
 const RESULT_BLOCKS: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 8), Ratio::new(1, 3)];
 const SHARED_CALL_ID: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
+// Small, as a block restart: a malformed reply fails its turn.
+const LATE_DELTA: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 80), Ratio::new(1, 40)];
+const REDACTED_THINKING: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 4), Ratio::new(1, 2)];
+const SCHEMA_EDIT: [Ratio; 3] = [Ratio::new(0, 1), Ratio::new(1, 2), Ratio::new(1, 1)];
 
 /// How the provider and the tools shape what they send.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,9 +89,29 @@ pub struct StreamShapes {
     /// Chance that a reply whose calls the provider numbers per reply (the
     /// `reused_ids` fault) and which holds two or more calls sends every call at one
     /// index, so all of them carry the same id, as OpenAI-compatible providers that
-    /// stream every parallel call at index 0 do. Drawn after every other shape.
+    /// stream every parallel call at index 0 do. Drawn after every shape above.
     #[serde(default = "StreamShapes::never")]
     pub shared_call_id: Ratio,
+    /// Chance that a reply streams a delta again after its block's `block_stop` (a
+    /// proxy replaying part of a block): one of the reply's non-empty text or input
+    /// deltas, copied anywhere after its block stopped and before `message_stop`. A
+    /// malformed stream, which an engine must fail whole; played only while faults are
+    /// on, never on a reply already cut or restarted. Drawn after every shape above.
+    #[serde(default = "StreamShapes::never")]
+    pub late_delta: Ratio,
+    /// Chance that a reply with thinking also streams a `redacted_thinking` block (its
+    /// `data` in the `block_start`, no delta), instead of its thinking block or after
+    /// it (`provider::Redacted`; never in a reply that opens a turn); every cut can
+    /// land inside it. Drawn after every shape above.
+    #[serde(default = "StreamShapes::never")]
+    pub redacted_thinking: Ratio,
+    /// Chance that a host prefix change (`prefix_change`) edits one tool schema, the
+    /// system prompt kept, instead of revising the prompt: one object's keys reversed,
+    /// one zero's sign flipped or one `enum` member renamed (`world::schemas`). A seed
+    /// with it non-zero gives its tools rich schemas (arrays, numbers, nested objects)
+    /// from the start; one with it zero keeps the flat shared schema. Drawn last.
+    #[serde(default = "StreamShapes::never")]
+    pub schema_edit: Ratio,
 }
 
 impl StreamShapes {
@@ -116,6 +143,9 @@ impl StreamShapes {
         let block_restart = BLOCK_RESTART[rng.random_range(0..BLOCK_RESTART.len())];
         let result_blocks = RESULT_BLOCKS[rng.random_range(0..RESULT_BLOCKS.len())];
         let shared_call_id = SHARED_CALL_ID[rng.random_range(0..SHARED_CALL_ID.len())];
+        let late_delta = LATE_DELTA[rng.random_range(0..LATE_DELTA.len())];
+        let redacted_thinking = REDACTED_THINKING[rng.random_range(0..REDACTED_THINKING.len())];
+        let schema_edit = SCHEMA_EDIT[rng.random_range(0..SCHEMA_EDIT.len())];
         StreamShapes {
             input_pieces_max,
             empty_input_delta,
@@ -127,6 +157,9 @@ impl StreamShapes {
             block_restart,
             result_blocks,
             shared_call_id,
+            late_delta,
+            redacted_thinking,
+            schema_edit,
         }
     }
 
@@ -139,7 +172,9 @@ impl Default for StreamShapes {
     /// The narrow grammar: up to four input pieces, no empty delta, one signature
     /// delta, short tool output, no hang before the first event, every finished reply
     /// without calls stopped by `end_turn` or `max_tokens`, no blank text, no block
-    /// started twice, every tool result a string, no id shared by two calls of a reply.
+    /// started twice, every tool result a string, no id shared by two calls of a reply,
+    /// no delta after its block's stop, no redacted thinking, flat tool schemas never
+    /// edited.
     fn default() -> Self {
         StreamShapes {
             input_pieces_max: StreamShapes::input_pieces_default(),
@@ -152,6 +187,9 @@ impl Default for StreamShapes {
             block_restart: Ratio::NEVER,
             result_blocks: Ratio::NEVER,
             shared_call_id: Ratio::NEVER,
+            late_delta: Ratio::NEVER,
+            redacted_thinking: Ratio::NEVER,
+            schema_edit: Ratio::NEVER,
         }
     }
 }

@@ -406,6 +406,21 @@ fn stream_shapes_span_their_tables_over_seeds_0_to_200() {
         .map(|s| (s.shared_call_id.num, s.shared_call_id.den))
         .collect();
     assert_eq!(shared, BTreeSet::from([(0, 1), (1, 2), (1, 1)]));
+    let late: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.late_delta.num, s.late_delta.den))
+        .collect();
+    assert_eq!(late, BTreeSet::from([(0, 1), (1, 80), (1, 40)]));
+    let redacted: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.redacted_thinking.num, s.redacted_thinking.den))
+        .collect();
+    assert_eq!(redacted, BTreeSet::from([(0, 1), (1, 4), (1, 2)]));
+    let schema: BTreeSet<(u32, u32)> = shapes
+        .iter()
+        .map(|s| (s.schema_edit.num, s.schema_edit.den))
+        .collect();
+    assert_eq!(schema, BTreeSet::from([(0, 1), (1, 2), (1, 1)]));
     assert!(shapes.iter().all(|s| s.hang_cut_min == 0));
 }
 
@@ -448,6 +463,12 @@ fn display_prints_the_stream_shapes() {
             "  shared call id     {} of replies with per-reply ids\n",
             s.shared_call_id
         ),
+        format!("  late delta         {} of replies\n", s.late_delta),
+        format!(
+            "  redacted thinking  {} of thinking replies\n",
+            s.redacted_thinking
+        ),
+        format!("  schema edit        {} of prefix changes\n", s.schema_edit),
         "  hang cut min       after event 0\n".to_owned(),
     ] {
         assert!(text.contains(&line), "missing {line:?} in\n{text}");

@@ -55,6 +55,11 @@ impl Server {
         // answer to a malformed stream is its SDK's, not yet read for each.
         opts.stream.blank_text = Ratio::NEVER;
         opts.stream.block_restart = Ratio::NEVER;
+        // A delta after its block's stop is malformed like a restart, for the same
+        // reasons. Redacted thinking (a draw more per thinking reply) would move every
+        // pinned exchange with thinking on: the simulator's shape for now too.
+        opts.stream.late_delta = Ratio::NEVER;
+        opts.stream.redacted_thinking = Ratio::NEVER;
         if !p.thinking {
             opts.thinking = Ratio::NEVER;
         }

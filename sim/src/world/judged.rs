@@ -175,8 +175,13 @@ pub fn streamed_thinking(events: &[(u64, StreamEvent)]) -> Vec<(String, String)>
     }
     let mut open: BTreeMap<usize, (String, Option<String>)> = BTreeMap::new();
     let mut done = Vec::new();
+    // A delta after its block's stop (the `late_delta` shape) is no part of the block.
+    let mut stopped: Vec<usize> = Vec::new();
     for (_, e) in events {
         match e {
+            StreamEvent::ThinkingDelta { index, .. }
+            | StreamEvent::SignatureDelta { index, .. }
+                if stopped.contains(index) => {}
             StreamEvent::ThinkingDelta { index, thinking } => {
                 open.entry(*index).or_default().0.push_str(thinking);
             }
@@ -185,6 +190,7 @@ pub fn streamed_thinking(events: &[(u64, StreamEvent)]) -> Vec<(String, String)>
                 sig.get_or_insert_with(String::new).push_str(signature);
             }
             StreamEvent::BlockStop { index } => {
+                stopped.push(*index);
                 if let Some((text, Some(sig))) = open.remove(index) {
                     done.push((text, sig));
                 }

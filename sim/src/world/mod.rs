@@ -20,6 +20,7 @@ mod observe;
 mod outputs;
 mod phases;
 mod record;
+mod schemas;
 pub use record::{LogWrite, Recording, SentRequest};
 
 use crate::checkers::{
@@ -304,6 +305,8 @@ struct World<'a> {
     /// flips the setting.
     host_system: String,
     host_thinking: Option<Thinking>,
+    /// The tools the host last configured (a schema edit changes one schema).
+    host_tools: std::sync::Arc<[ToolSpec]>,
     turn_requests: u32,
     last_sent: Option<turnsim_core::Request>,
     calls: Option<Vec<EngineCall>>,
@@ -333,15 +336,21 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         Some(list) => Decider::replay(list),
         None => Decider::from_seed(seed),
     };
-    let config = SessionConfig {
+    let mut config = SessionConfig {
         thinking: spec.options.thinking_on().then_some(Thinking::Enabled {
             budget_tokens: SIM_THINKING_BUDGET,
         }),
         ..sim_config()
     };
+    // A seed whose host may edit a schema starts from schemas worth editing; the rest
+    // keep the shared flat ones.
+    if !spec.options.stream.schema_edit.is_zero() {
+        config.tools = schemas::rich_tools(&config.tools).into();
+    }
     let engine = spec.factory.create(config.clone());
     let fixed_texts = engine.fixed_texts();
     let (host_system, host_thinking) = (config.system.clone(), config.thinking);
+    let host_tools = config.tools.clone();
     let mut w = World {
         factory: spec.factory,
         opts: spec.options,
@@ -392,6 +401,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         config_revision: 0,
         host_system,
         host_thinking,
+        host_tools,
         turn_requests: 0,
         last_sent: None,
         calls: spec.record_calls.then(Vec::new),

@@ -65,7 +65,8 @@ impl World<'_> {
     /// advice is to reset the context after one); one that finished with blank text
     /// alone and no call (nothing in it the API takes back, so an engine that drops the
     /// blank text holds an empty reply, docs/spec.md §7 "Blank text"); and one that
-    /// starts a block twice (a malformed stream, failed whole); and one whose calls
+    /// starts a block twice or streams a delta after its block's stop (a malformed
+    /// stream, failed whole); and one whose calls
     /// carry one id twice (the `shared call id` shape: a result could not say which
     /// call it answers, so refusing the reply is as sound as renaming one, and
     /// pydantic-ai refuses it). They count with the turn-failing faults.
@@ -109,8 +110,8 @@ fn declines(events: &[(u64, StreamEvent)]) -> bool {
         }
     }
     let blank = whole && texts && !visible && !calls;
-    let restarted = crate::provider::restarts_a_block(events.iter().map(|(_, e)| e));
-    refused || blank || restarted || shared
+    let malformed = crate::provider::malformed(events);
+    refused || blank || malformed || shared
 }
 
 #[cfg(test)]

@@ -229,20 +229,7 @@ impl World<'_> {
         }
         if self.roll(FaultKind::PrefixChange) {
             self.count_fault(FaultKind::PrefixChange);
-            self.config_revision += 1;
-            let system = format!("{} (revision {})", self.config.system, self.config_revision);
-            let tools = self.config.tools.to_vec();
-            if self.deliver(
-                Input::Configure {
-                    system: system.clone(),
-                    tools,
-                    thinking: None,
-                },
-                Mode::MayRefuse("a refused configure"),
-            )? {
-                self.host_system = system;
-                self.ctx_check(Event::Reconfigured)?;
-            }
+            self.change_prefix()?;
         }
         // Drawn after every other host edit, so a seed without it keeps its decisions.
         if self.roll(FaultKind::ThinkingSwitch) {
@@ -251,7 +238,7 @@ impl World<'_> {
             self.note(|| format!("host switches thinking: {thinking:?}"));
             let input = Input::Configure {
                 system: self.host_system.clone(),
-                tools: self.config.tools.to_vec(),
+                tools: self.host_tools.to_vec(),
                 thinking: Some(thinking),
             };
             // The prefix (system and tools) is the host's current one: no
@@ -269,6 +256,41 @@ impl World<'_> {
 }
 
 impl World<'_> {
+    /// A host reconfigure that changes the prefix: at the seed's `schema_edit` rate one
+    /// tool schema edited with the system prompt kept (only the schema's bytes change),
+    /// else the system prompt revised with the tools kept. A seed with the rate at zero
+    /// draws nothing more, so its decisions are what they were.
+    fn change_prefix(&mut self) -> Step {
+        let rate = self.opts.stream.schema_edit;
+        let edit = if !rate.is_zero() && self.d.chance(rate) {
+            super::schemas::edit_one(&mut self.d, &self.host_tools)
+        } else {
+            None
+        };
+        let (system, tools) = match edit {
+            Some((tools, what)) => {
+                self.note(|| format!("host edits a tool schema: {what}"));
+                (self.host_system.clone(), tools)
+            }
+            None => {
+                self.config_revision += 1;
+                let revised = format!("{} (revision {})", self.config.system, self.config_revision);
+                (revised, self.host_tools.to_vec())
+            }
+        };
+        let configure = Input::Configure {
+            system: system.clone(),
+            tools: tools.clone(),
+            thinking: None,
+        };
+        if self.deliver(configure, Mode::MayRefuse("a refused configure"))? {
+            self.host_system = system;
+            self.host_tools = tools.into();
+            self.ctx_check(Event::Reconfigured)?;
+        }
+        Ok(())
+    }
+
     /// The thinking switch the host asks for next: off when it last configured thinking
     /// on, on (with the simulated budget) when off.
     pub(super) fn flipped_thinking(&self) -> Thinking {
