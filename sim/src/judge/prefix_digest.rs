@@ -4,7 +4,9 @@
 //! compactly, keys in that order, each schema's keys in the order the map holds them.
 //!
 //! Guarantee: computed from the bytes alone, with a serializer and a hash call of its
-//! own and no memo, sharing no code with the engine's `turnsim_core::prefix_digest`.
+//! own and no memo here, sharing no code with the engine's `turnsim_core::prefix_digest`
+//! (a caller may keep the digest of a prefix it still holds: `prefix_reported` does, for
+//! the very allocation of tools it kept, never for equal values).
 //! A judge that asked the engine's function expected whatever the engine computed: a
 //! digest broken to a constant (mutant 78 of docs/mutants.md) or a stale memo hit
 //! fooled engine and judge together, and no prefix change was ever missed.
@@ -20,7 +22,7 @@ use turnsim_core::ToolSpec;
 
 /// The digest the spec defines for a request's `system` and `tools`.
 pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
-    let mut out = Writer(blake3::Hasher::new());
+    let mut out = Writer(Vec::with_capacity(system.len() + 256 * tools.len() + 32));
     out.raw("{\"system\":");
     out.string(system);
     out.raw(",\"tools\":[");
@@ -37,16 +39,17 @@ pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
         out.raw("}");
     }
     out.raw("]}");
-    out.0.finalize().to_hex().to_string()
+    blake3::hash(&out.0).to_hex().to_string()
 }
 
-/// Feeds the JSON text straight into the hash: the digest covers exactly the bytes
-/// written, and no copy of the text is kept.
-struct Writer(blake3::Hasher);
+/// Writes the JSON text, hashed whole once written: one BLAKE3 call over the text
+/// rather than one per token (tokens are a few bytes, and BLAKE3's cost per call
+/// dominated the run's profile when each went in on its own).
+struct Writer(Vec<u8>);
 
 impl Writer {
     fn raw(&mut self, s: &str) {
-        self.0.update(s.as_bytes());
+        self.0.extend_from_slice(s.as_bytes());
     }
 
     fn string(&mut self, s: &str) {
@@ -65,7 +68,7 @@ impl Writer {
                 _ if b < 0x20 => "",
                 _ => continue,
             };
-            self.0.update(&bytes[start..i]);
+            self.0.extend_from_slice(&bytes[start..i]);
             start = i + 1;
             if short.is_empty() {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -77,12 +80,12 @@ impl Writer {
                     HEX[usize::from(b >> 4)],
                     HEX[usize::from(b & 0xf)],
                 ];
-                self.0.update(&escaped);
+                self.0.extend_from_slice(&escaped);
             } else {
                 self.raw(short);
             }
         }
-        self.0.update(&bytes[start..]);
+        self.0.extend_from_slice(&bytes[start..]);
         self.raw("\"");
     }
 
@@ -92,7 +95,11 @@ impl Writer {
             Value::Bool(true) => self.raw("true"),
             Value::Bool(false) => self.raw("false"),
             // A number's own text: the value parsed keeps it (`1.0` stays `1.0`).
-            Value::Number(n) => self.raw(&n.to_string()),
+            Value::Number(n) => {
+                use std::io::Write as _;
+                // Writing into a Vec cannot fail.
+                let _ = write!(self.0, "{n}");
+            }
             Value::String(s) => self.string(s),
             Value::Array(items) => {
                 self.raw("[");
