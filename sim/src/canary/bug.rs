@@ -492,17 +492,14 @@ impl Bug {
     /// open, and a reply that opens with a signed thinking block (start, thinking,
     /// signature, stop) and calls a tool (start, input, stop) between its
     /// `message_start` and its stop reason and `message_stop`, then the tool's result
-    /// that the next request carries: 13 steps, none of them optional. Since the world
-    /// plays redacted thinking, late deltas and schema edits the first failing seed is
-    /// 103, whose host switch comes in the tool loop's second reply: the shrinker stops
-    /// at 20 steps (a first round with a tool error before it), a local minimum, not a
-    /// floor: the 13-step form exists (the pinned file, seed 50, still shrinks to it),
-    /// but removing that first round, which would make the second reply the turn's
-    /// first, is not kept by the shrinker (why is not yet diagnosed; a turn's first
-    /// reply draws its thinking differently from a later one, a likely cause).
+    /// that the next request carries: 13 steps, none of them optional. (Its first
+    /// failing seed on the world with redacted thinking, 103, has the switch in the
+    /// loop's second reply; the shrinker reaches the 13 by removing the first round
+    /// together with one of the next reply's first draws, since a reply that then
+    /// opens the turn draws no thinking chance.)
     pub fn shrink_bound(self) -> u64 {
         match self {
-            Bug::SwitchesThinkingMidLoop => 20,
+            Bug::SwitchesThinkingMidLoop => 13,
             _ => 12,
         }
     }

@@ -181,6 +181,21 @@ fn rounds(c: &Current<'_>) -> Vec<Candidate> {
             out.push(cut(c, c.decisions, &[(a, b)]));
         }
     }
+    // A round removed where the next reply then opens its turn: such a reply draws no
+    // thinking chance (its signed thinking is drawn from no decision), so one of the
+    // next reply's first draws goes with the round, or every later draw is read one
+    // place off (the provider-error chance, when the seed has it on, comes first).
+    for &a in replies.iter().rev() {
+        if let Some(&b) = replies.iter().find(|&&e| e > a)
+            && !ends.iter().any(|&e| e > a && e < b)
+        {
+            for j in 0..3 {
+                if b + j < c.decisions.len() {
+                    out.push(cut(c, c.decisions, &[(a, b), (b + j, b + j + 1)]));
+                }
+            }
+        }
+    }
     for w in starts.windows(3).rev() {
         out.push(cut(c, c.decisions, &[(w[0], w[2])]));
     }
@@ -385,10 +400,13 @@ mod tests {
             tags: &tags,
         };
         let out: Vec<Vec<u32>> = rounds(&c).into_iter().map(|c| c.decisions).collect();
-        // The last round, the first round, then each pair of neighbouring groups.
+        // The last round, the first round, the first round with each of the next
+        // reply's first draws in turn (two here: the list ends), then each pair of
+        // neighbouring groups.
         assert_eq!(out[0], [10, 11, 12, 13, 14]);
         assert_eq!(out[1], [10, 15, 16]);
-        assert_eq!(out[2..], [vec![10, 11, 12, 15, 16], vec![10, 14, 15, 16]]);
+        assert_eq!(out[2..4], [vec![10, 16], vec![10, 15]]);
+        assert_eq!(out[4..], [vec![10, 11, 12, 15, 16], vec![10, 14, 15, 16]]);
     }
 
     #[test]
