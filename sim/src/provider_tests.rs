@@ -99,6 +99,15 @@ fn push_decimal_writes_what_display_writes() {
     }
 }
 
+/// The one tool the planning tests offer: `read_file`, any object as input.
+fn read_file_tool() -> [ToolSpec; 1] {
+    [ToolSpec {
+        name: "read_file".into(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+    }]
+}
+
 /// The stop reason of a plan's `message_delta`, if it has one.
 fn stop_of(plan: &Plan) -> Option<StopReason> {
     plan.events.iter().find_map(|(_, e)| match e {
@@ -182,11 +191,7 @@ fn shaped_reply(seed: u64, blank: Ratio, restart: Ratio, faults: bool, tool_call
     opts.stream.empty_input_delta = Ratio::NEVER;
     opts.stream.blank_text = blank;
     opts.stream.block_restart = restart;
-    let tools = [ToolSpec {
-        name: "read_file".into(),
-        description: String::new(),
-        input_schema: serde_json::json!({"type": "object"}),
-    }];
+    let tools = read_file_tool();
     plan_response(
         &mut Decider::from_seed(seed),
         &opts,
@@ -347,11 +352,7 @@ fn per_reply_ids(seed: u64, shared: Ratio) -> (Vec<String>, Vec<u32>) {
     opts.stream.shared_call_id = shared;
     // A block started twice would show one id twice for another reason.
     opts.stream.block_restart = Ratio::NEVER;
-    let tools = [ToolSpec {
-        name: "read_file".into(),
-        description: String::new(),
-        input_schema: serde_json::json!({"type": "object"}),
-    }];
+    let tools = read_file_tool();
     let mut d = Decider::from_seed(seed);
     let plan = plan_response(
         &mut d,
@@ -424,11 +425,7 @@ fn late_reply(seed: u64, faults: bool) -> Plan {
     opts.tool_call = Ratio::new(1, 2);
     opts.stream.block_restart = Ratio::NEVER;
     opts.stream.late_delta = Ratio::ALWAYS;
-    let tools = [ToolSpec {
-        name: "read_file".into(),
-        description: String::new(),
-        input_schema: serde_json::json!({"type": "object"}),
-    }];
+    let tools = read_file_tool();
     plan_response(
         &mut Decider::from_seed(seed),
         &opts,

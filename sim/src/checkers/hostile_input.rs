@@ -179,6 +179,17 @@ mod tests {
     use std::sync::Arc;
     use turnsim_core::{Block, Message, SharedMessage};
 
+    /// Step 7 of a run whose engine holds nothing yet.
+    fn empty_ctx() -> Ctx<'static> {
+        Ctx {
+            step: 7,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        }
+    }
+
     fn observe(held: Result<&[SharedMessage], &str>) -> Option<Check> {
         observe_with(held, None)
     }
@@ -187,13 +198,7 @@ mod tests {
         held: Result<&[SharedMessage], &str>,
         forbidden: Option<&str>,
     ) -> Option<Check> {
-        let ctx = Ctx {
-            step: 7,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = empty_ctx();
         let event = Event::Hostile {
             what: "x",
             held,
@@ -203,13 +208,7 @@ mod tests {
     }
 
     fn owed(refused: Option<&str>) -> Option<Check> {
-        let ctx = Ctx {
-            step: 7,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = empty_ctx();
         let event = Event::OwedInput {
             what: "a rewind the spec allows",
             refused,
