@@ -125,6 +125,16 @@ pub struct Facts {
     pub request_ms: Vec<i64>,
 }
 
+impl Facts {
+    /// Whether call `id` started in the first invocation: its `start` line is among
+    /// the ledger lines written before the resumed one began.
+    pub fn started_first(&self, id: &str) -> bool {
+        tool::started(&self.ledger[..self.ledger_first.min(self.ledger.len())])
+            .iter()
+            .any(|s| s == id)
+    }
+}
+
 /// A scripted reply: `text`, then either one call of the shell tool (`stop_tool`) or
 /// the end of the turn.
 fn reply(text: &str, shell: &str, stop_tool: bool) -> ScriptedResponse {
@@ -267,10 +277,22 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
     vars.resume = true;
     let (mut resumed, _) = invoke(&profile.resume, &vars, "resumed", None, &mut running);
     let records = handle.server.records();
-    let mut events = tool::read(&ledger);
-    for inv in [&mut first, &mut resumed] {
-        add_late_effects(inv, &events, |b| running.rel(b));
-    }
+    let lines: Vec<String> = std::fs::read_to_string(&ledger)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut events = tool::events(&lines);
+    // A call belongs to the invocation whose ledger lines hold its start, not to the
+    // one its timestamp falls in: `/proc/uptime` truncates to 10 ms, so a call the
+    // resumed client starts within 10 ms of its launch can read as started before.
+    let first_ids = tool::started(&lines[..ledger_first.min(lines.len())]);
+    let (of_first, of_resumed): (Vec<tool::Event>, Vec<tool::Event>) = events
+        .iter()
+        .cloned()
+        .partition(|e| first_ids.contains(&e.id));
+    add_late_effects(&mut first, &of_first, |b| running.rel(b));
+    add_late_effects(&mut resumed, &of_resumed, |b| running.rel(b));
     for e in &mut events {
         e.boot_ms = e.boot_ms.saturating_sub(t0);
     }
@@ -283,11 +305,7 @@ pub fn run_schedule(file: &RunFile, dir: &Path) -> Result<Facts, String> {
         resumed,
         sent,
         ledger_first,
-        ledger: std::fs::read_to_string(&ledger)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect(),
+        ledger: lines,
         events,
         resume_request,
         records,

@@ -42,9 +42,11 @@ fn tool_ids(events: &[Event]) -> Vec<String> {
     ids
 }
 
-/// The invocation a tool started in: the resumed one when it started after that began.
-fn owner(f: &Facts, start: i64) -> &Invocation {
-    if f.resumed.argv.is_empty() || start < f.resumed.start_ms {
+/// The invocation a tool started in, by the ledger line of its start (the same rule
+/// the verdict's orphan check uses): its timestamp has 10 ms resolution, too coarse
+/// for a call the resumed client starts within milliseconds of its launch.
+fn owner<'a>(f: &'a Facts, id: &str) -> &'a Invocation {
+    if f.resumed.argv.is_empty() || f.started_first(id) {
         &f.first
     } else {
         &f.resumed
@@ -150,7 +152,7 @@ fn tool_lane(p: &mut Picture, f: &Facts, lane: usize, id: &str) {
     let Some(start) = find(Ledger::Start) else {
         return;
     };
-    let inv = owner(f, start);
+    let inv = owner(f, id);
     let exit = inv.end_ms;
     let end = find(Ledger::Finish)
         .or(find(Ledger::Effect))
@@ -367,4 +369,69 @@ pub fn write(
 ) -> Result<(), String> {
     let picture = picture(f, observations, client);
     crate::timeline::write_picture(&dir.join("timeline.html"), &picture)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::picture;
+    use crate::drive::invoke::Invocation;
+    use crate::drive::profiles::profile;
+    use crate::drive::run::Facts;
+    use crate::drive::schedule::Schedule;
+    use crate::drive::tool;
+
+    /// The first client exits at +3365; the resumed one starts at +3682 and launches
+    /// its call 4 ms later, which the ledger's 10 ms clock stamps +3680.
+    fn facts(resumed_call_line: &str) -> Facts {
+        let p = profile("test-client", &[]).expect("built-in profile");
+        let line = |s: &str| s.to_owned();
+        let ledger = vec![
+            line("start toolu_1 t=1000 pid=40 pgid=39 sid=30 ppid=39"),
+            line("effect toolu_1 t=2500 pid=40 pgid=39 sid=30 ppid=39"),
+            line("finish toolu_1 t=2500 pid=40 pgid=39 sid=30 ppid=39"),
+            line(resumed_call_line),
+            line("effect toolu_2 t=5180 pid=50 pgid=49 sid=30 ppid=49"),
+            line("finish toolu_2 t=5180 pid=50 pgid=49 sid=30 ppid=49"),
+        ];
+        let events = tool::events(&ledger);
+        let client = |start_ms, end_ms| Invocation {
+            argv: vec!["client".into()],
+            exit_code: Some(0),
+            start_ms,
+            end_ms,
+            ..Invocation::default()
+        };
+        Facts {
+            schedule: Schedule::from_seed(0, &p, 1500, &Default::default()),
+            first: client(0, 3365),
+            resumed: client(3682, 5214),
+            sent: None,
+            ledger_first: 3,
+            ledger,
+            events,
+            resume_request: 2,
+            records: Vec::new(),
+            request_ms: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_call_the_resumed_client_started_is_its_own_whatever_the_coarse_clock_says() {
+        let f = facts("start toolu_2 t=3680 pid=50 pgid=49 sid=30 ppid=49");
+        assert!(!f.started_first("toolu_2"));
+        assert_eq!(picture(&f, &[], "test").alarms.len(), 0);
+    }
+
+    #[test]
+    fn a_call_started_in_the_first_invocation_whose_effect_came_after_its_exit_is_an_alarm() {
+        let mut f = facts("start toolu_2 t=3300 pid=50 pgid=49 sid=30 ppid=49");
+        f.ledger_first = 4;
+        assert!(f.started_first("toolu_2"));
+        let alarms = picture(&f, &[], "test").alarms;
+        assert_eq!(alarms.len(), 1);
+        assert_eq!(
+            alarms[0].message,
+            "tool toolu_2 (pid 50) wrote its effect at +5180 ms, 1815 ms after its client exited at +3365 ms"
+        );
+    }
 }

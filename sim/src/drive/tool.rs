@@ -103,6 +103,15 @@ pub fn events(lines: &[String]) -> Vec<Event> {
     lines.iter().filter_map(|l| parse_line(l)).collect()
 }
 
+/// The ids of the calls whose `start` line is among `lines`, in start order.
+pub fn started(lines: &[String]) -> Vec<String> {
+    events(lines)
+        .into_iter()
+        .filter(|e| e.kind == Kind::Start)
+        .map(|e| e.id)
+        .collect()
+}
+
 /// The ledger file's events (a missing file has none).
 pub fn read(path: &Path) -> Vec<Event> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
