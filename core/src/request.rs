@@ -26,13 +26,42 @@ pub struct ToolSpec {
 /// another order, as MCP servers answer in their own time) must send the same bytes.
 /// The very same allocation when the tools are in order already, so a caller comparing
 /// by pointer still sees "unchanged".
+///
+/// Remembered per thread for the last few lists by their allocation: a simulated run
+/// starts and restores sessions from one host list many times, and sorting copies
+/// every schema. The memo holds the host's list itself, so its allocation cannot be
+/// freed and reused for other tools while remembered, and an `Arc<[_]>` is immutable.
 pub fn canonical_tools(tools: std::sync::Arc<[ToolSpec]>) -> std::sync::Arc<[ToolSpec]> {
     if tools.windows(2).all(|w| w[0].name <= w[1].name) {
         return tools;
     }
-    let mut sorted = tools.to_vec();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    std::sync::Arc::from(sorted)
+    SORTED_TOOLS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(i) = memo
+            .iter()
+            .position(|(host, _)| std::sync::Arc::ptr_eq(host, &tools))
+        {
+            // Most recently used first, as the digest memo does.
+            let hit = memo.remove(i);
+            let sorted = std::sync::Arc::clone(&hit.1);
+            memo.insert(0, hit);
+            return sorted;
+        }
+        let mut sorted = tools.to_vec();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        let sorted: std::sync::Arc<[ToolSpec]> = std::sync::Arc::from(sorted);
+        memo.truncate(PREFIX_DIGESTS_KEPT - 1);
+        memo.insert(0, (tools, std::sync::Arc::clone(&sorted)));
+        sorted
+    })
+}
+
+type SortedMemo = Vec<(std::sync::Arc<[ToolSpec]>, std::sync::Arc<[ToolSpec]>)>;
+
+thread_local! {
+    static SORTED_TOOLS: std::cell::RefCell<SortedMemo> = const {
+        std::cell::RefCell::new(Vec::new())
+    };
 }
 
 /// A cache breakpoint: after the stable prefix (`None`) or after message `i`.
@@ -196,8 +225,15 @@ fn same_bytes(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
             (Value::Array(x), Value::Array(y)) => {
                 x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
             }
-            // Numbers by their text: `1` and `1.0` are equal values, other bytes.
-            (Value::Number(x), Value::Number(y)) => x.to_string() == y.to_string(),
+            // Numbers by their text: `1` and `1.0` are equal values, other bytes. A
+            // float is written from its bits (`0.0` and `-0.0` differ) and always with
+            // a `.` or an exponent, an integer in decimal; compared so, without writing
+            // either.
+            (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+                _ if x.is_f64() != y.is_f64() => false,
+                (Some(f), Some(g)) if x.is_f64() => f.to_bits() == g.to_bits(),
+                _ => x.as_i64() == y.as_i64() && x.as_u64() == y.as_u64(),
+            },
             _ => a == b,
         }
     }
@@ -372,6 +408,31 @@ mod tests {
         assert_eq!(second, computed("s", &b));
     }
 
+    /// Numbers equal as values but written otherwise (`1`, `1.0`, `0.0`, `-0.0`, a
+    /// large unsigned and a negative) each get the digest of their own bytes.
+    #[test]
+    fn numbers_equal_as_values_get_the_digest_of_their_own_bytes() {
+        let numbers = [
+            serde_json::json!(1),
+            serde_json::json!(1.0),
+            serde_json::json!(0.0),
+            serde_json::json!(-0.0),
+            serde_json::json!(u64::MAX),
+            serde_json::json!(-1),
+            serde_json::json!(1.5),
+        ];
+        for round in 0..2 {
+            for n in &numbers {
+                let tools = vec![tool("read", serde_json::json!({"minimum": n}))];
+                assert_eq!(
+                    prefix_digest("s", &tools),
+                    computed("s", &tools),
+                    "round {round}, {n}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn tools_in_any_order_come_out_in_one_order_and_sorted_ones_unmoved() {
         let schema = serde_json::json!({"type": "object"});
@@ -392,6 +453,17 @@ mod tests {
         assert_eq!(names, ["grep", "read", "write"]);
         let again = canonical_tools(std::sync::Arc::clone(&a));
         assert!(std::sync::Arc::ptr_eq(&a, &again));
+        // The same host list again is the remembered sorted list; an equal list in
+        // another allocation is sorted again, to equal bytes.
+        let host: std::sync::Arc<[ToolSpec]> =
+            vec![tool("write", schema.clone()), tool("read", schema.clone())].into();
+        let first = canonical_tools(std::sync::Arc::clone(&host));
+        let second = canonical_tools(std::sync::Arc::clone(&host));
+        assert!(std::sync::Arc::ptr_eq(&first, &second));
+        let copy: std::sync::Arc<[ToolSpec]> = host.iter().cloned().collect();
+        let third = canonical_tools(copy);
+        assert!(!std::sync::Arc::ptr_eq(&first, &third));
+        assert_eq!(first, third);
     }
 
     #[test]

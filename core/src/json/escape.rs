@@ -127,11 +127,16 @@ fn write_escaped(out: &mut String, s: &str) {
     let mut run = 0;
     let mut at = 0;
     while at < bytes.len() {
-        // Whole words without a special byte are skipped; the word holding one is
-        // then walked byte by byte.
-        if at + 8 <= bytes.len() && special_bytes(word_at(bytes, at)) == 0 {
-            at += 8;
-            continue;
+        // Whole words without a special byte are skipped; in a word holding one, the
+        // lowest set bit of its mask marks the first special byte exactly
+        // ([`special_bytes`]), so the bytes before it are skipped at once.
+        if at + 8 <= bytes.len() {
+            let mask = special_bytes(word_at(bytes, at));
+            if mask == 0 {
+                at += 8;
+                continue;
+            }
+            at += (mask.trailing_zeros() / 8) as usize;
         }
         let b = bytes[at];
         if is_special(b) {

@@ -122,11 +122,17 @@ impl PrefixReported {
         tools: &Arc<[ToolSpec]>,
     ) -> (String, Arc<[ToolSpec]>, String) {
         match self.sent.take() {
-            Some(sent) if sent.0 == system && Arc::ptr_eq(&sent.1, tools) => sent,
+            // Tools that serialize to the same bytes have the same digest: a restored
+            // or reconfigured-alike session sends equal tools in a new allocation.
+            Some(sent) if sent.0 == system && super::same_json::same_tools(&sent.1, tools) => sent,
             _ => (
                 system.to_owned(),
                 tools.clone(),
-                prefix_digest(system, tools),
+                match super::prefix_memo::prefix_bytes(system, tools) {
+                    Ok(p) => p.digest().to_owned(),
+                    // Tools that do not serialize: the judge's writer still digests them.
+                    Err(_) => prefix_digest(system, tools),
+                },
             ),
         }
     }

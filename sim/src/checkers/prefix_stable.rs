@@ -72,19 +72,6 @@ fn fixed_after_growing(fields: &[Field<'_>]) -> Option<(String, String)> {
     Some((late.key.to_string(), fields[at].key.to_string()))
 }
 
-/// Whether two tool lists serialize to the same bytes, without serializing them: the
-/// same allocation, or equal names and descriptions and schemas equal key for key in
-/// the same order (a restored session holds equal tools in a new allocation).
-fn same_tools(a: &Arc<[ToolSpec]>, b: &Arc<[ToolSpec]>) -> bool {
-    Arc::ptr_eq(a, b)
-        || (a.len() == b.len()
-            && a.iter().zip(b.iter()).all(|(x, y)| {
-                x.name == y.name
-                    && x.description == y.description
-                    && super::same_json::same_value(&x.input_schema, &y.input_schema)
-            }))
-}
-
 /// The raw values of [`PREFIX`] in the body `raw`, or (`None`) in what core's
 /// serializer writes for `request`; an error when the body is not one object or
 /// writes a fixed field after the growing list.
@@ -95,12 +82,9 @@ pub(super) fn prefix_values(request: &Request, raw: Option<&str>) -> Result<[Str
         // value alone would be written: so the two values are the raw ones its whole
         // body holds, without writing (and reading back) every message of the request.
         // A test holds this path to the whole body's.
-        let tools = serde_json::to_string(&*request.tools);
-        let system = serde_json::to_string(&request.system);
-        return match (tools, system) {
-            (Ok(tools), Ok(system)) => Ok([tools, system]),
-            (Err(e), _) | (_, Err(e)) => Err(format!("its request does not serialize: {e}")),
-        };
+        return super::prefix_memo::prefix_bytes(&request.system, &request.tools)
+            .map(|p| [p.tools_json.clone(), p.system_json.clone()])
+            .map_err(|e| format!("its request does not serialize: {e}"));
     };
     let fields = body::fields(text).map_err(|e| format!("its body is not one JSON object: {e}"))?;
     if let Some((late, growing)) = fixed_after_growing(&fields) {
@@ -124,7 +108,7 @@ impl PrefixStable {
             self.serialized = None;
         } else {
             let same = self.serialized.as_ref().is_some_and(|(system, tools)| {
-                *system == request.system && same_tools(tools, &request.tools)
+                *system == request.system && super::same_json::same_tools(tools, &request.tools)
             });
             if same && self.previous.is_some() {
                 return Ok(None);

@@ -12,7 +12,7 @@
 
 use serde_json::{Number, Value};
 use std::sync::Arc;
-use turnsim_core::{Block, Content, Message, SharedMessage, ToolResultContent};
+use turnsim_core::{Block, Content, Message, SharedMessage, ToolResultContent, ToolSpec};
 
 /// `a.to_json() == b.to_json()`, without allocating in the common case.
 pub fn same_json(a: &SharedMessage, b: &SharedMessage) -> bool {
@@ -118,6 +118,19 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         // Each JSON type starts with its own characters.
         _ => false,
     }
+}
+
+/// Whether two tool lists serialize to the same bytes, without serializing them: the
+/// same allocation, or equal names and descriptions and schemas equal key for key in
+/// the same order (a restored session holds equal tools in a new allocation).
+pub fn same_tools(a: &Arc<[ToolSpec]>, b: &Arc<[ToolSpec]>) -> bool {
+    Arc::ptr_eq(a, b)
+        || (a.len() == b.len()
+            && a.iter().zip(b.iter()).all(|(x, y)| {
+                x.name == y.name
+                    && x.description == y.description
+                    && same_value(&x.input_schema, &y.input_schema)
+            }))
 }
 
 /// An integer is written in decimal, a float always with a `.` or an exponent and by

@@ -220,6 +220,18 @@ pub fn sim_config() -> SessionConfig {
     CONFIG.with(SessionConfig::clone)
 }
 
+/// The tools of a seed with `schema_edit` on: [`sim_config`]'s, each with a rich schema
+/// of its own ([`schemas::rich_tools`]). Built once per thread and shared like the base
+/// list: the schemas are the same for every such seed, and building them cost more
+/// than the rest of a short seed's world.
+fn rich_sim_tools() -> std::sync::Arc<[turnsim_core::ToolSpec]> {
+    thread_local! {
+        static RICH: std::sync::Arc<[turnsim_core::ToolSpec]> =
+            schemas::rich_tools(&sim_config().tools).into();
+    }
+    RICH.with(std::sync::Arc::clone)
+}
+
 /// What the checkers of a simulated run are told about the world: the mark its
 /// provider writes, and the cap [`sim_config`] gives every session.
 pub fn world_facts() -> WorldFacts {
@@ -345,7 +357,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
     // A seed whose host may edit a schema starts from schemas worth editing; the rest
     // keep the shared flat ones.
     if !spec.options.stream.schema_edit.is_zero() {
-        config.tools = schemas::rich_tools(&config.tools).into();
+        config.tools = rich_sim_tools();
     }
     let engine = spec.factory.create(config.clone());
     let fixed_texts = engine.fixed_texts();

@@ -258,15 +258,22 @@ impl World<'_> {
     /// Hashes what is new in a request; returns how many leading messages are the
     /// previous request's own allocations.
     pub(super) fn hash_request(&mut self, request: &turnsim_core::Request) -> usize {
-        let unchanged = self
-            .last_sent
-            .as_ref()
-            .is_some_and(|l| l.system == request.system && Arc::ptr_eq(&l.tools, &request.tools));
+        let unchanged = self.last_sent.as_ref().is_some_and(|l| {
+            // By the bytes the tools write, not by allocation: whether an engine
+            // shares one list between sessions must not change the trace.
+            l.system == request.system
+                && crate::checkers::same_json::same_tools(&l.tools, &request.tools)
+        });
         if unchanged {
             self.hash(b"prefix", b"unchanged");
         } else {
-            let prefix = request.prefix_json();
-            self.hash(b"prefix", prefix.as_bytes());
+            match crate::checkers::prefix_memo::prefix_bytes(&request.system, &request.tools) {
+                Ok(p) => {
+                    self.hash(b"system", p.system_json.as_bytes());
+                    self.hash(b"tools", p.tools_json.as_bytes());
+                }
+                Err(e) => self.hash(b"prefix", e.as_bytes()),
+            }
         }
         let mut seen = None;
         for (i, m) in request.messages.iter().enumerate() {
