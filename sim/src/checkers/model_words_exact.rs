@@ -53,8 +53,10 @@ pub struct ModelWordsExact {
     /// [`fingerprint`] (compared first, so an input is compared whole only with the
     /// inputs that may equal it).
     calls: BTreeMap<String, Vec<(u64, Value)>>,
-    /// Replies not (yet) whole, block by block: the open one and every cut one.
-    open: BTreeMap<OperationId, Vec<(usize, Said)>>,
+    /// Replies not (yet) whole, block by block: the open one and every cut one, in the
+    /// order they started (the one streaming now is the last: looked up from the end,
+    /// every streamed event finds it at once).
+    open: Vec<(OperationId, Vec<(usize, Said)>)>,
     /// Whether the provider streamed anything in this run.
     streamed_any: bool,
     /// The reply that started a block twice, if the last malformed one is still
@@ -95,7 +97,14 @@ impl ModelWordsExact {
         if self.void == Some(op) {
             return;
         }
-        let blocks = self.open.entry(op).or_default();
+        let at = match self.open.iter().rposition(|(o, _)| *o == op) {
+            Some(at) => at,
+            None => {
+                self.open.push((op, Vec::new()));
+                self.open.len() - 1
+            }
+        };
+        let blocks = &mut self.open[at].1;
         match event {
             // A block started again at its index: the stream is malformed, and nothing
             // from here on is the model's. What streamed before stays a cut reply's (a
@@ -170,7 +179,8 @@ impl ModelWordsExact {
             }
             StreamEvent::MessageStop => {
                 // Whole: its blocks are filed; one text block per reply is a design.
-                if let Some(blocks) = self.open.remove(&op) {
+                if let Some(at) = self.open.iter().rposition(|(o, _)| *o == op) {
+                    let (_, blocks) = self.open.remove(at);
                     let mut joined = String::new();
                     let mut texts = 0;
                     for (_, s) in &blocks {
@@ -194,7 +204,7 @@ impl ModelWordsExact {
         if self.texts.contains(text) {
             return true;
         }
-        self.open.values().any(|blocks| {
+        self.open.iter().any(|(_, blocks)| {
             let mut joined = String::new();
             for (_, s) in blocks {
                 if let Kind::Text(t) = &s.kind {
@@ -218,8 +228,8 @@ impl ModelWordsExact {
         };
         let open = self
             .open
-            .values()
-            .flatten()
+            .iter()
+            .flat_map(|(_, b)| b)
             .filter_map(|(_, s)| match &s.kind {
                 Kind::Text(t) => Some(t.as_str()),
                 _ => None,
@@ -245,7 +255,7 @@ impl ModelWordsExact {
         {
             return Ok(());
         }
-        let cut_same_id = self.open.values().flatten().any(|(_, s)| {
+        let cut_same_id = self.open.iter().flat_map(|(_, b)| b).any(|(_, s)| {
             !s.done && matches!(&s.kind, Kind::Call { id: streamed, .. } if streamed == id)
         });
         if cut_same_id {

@@ -39,8 +39,9 @@ use turnsim_core::{Block, SharedMessage, ToolResultContent};
 pub struct NoLostObservation {
     conventions: Arc<Conventions>,
     kept: Vec<Observation>,
-    /// Results saved but not yet seen in the history: judged when they are.
-    due: Vec<(String, ToolResultContent)>,
+    /// Results saved but not yet seen in the history, by their place in `kept` (a
+    /// result is owned once: outputs run to kilobytes): judged when they are.
+    due: Vec<usize>,
     /// The profile says each result is logged as it arrives.
     logs_each_result: bool,
     /// Results taken with no `Persist` (only when `logs_each_result`), each with the
@@ -63,8 +64,16 @@ impl NoLostObservation {
     /// whose every `tool_result` lost or altered a block is the failure.
     fn judge_due(&mut self, history: &[SharedMessage]) -> Check {
         let mut failure = None;
-        self.due.retain(|(id, want)| {
-            let found: Vec<&ToolResultContent> = history
+        let kept = &self.kept;
+        self.due.retain(|&k| {
+            let Some(Observation::ToolResult {
+                tool_use_id: id,
+                content: want,
+            }) = kept.get(k)
+            else {
+                return false;
+            };
+            let mut found = history
                 .iter()
                 .flat_map(|m| m.blocks())
                 .filter_map(|b| match b {
@@ -75,23 +84,23 @@ impl NoLostObservation {
                     } if tool_use_id == id => Some(content),
                     _ => None,
                 })
-                .collect();
-            if found.is_empty() {
+                .peekable();
+            let Some(&first) = found.peek() else {
                 return true;
-            }
-            if failure.is_none() && !found.iter().any(|c| kept_whole(c, want)) {
+            };
+            if failure.is_none() && !found.any(|c| kept_whole(c, want)) {
                 failure = Some(match want {
                     ToolResultContent::Text(w) => format!(
                         "the saved result of {id} came back altered: the tool's output ({} bytes) is not whole in the history's tool_result ({} bytes of text): {}",
                         w.len(),
-                        found[0].text().len(),
-                        excerpt(&json(found[0]))
+                        first.text().len(),
+                        excerpt(&json(first))
                     ),
                     ToolResultContent::Blocks(_) => format!(
                         "the saved result of {id} came back altered: the tool gave {}, the history holds {}: {}",
                         shape(want),
-                        shape(found[0]),
-                        excerpt(&json(found[0]))
+                        shape(first),
+                        excerpt(&json(first))
                     ),
                 });
             }
@@ -246,14 +255,10 @@ impl Checker for NoLostObservation {
                 Some(found.map_or(Ok(()), Err))
             }
             Event::Observed(o) => {
-                self.kept.push(o.clone());
-                if let Observation::ToolResult {
-                    tool_use_id,
-                    content,
-                } = o
-                {
-                    self.due.push((tool_use_id.clone(), content.clone()));
+                if matches!(o, Observation::ToolResult { .. }) {
+                    self.due.push(self.kept.len());
                 }
+                self.kept.push(o.clone());
                 if self.due.is_empty() {
                     return None;
                 }
