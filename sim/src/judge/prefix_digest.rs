@@ -5,8 +5,9 @@
 //!
 //! Guarantee: computed from the bytes alone, with a serializer and a hash call of its
 //! own and no memo here, sharing no code with the engine's `turnsim_core::prefix_digest`
-//! (a caller may keep the digest of a prefix it still holds: `prefix_reported` does, for
-//! the very allocation of tools it kept, never for equal values).
+//! (a caller may keep the digest of a prefix it still holds: `prefix_reported` reads it
+//! through the checkers' per-thread memo, which reuses it only for tools that write the
+//! same bytes, compared by the checkers' own code, never by the engine's).
 //! A judge that asked the engine's function expected whatever the engine computed: a
 //! digest broken to a constant (mutant 78 of docs/mutants.md) or a stale memo hit
 //! fooled engine and judge together, and no prefix change was ever missed.
