@@ -66,13 +66,7 @@ mod tests {
             name: name.into(),
             input: serde_json::json!({ "path": path }),
         };
-        let ctx = Ctx {
-            step: 1,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = Ctx::empty(1);
         let event = Event::Dispatched {
             op: OperationId(starts as u64),
             call: &call,

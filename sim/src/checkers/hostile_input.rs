@@ -179,17 +179,6 @@ mod tests {
     use std::sync::Arc;
     use turnsim_core::{Block, Message, SharedMessage};
 
-    /// Step 7 of a run whose engine holds nothing yet.
-    fn empty_ctx() -> Ctx<'static> {
-        Ctx {
-            step: 7,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        }
-    }
-
     fn observe(held: Result<&[SharedMessage], &str>) -> Option<Check> {
         observe_with(held, None)
     }
@@ -198,7 +187,7 @@ mod tests {
         held: Result<&[SharedMessage], &str>,
         forbidden: Option<&str>,
     ) -> Option<Check> {
-        let ctx = empty_ctx();
+        let ctx = Ctx::empty(7);
         let event = Event::Hostile {
             what: "x",
             held,
@@ -208,7 +197,7 @@ mod tests {
     }
 
     fn owed(refused: Option<&str>) -> Option<Check> {
-        let ctx = empty_ctx();
+        let ctx = Ctx::empty(7);
         let event = Event::OwedInput {
             what: "a rewind the spec allows",
             refused,

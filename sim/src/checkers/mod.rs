@@ -87,6 +87,20 @@ pub struct Ctx<'a> {
     pub host_texts: &'a [String],
 }
 
+#[cfg(test)]
+impl Ctx<'static> {
+    /// Step `step` of a run whose engine holds nothing yet, with no texts of its own.
+    pub(crate) fn empty(step: u64) -> Ctx<'static> {
+        Ctx {
+            step,
+            history: &[],
+            fixed_texts: &[],
+            prompts: &[],
+            host_texts: &[],
+        }
+    }
+}
+
 /// Why the history was replaced or cut on purpose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResetKind {

@@ -246,13 +246,7 @@ mod tests {
         messages: &[SharedMessage],
         thinking: Option<Thinking>,
     ) -> Option<Check> {
-        let ctx = Ctx {
-            step: 0,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = Ctx::empty(0);
         let r = request(messages, thinking);
         let event = Event::Request {
             op: OperationId(7),

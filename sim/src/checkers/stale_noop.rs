@@ -116,13 +116,7 @@ mod tests {
     }
 
     fn judge(before: &Held, after: &Held) -> Option<Check> {
-        let ctx = Ctx {
-            step: 1,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = Ctx::empty(1);
         // Equal state bytes: the engine reports no change.
         StaleNoop.observe(
             &ctx,

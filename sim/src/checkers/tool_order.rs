@@ -107,13 +107,7 @@ mod tests {
     }
 
     fn judge(judged: bool, host: &[&str], permuted: &[&str]) -> Option<Check> {
-        let ctx = Ctx {
-            step: 0,
-            history: &[],
-            fixed_texts: &[],
-            prompts: &[],
-            host_texts: &[],
-        };
+        let ctx = Ctx::empty(0);
         let host: Result<(Request, Option<Arc<str>>), String> = Ok((request(host), None));
         let permuted = Ok((request(permuted), None));
         ToolOrder::new(judged).observe(
