@@ -116,13 +116,26 @@ pub fn effects_after_exit(
     end_ms: i64,
     known: &[Orphan],
 ) -> Vec<Orphan> {
+    late_effects(events, rel, end_ms, known, false)
+}
+
+/// [`effects_after_exit`]; with `owned`, every call of `events` is the invocation's
+/// own (by the ledger line of its start), so one whose start was stamped after the
+/// exit (a script slow to start under load) counts too.
+fn late_effects(
+    events: &[tool::Event],
+    rel: impl Fn(u64) -> i64,
+    end_ms: i64,
+    known: &[Orphan],
+    owned: bool,
+) -> Vec<Orphan> {
     let mut out: Vec<Orphan> = Vec::new();
     for e in events.iter().filter(|e| e.kind == Kind::Effect) {
         let Some(start) = tool::find(events, &e.id, Kind::Start) else {
             continue;
         };
         let seen = known.iter().chain(&out).any(|o| o.id == e.id);
-        if seen || rel(e.boot_ms) <= end_ms || rel(start.boot_ms) > end_ms {
+        if seen || rel(e.boot_ms) <= end_ms || (!owned && rel(start.boot_ms) > end_ms) {
             continue;
         }
         out.push(Orphan {
@@ -147,12 +160,13 @@ pub fn effects_after_exit(
 /// the ledger once, at the end of its grace; a tool it could not see then (a script
 /// slowed by load, its start line not yet written) can still write its effect later,
 /// and the timeline, drawn from the final ledger, would show an orphan the verdict
-/// missed. The final ledger is the last word for both.
+/// missed. The final ledger is the last word for both. `events` are the calls `inv`
+/// started, told by the ledger line of their start, not by its coarse timestamp.
 pub fn add_late_effects(inv: &mut Invocation, events: &[tool::Event], rel: impl Fn(u64) -> i64) {
     if inv.argv.is_empty() {
         return;
     }
-    let late = effects_after_exit(events, rel, inv.end_ms, &inv.orphans);
+    let late = late_effects(events, rel, inv.end_ms, &inv.orphans, true);
     inv.orphans.extend(late);
 }
 
@@ -538,7 +552,7 @@ mod tests {
     #[test]
     fn an_effect_written_after_the_watch_is_an_orphan_of_the_invocation_it_outlived() {
         use super::super::tool::{Event, Kind};
-        use super::{Invocation, add_late_effects};
+        use super::{Invocation, add_late_effects, effects_after_exit};
         let ev = |kind, id: &str, boot_ms| Event {
             kind,
             id: id.into(),
@@ -570,6 +584,24 @@ mod tests {
         let mut never = Invocation::default();
         add_late_effects(&mut never, &events, |b| i64::try_from(b).unwrap_or(0));
         assert!(never.orphans.is_empty());
+        // A call of its own whose script stamped its start only after the exit (slow
+        // to start under load) and its effect later is an orphan too; the watch,
+        // which cannot tell whose such a call is, leaves it alone.
+        let slow = [
+            ev(Kind::Start, "toolu_5", 5040),
+            ev(Kind::Effect, "toolu_5", 6540),
+        ];
+        let mut first = Invocation {
+            argv: vec!["client".into()],
+            start_ms: 0,
+            end_ms: 5000,
+            ..Invocation::default()
+        };
+        assert!(effects_after_exit(&slow, |b| i64::try_from(b).unwrap_or(0), 5000, &[]).is_empty());
+        add_late_effects(&mut first, &slow, |b| i64::try_from(b).unwrap_or(0));
+        assert_eq!(first.orphans.len(), 1);
+        assert_eq!(first.orphans[0].id, "toolu_5");
+        assert_eq!(first.orphans[0].start_ms, Some(5040));
     }
 
     #[test]
