@@ -74,6 +74,9 @@ struct CanaryEngine {
     /// `salvages_cut_input` only: tool-input fragments held until their block stops.
     #[serde(skip)]
     salvage: stream::Salvage,
+    /// `keeps_redacted_at_start` only: the redacted blocks closed at their start.
+    #[serde(skip)]
+    early: stream::EarlyStops,
     /// The bugs from public issues only.
     #[serde(skip)]
     public: public::Memory,
@@ -103,6 +106,7 @@ impl CanaryEngine {
             bodies: Vec::new(),
             host_tools: None,
             salvage: stream::Salvage::default(),
+            early: stream::EarlyStops::default(),
             public: public::Memory::default(),
             restarts: world3::Restarts::default(),
             switch: thinking_switch::Switch::default(),
@@ -242,6 +246,14 @@ impl Engine for CanaryEngine {
                 let live = self.current_op();
                 let mut outputs = Vec::new();
                 for input in self.salvage.inputs(live, input) {
+                    outputs.extend(self.handle_one(input)?);
+                }
+                Ok(outputs)
+            }
+            (Bug::KeepsRedactedAtStart, input) => {
+                let live = self.current_op();
+                let mut outputs = Vec::new();
+                for input in self.early.inputs(live, input) {
                     outputs.extend(self.handle_one(input)?);
                 }
                 Ok(outputs)

@@ -50,13 +50,21 @@ pub struct Plan {
     pub cut: Option<(Interruption, StreamPos)>,
 }
 
-/// Draws tool-use ids that are unique within a run.
+/// Draws tool-use ids that are unique within a run, and numbers the replies that open
+/// a turn (the data of their redacted thinking, `provider_thinking`).
 #[derive(Clone, Debug, Default)]
 pub struct IdGen {
     next: u64,
+    openings: u64,
 }
 
 impl IdGen {
+    /// The number of this reply among the run's turn-opening replies, from 0.
+    fn next_opening(&mut self) -> u64 {
+        self.openings += 1;
+        self.openings - 1
+    }
+
     pub fn next_id(&mut self) -> String {
         self.next += 1;
         // What `format!("toolu_{:05}", n)` writes, without the formatter.
@@ -322,7 +330,8 @@ pub fn plan_response_with(
             Ratio::NEVER
         });
     if thinks {
-        thinking_blocks(d, opts, &mut b, asked.forces_thinking());
+        let opening = asked.forces_thinking().then(|| ids.next_opening());
+        thinking_blocks(d, opts, &mut b, opening);
     }
     d.mark(Tag::Choice);
     let wants_tools =

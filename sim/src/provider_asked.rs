@@ -123,14 +123,12 @@ mod tests {
 
     /// The plan for one request of a seed whose options think at every reply, with
     /// faults off, from `d`. Redacted thinking in place of a signed block is the
-    /// seed's own shape (`provider_thinking`), never a turn-opening reply's: off here,
-    /// so `thinking_events` counts the signed block every thinking reply then has.
+    /// seed's own shape (`provider_thinking`, whose tests hold it): off here, so
+    /// `thinking_events` counts the signed block every thinking reply then has.
     fn plan(d: &mut crate::decide::Decider, seed: u64, asked: Asked) -> super::super::Plan {
         let mut opts = crate::options::SimOptions::quiet(seed);
         opts.thinking = crate::options::Ratio::ALWAYS;
-        if !asked.forces_thinking() {
-            opts.stream.redacted_thinking = crate::options::Ratio::NEVER;
-        }
+        opts.stream.redacted_thinking = crate::options::Ratio::NEVER;
         super::super::plan_response(
             d,
             &opts,

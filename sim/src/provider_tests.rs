@@ -471,45 +471,44 @@ fn a_late_delta_repeats_a_text_or_input_delta_after_its_block_stop_only_while_fa
     }
 }
 
+/// The plan of one reply of a seed that thinks at every reply, faults off, with the
+/// seed's redacted thinking at `rate`, from `d`.
+fn thinking_plan(d: &mut Decider, seed: u64, rate: Ratio, opens_turn: bool) -> Plan {
+    let mut opts = SimOptions::quiet(seed);
+    opts.thinking = Ratio::ALWAYS;
+    opts.stream.redacted_thinking = rate;
+    let asked = Asked {
+        on: true,
+        opens_turn,
+    };
+    plan_response(d, &opts, false, &[], &mut IdGen::default(), None, 0, asked)
+}
+
+fn redacted_at(events: &[&StreamEvent]) -> Option<usize> {
+    events.iter().position(|e| {
+        matches!(
+            e,
+            StreamEvent::BlockStart {
+                block: BlockStart::RedactedThinking { .. },
+                ..
+            }
+        )
+    })
+}
+
 #[test]
 fn redacted_thinking_streams_without_deltas_instead_of_the_thinking_or_after_it() {
     let mut shapes = std::collections::BTreeSet::new();
     for (seed, opens_turn) in (0..100).flat_map(|s| [(s, false), (s, true)]) {
-        // A reply opening a turn draws none (below): the one with it, after a result.
-        let mut opts = SimOptions::quiet(seed);
-        opts.thinking = Ratio::ALWAYS;
-        opts.stream.redacted_thinking = Ratio::ALWAYS;
-        let asked = Asked {
-            on: true,
-            opens_turn,
-        };
-        let plan = plan_response(
+        // Every reply has it at this rate: drawn after a result, picked when opening.
+        let plan = thinking_plan(
             &mut Decider::from_seed(seed),
-            &opts,
-            false,
-            &[],
-            &mut IdGen::default(),
-            None,
-            0,
-            asked,
+            seed,
+            Ratio::ALWAYS,
+            opens_turn,
         );
         let events: Vec<&StreamEvent> = plan.events.iter().map(|(_, e)| e).collect();
-        let redacted = events.iter().position(|e| {
-            matches!(
-                e,
-                StreamEvent::BlockStart {
-                    block: BlockStart::RedactedThinking { .. },
-                    ..
-                }
-            )
-        });
-        let Some(redacted) = redacted.filter(|_| !opens_turn) else {
-            assert_eq!(
-                redacted, None,
-                "seed {seed}: a turn's first reply: {events:?}"
-            );
-            continue;
-        };
+        let redacted = redacted_at(&events).expect("a redacted block at rate 1/1");
         let StreamEvent::BlockStart { index, .. } = events[redacted] else {
             unreachable!()
         };
@@ -529,7 +528,45 @@ fn redacted_thinking_streams_without_deltas_instead_of_the_thinking_or_after_it(
         });
         // Instead: the reply's first block; beside: right after the thinking block.
         assert_eq!(*index, usize::from(thinking), "seed {seed}: {events:?}");
-        shapes.insert(thinking);
+        shapes.insert((opens_turn, thinking));
     }
-    assert_eq!(shapes.len(), 2, "both shapes in 100 seeds");
+    assert_eq!(shapes.len(), 4, "both shapes, opening or not, in 100 seeds");
+}
+
+#[test]
+fn a_turn_opening_reply_has_redacted_thinking_by_the_seed_alone_and_draws_no_choice_for_it() {
+    let half = Ratio::new(1, 2);
+    let mut picked = 0;
+    for seed in 0..200 {
+        let mut with = Decider::from_seed(seed);
+        let plan = thinking_plan(&mut with, seed, half, true);
+        let events: Vec<&StreamEvent> = plan.events.iter().map(|(_, e)| e).collect();
+        let has = redacted_at(&events).is_some();
+        // Beside the signed block it costs no choice, only the latencies of its two
+        // events, drawn with every event's after the plan (in place of the signed
+        // block, that block's own draws are gone instead).
+        let mut without = Decider::from_seed(seed);
+        thinking_plan(&mut without, seed, Ratio::NEVER, true);
+        let signed = events.iter().any(|e| {
+            matches!(
+                e,
+                StreamEvent::BlockStart {
+                    block: BlockStart::Thinking,
+                    ..
+                }
+            )
+        });
+        if signed {
+            let (with, without) = (with.decisions(), without.decisions());
+            let extra = if has { 2 } else { 0 };
+            assert_eq!(with.len(), without.len() + extra, "seed {seed}");
+            assert_eq!(&with[..without.len()], without, "seed {seed}");
+        }
+        // What a shrinker leaves, every decision zero, keeps it or lacks it alike.
+        let zeroed = thinking_plan(&mut Decider::replay(vec![0; 64]), seed, half, true);
+        let events: Vec<&StreamEvent> = zeroed.events.iter().map(|(_, e)| e).collect();
+        assert_eq!(redacted_at(&events).is_some(), has, "seed {seed}");
+        picked += usize::from(has);
+    }
+    assert_eq!(picked, 98, "about half of 200 seeds at 1/2");
 }

@@ -291,6 +291,13 @@ fn a_compaction_applied_under_an_open_call_is_found_by_stale_noop() {
 }
 
 #[test]
+fn a_redacted_block_kept_from_its_start_when_its_stream_is_cut_is_found_by_thinking_intact() {
+    let text = canary_is_found_within(Bug::KeepsRedactedAtStart, SEED_BUDGET);
+    let breach = "is a redacted_thinking block whose block_stop the provider never streamed";
+    assert!(text.contains(breach), "expected {breach:?} in:\n{text}");
+}
+
+#[test]
 fn a_reply_kept_past_a_block_started_twice_is_found_by_model_words_exact() {
     canary_is_found_shrunk_and_replayed(Bug::IgnoresSecondBlockStart);
 }

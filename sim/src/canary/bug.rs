@@ -239,10 +239,17 @@ pub enum Bug {
     /// `Persist` and then sent to the model breaks it (`no_lost_observation`, with
     /// the profile's `logs_each_result`; mutant 57 of docs/mutants.md).
     ResultTakenNotPersisted,
+    /// A `redacted_thinking` block is taken as finished at its `block_start`, since its
+    /// data comes whole there and no delta follows, as a stream reader that builds
+    /// blocks on their start event does: a stream cut before the block's stop (a
+    /// cancel, a crash, a provider error) keeps a block the model never finished
+    /// (`thinking_intact`; docs/spec.md §7 keeps only completed redacted thinking;
+    /// mutant 67 of docs/mutants.md).
+    KeepsRedactedAtStart,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 59] = [
+    pub const ALL: [Bug; 60] = [
         Bug::CancelOrphansToolUse,
         Bug::StaleCompletionApplied,
         Bug::RestartRedispatches,
@@ -302,6 +309,7 @@ impl Bug {
         Bug::DottedToolNames,
         Bug::SchemaWithoutObjectType,
         Bug::ResultTakenNotPersisted,
+        Bug::KeepsRedactedAtStart,
     ];
 
     pub fn name(self) -> &'static str {
@@ -365,6 +373,7 @@ impl Bug {
             Bug::DottedToolNames => "dotted_tool_names",
             Bug::SchemaWithoutObjectType => "schema_without_object_type",
             Bug::ResultTakenNotPersisted => "result_taken_not_persisted",
+            Bug::KeepsRedactedAtStart => "keeps_redacted_at_start",
         }
     }
 
@@ -468,7 +477,7 @@ impl Bug {
             Bug::SkipsStreamError => Invariant::Liveness,
             Bug::TurnContextQuotesReply => Invariant::NoteExact,
             Bug::TruncatesToolOutput => Invariant::NoLostObservation,
-            Bug::ThinkingStoredAsLine => Invariant::ThinkingIntact,
+            Bug::ThinkingStoredAsLine | Bug::KeepsRedactedAtStart => Invariant::ThinkingIntact,
             Bug::IgnoresSecondBlockStart => Invariant::ModelWordsExact,
             // The API's own rule (thinking off, thinking in the final turn), found by
             // the judge's validator behind `pairing`.

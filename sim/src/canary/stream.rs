@@ -1,13 +1,15 @@
 //! The planted bugs of the whole stream grammar and of host inputs under an open call:
-//! a tool call run with input salvaged from a cut stream, and a compaction applied by
-//! stopping the call it was asked under.
+//! a tool call run with input salvaged from a cut stream, a redacted thinking block
+//! taken as finished at its start, and a compaction applied by stopping the call it
+//! was asked under.
 //!
 //! Guarantee: each bug changes only the inputs its name gives before the reference
 //! engine sees them (the other inputs pass through untouched), so the checker it is
-//! planted for (`model_words_exact`, `stale_noop`) is the one that sees it.
+//! planted for (`model_words_exact`, `thinking_intact`, `stale_noop`) is the one that
+//! sees it.
 
-use std::collections::BTreeMap;
-use turnsim_core::{CancelCause, Input, OperationId, Output, Session, StreamEvent};
+use std::collections::{BTreeMap, BTreeSet};
+use turnsim_core::{BlockStart, CancelCause, Input, OperationId, Output, Session, StreamEvent};
 
 use crate::engine::Engine;
 
@@ -60,6 +62,47 @@ impl Salvage {
                     event: StreamEvent::BlockStop { index },
                 }],
             },
+            event => vec![Input::Stream { op, event }],
+        }
+    }
+}
+
+/// `keeps_redacted_at_start`: the redacted thinking blocks of the live stream the bug
+/// closed at their start, whose own `block_stop` it then swallows.
+#[derive(Default)]
+pub(super) struct EarlyStops {
+    closed: BTreeSet<(OperationId, usize)>,
+}
+
+impl EarlyStops {
+    /// The inputs the reference engine gets for `input`: a live redacted block's start
+    /// followed at once by its stop, nothing for the stop the provider then streams.
+    pub(super) fn inputs(&mut self, live: Option<OperationId>, input: Input) -> Vec<Input> {
+        let Input::Stream { op, event } = input else {
+            return vec![input];
+        };
+        if live != Some(op) {
+            return vec![Input::Stream { op, event }];
+        }
+        match event {
+            StreamEvent::BlockStart {
+                index,
+                block: block @ BlockStart::RedactedThinking { .. },
+            } => {
+                self.closed.retain(|(o, _)| *o == op);
+                self.closed.insert((op, index));
+                vec![
+                    Input::Stream {
+                        op,
+                        event: StreamEvent::BlockStart { index, block },
+                    },
+                    Input::Stream {
+                        op,
+                        event: StreamEvent::BlockStop { index },
+                    },
+                ]
+            }
+            StreamEvent::BlockStop { index } if self.closed.remove(&(op, index)) => Vec::new(),
             event => vec![Input::Stream { op, event }],
         }
     }
