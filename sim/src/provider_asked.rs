@@ -4,7 +4,9 @@
 //! Guarantee: the provider streams a thinking block only in reply to a request that
 //! turned thinking on (`Request::thinking`), and with thinking on every reply that
 //! opens an assistant turn (the request ends on a user message that answers no call)
-//! starts with a signed thinking block, drawn from no decision. Why: with thinking on
+//! starts with thinking drawn from no decision: a signed thinking block, or in the
+//! seeds picked for it a redacted one in its place or after it (`provider_thinking`).
+//! Why: with thinking on
 //! the API refuses a tool loop whose first assistant message comes back without the
 //! thinking that opened it (`thinking_kept_in_tool_loop`), so a world that opened a
 //! turn without thinking would blame the engine for a block it never got; and because
