@@ -50,8 +50,12 @@ impl Redacted {
     }
 
     /// The redacted thinking of the `n`th turn-opening reply of the run, drawn from
-    /// no decision: none unless the seed is one of its rate's share of seeds.
+    /// no decision: none unless the seed is one of its rate's share of seeds (or the
+    /// options put it in place of every opening block).
     fn opening(opts: &SimOptions, n: u64) -> Option<Redacted> {
+        if opts.stream.opening_redacted_in_place {
+            return Some(Redacted::Instead);
+        }
         let rate = opts.stream.redacted_thinking;
         if !FixedRates::picked(opts.seed, OPENING_PICK, rate) {
             return None;

@@ -424,7 +424,15 @@ impl fmt::Display for SimOptions {
         row(
             f,
             "redacted thinking",
-            format_args!("{} of thinking replies", st.redacted_thinking),
+            format_args!(
+                "{} of thinking replies{}",
+                st.redacted_thinking,
+                if st.opening_redacted_in_place {
+                    "; in place of every turn's opening thinking"
+                } else {
+                    ""
+                }
+            ),
         )?;
         row(
             f,

@@ -101,10 +101,19 @@ pub struct StreamShapes {
     pub late_delta: Ratio,
     /// Chance that a reply with thinking also streams a `redacted_thinking` block (its
     /// `data` in the `block_start`, no delta), instead of its thinking block or after
-    /// it (`provider::Redacted`; never in a reply that opens a turn); every cut can
-    /// land inside it. Drawn after every shape above.
+    /// it (`provider::Redacted`); every cut can land inside it. A reply that opens a
+    /// turn draws nothing for its thinking: there it is the share of seeds, picked by
+    /// a hash of the seed, whose every opening reply has it. Drawn after every shape
+    /// above.
     #[serde(default = "StreamShapes::never")]
     pub redacted_thinking: Ratio,
+    /// Every reply that opens a turn streams redacted thinking in place of its signed
+    /// thinking block, whatever the seed's pick: the shortest thinking a reply can
+    /// open with (two events instead of four). No seed has it; the shrinker's option
+    /// edit sets it (`shrink::passes::options`) when the failure then needs fewer
+    /// steps, as one that needs thinking in a tool loop does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opening_redacted_in_place: bool,
     /// Chance that a host prefix change (`prefix_change`) edits one tool schema, the
     /// system prompt kept, instead of revising the prompt: one object's keys reversed,
     /// one zero's sign flipped or one `enum` member renamed (`world::schemas`). A seed
@@ -159,6 +168,7 @@ impl StreamShapes {
             shared_call_id,
             late_delta,
             redacted_thinking,
+            opening_redacted_in_place: false,
             schema_edit,
         }
     }
@@ -189,6 +199,7 @@ impl Default for StreamShapes {
             shared_call_id: Ratio::NEVER,
             late_delta: Ratio::NEVER,
             redacted_thinking: Ratio::NEVER,
+            opening_redacted_in_place: false,
             schema_edit: Ratio::NEVER,
         }
     }

@@ -553,6 +553,12 @@ mod tests {
             .find(|c| c.options.stream == StreamShapes::default())
             .expect("a narrow-grammar candidate");
         assert!(narrow.options.thinking_on());
+        // No thinking block in this list, so no candidate puts redacted thinking in
+        // place of one.
+        assert!(
+            out.iter()
+                .all(|c| !c.options.stream.opening_redacted_in_place)
+        );
 
         let mut plain = options.clone();
         plain.rates.thinking_on = Ratio::NEVER;

@@ -4,7 +4,7 @@
 //! (the draws an option adds are removed with it, or the option draws none), so a
 //! candidate differs from the best run only in what the option itself changes.
 
-use super::thinking::thinking_off;
+use super::thinking::{redacted_in_place, thinking_off};
 use super::{Candidate, Current, cut, spans, with};
 use crate::decide::Tag;
 use crate::options::{Ratio, StreamShapes};
@@ -44,6 +44,18 @@ pub fn simpler_options(c: &Current<'_>) -> Vec<Candidate> {
         let mut options = c.options.clone();
         options.rates.thinking_on = Ratio::NEVER;
         out.extend(thinking_off(c).into_iter().map(|candidate| Candidate {
+            options: options.clone(),
+            ..candidate
+        }));
+    }
+    // A failure that needs thinking (a tool loop under thinking, a thinking switch)
+    // keeps it: redacted thinking in place of each turn's opening signed block is two
+    // events instead of four. Kept only when the failure then needs fewer steps (the
+    // option is a wider stream, so at equal steps the run without it is smaller).
+    if c.options.thinking_on() && !c.options.stream.opening_redacted_in_place {
+        let mut options = c.options.clone();
+        options.stream.opening_redacted_in_place = true;
+        out.extend(redacted_in_place(c).into_iter().map(|candidate| Candidate {
             options: options.clone(),
             ..candidate
         }));

@@ -18,18 +18,7 @@ use crate::decide::Tag;
 /// answered no; the block removed; the block removed and the draw before it set to
 /// no; then the list as it is.
 pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Candidate> {
-    let n = c.decisions.len().min(c.tags.len());
-    // A block is its text, its cuts and its signature: several spans, one block.
-    let mut blocks: Vec<(usize, usize)> = Vec::new();
-    for (tag, a, b) in spans(c.tags) {
-        if tag != Tag::Thinking || a >= n || blocks.last().is_some_and(|&(_, end)| a < end) {
-            continue;
-        }
-        let end = (b..n)
-            .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
-            .unwrap_or(n);
-        blocks.push((a, end.max(a)));
-    }
+    let blocks = thinking_blocks(c);
     let mut out = Vec::new();
     if !blocks.is_empty() {
         // The forced reading: each block's place taken by one entry the edit makes
@@ -70,6 +59,48 @@ pub(super) fn thinking_off(c: &Current<'_>) -> Vec<Candidate> {
     out
 }
 
+/// The index ranges of the best run's thinking blocks: a block is its text, its cuts
+/// and its signature, several spans of one block.
+fn thinking_blocks(c: &Current<'_>) -> Vec<(usize, usize)> {
+    let n = c.decisions.len().min(c.tags.len());
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for (tag, a, b) in spans(c.tags) {
+        if tag != Tag::Thinking || a >= n || blocks.last().is_some_and(|&(_, end)| a < end) {
+            continue;
+        }
+        let end = (b..n)
+            .find(|&i| c.tags[i].tag != Tag::Thinking && c.tags[i].tag != Tag::Cut)
+            .unwrap_or(n);
+        blocks.push((a, end.max(a)));
+    }
+    blocks
+}
+
+/// Blocks [`redacted_in_place`] proposes to remove one at a time, at most: a turn
+/// opens once, so a short failure holds few opening blocks.
+const SINGLE_BLOCKS: usize = 8;
+
+/// The decision lists to try with redacted thinking in place of every turn's opening
+/// signed block (`opening_redacted_in_place`). An opening block draws nothing before
+/// its text, so in its place go all of its draws (text, cuts, signature), and nothing
+/// is drawn instead; a block of a later reply is drawn as before. Which blocks opened
+/// a turn is not in the tags, so each reading is proposed: every block gone, then
+/// each one alone (the first [`SINGLE_BLOCKS`]).
+pub(super) fn redacted_in_place(c: &Current<'_>) -> Vec<Candidate> {
+    let blocks = thinking_blocks(c);
+    let mut out = Vec::new();
+    if blocks.is_empty() {
+        return out;
+    }
+    out.push(cut(c, c.decisions, &blocks));
+    if blocks.len() > 1 {
+        for block in blocks.iter().take(SINGLE_BLOCKS) {
+            out.push(cut(c, c.decisions, std::slice::from_ref(block)));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +127,48 @@ mod tests {
             out,
             [vec![5, 0, 9], vec![5, 9], vec![0, 9], vec![5, 6, 7, 8, 9]]
         );
+    }
+
+    #[test]
+    fn redacted_in_place_removes_every_block_then_each_block_alone() {
+        // Two replies with thinking: each block's draws (text, cut, signature) go
+        // whole, the draws around them stay.
+        let tags = marks(&[
+            (Tag::Reply, 1),
+            (Tag::Thinking, 2),
+            (Tag::Cut, 3),
+            (Tag::Calls, 4),
+            (Tag::Reply, 5),
+            (Tag::Thinking, 6),
+            (Tag::Thinking, 6),
+            (Tag::Text, 7),
+        ]);
+        let options = SimOptions::from_seed(1);
+        let c = Current {
+            options: &options,
+            decisions: &[1, 2, 3, 4, 5, 6, 7, 8],
+            tags: &tags,
+        };
+        let out: Vec<Vec<u32>> = redacted_in_place(&c)
+            .into_iter()
+            .map(|c| c.decisions)
+            .collect();
+        assert_eq!(
+            out,
+            [
+                vec![1, 4, 5, 8],
+                vec![1, 4, 5, 6, 7, 8],
+                vec![1, 2, 3, 4, 5, 8]
+            ]
+        );
+        // No thinking block, nothing to propose.
+        let plain = marks(&[(Tag::Reply, 1), (Tag::Text, 2)]);
+        let c = Current {
+            decisions: &[1, 2],
+            tags: &plain,
+            ..c
+        };
+        assert!(redacted_in_place(&c).is_empty());
     }
 
     #[test]
