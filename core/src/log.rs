@@ -151,6 +151,29 @@ pub enum LogError {
 /// second buffer and a copy of the payload. Records are written on every engine step,
 /// and the whole-simulator fuzz target pays for each.
 pub fn encode_record(record: &Record) -> Vec<u8> {
+    framed(|out| encode::write_record(out, record))
+}
+
+/// The frame of a `Record::TurnStart` (with a `baseline`) or `Record::Append` of
+/// `messages` and `pending`: the bytes `encode_record` gives for that record, written
+/// from borrowed parts, so the engine does not copy the messages it appended (tool
+/// output runs to kilobytes) and a batch's calls only to write them.
+pub(crate) fn encode_appended<M: std::borrow::Borrow<crate::message::Message>>(
+    baseline: Option<usize>,
+    messages: &[M],
+    pending: crate::state::PendingView<'_>,
+) -> Vec<u8> {
+    framed(|out| encode::write_appended(out, baseline, messages, pending))
+}
+
+/// The frame of a `Record::ToolResult` of `op` and `outcome`, written from the borrowed
+/// outcome (its output runs to kilobytes): the bytes `encode_record` gives.
+pub(crate) fn encode_tool_result(op: OperationId, outcome: &crate::state::ToolOutcome) -> Vec<u8> {
+    framed(|out| encode::write_tool_result(out, op, outcome))
+}
+
+/// A frame around the payload `write` appends.
+fn framed(write: impl FnOnce(&mut String) -> Result<(), serde_json::Error>) -> Vec<u8> {
     // The placeholder is NUL characters, which keep the buffer a valid `String` until
     // it becomes bytes and the header is written over them.
     const PLACEHOLDER: &str = "\0\0\0\0\0\0\0\0\0\0\0\0";
@@ -158,7 +181,7 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
     // Most records fit in 1 KiB, so they are written without growing the buffer.
     let mut out = String::with_capacity(1024);
     out.push_str(PLACEHOLDER);
-    if encode::write_record(&mut out, record).is_err() {
+    if write(&mut out).is_err() {
         // Unreachable for these types (no map has a non-string key); framed empty, as
         // before, so a log never holds half a record.
         return encode_frame(&[]);
@@ -377,6 +400,62 @@ mod tests {
         assert_eq!(
             framed,
             encode_frame(&serde_json::to_vec(&record).expect("serializes"))
+        );
+    }
+
+    #[test]
+    fn a_record_written_from_borrowed_parts_is_the_owned_records_bytes() {
+        use crate::message::{Block, ToolCall};
+        use crate::state::ToolOutcome;
+        use std::sync::Arc;
+        let calls = vec![ToolCall {
+            id: "toolu_1".into(),
+            name: "read_file".into(),
+            input: serde_json::json!({"path": "a \"b\"", "n": [1, 2.5]}),
+        }];
+        let messages = vec![
+            Message::user_text("fix it"),
+            Message::assistant_blocks(vec![Block::ToolUse {
+                id: "toolu_1".into(),
+                name: "read_file".into(),
+                input: calls[0].input.clone(),
+            }]),
+        ];
+        let shared: Vec<Arc<Message>> = messages.iter().cloned().map(Arc::new).collect();
+        let pending = PendingOperation::Tools {
+            op: OperationId(4),
+            calls,
+        };
+        let start = Record::TurnStart {
+            baseline: 3,
+            messages: messages.clone(),
+            pending: pending.clone(),
+        };
+        assert_eq!(
+            encode_appended(Some(3), &shared, pending.as_view()),
+            encode_record(&start)
+        );
+        let append = Record::Append {
+            messages,
+            pending: PendingOperation::Generation { op: OperationId(5) },
+        };
+        let generation = PendingOperation::Generation { op: OperationId(5) };
+        assert_eq!(
+            encode_appended(None, &shared, generation.as_view()),
+            encode_record(&append)
+        );
+        let outcome = ToolOutcome::text("toolu_1", "line\n".repeat(3), true);
+        let result = Record::ToolResult {
+            op: OperationId(4),
+            outcome: outcome.clone(),
+        };
+        assert_eq!(
+            encode_tool_result(OperationId(4), &outcome),
+            encode_record(&result)
+        );
+        assert_eq!(
+            encode_record(&result),
+            encode_frame(&serde_json::to_vec(&result).expect("serializes"))
         );
     }
 

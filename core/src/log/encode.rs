@@ -9,19 +9,21 @@
 
 use super::Record;
 use crate::json::{self, push_u64, write_messages, write_str, write_tool_calls};
-use crate::state::PendingOperation;
+use crate::message::Message;
+use crate::state::{OperationId, PendingView, ToolOutcome};
+use std::borrow::Borrow;
 
 type Error = serde_json::Error;
 
-fn write_pending(out: &mut String, pending: &PendingOperation) -> Result<(), Error> {
+fn write_pending(out: &mut String, pending: PendingView<'_>) -> Result<(), Error> {
     match pending {
-        PendingOperation::None => out.push_str("{\"pending\":\"none\"}"),
-        PendingOperation::Generation { op } => {
+        PendingView::None => out.push_str("{\"pending\":\"none\"}"),
+        PendingView::Generation(op) => {
             out.push_str("{\"pending\":\"generation\",\"op\":");
             push_u64(out, op.0);
             out.push('}');
         }
-        PendingOperation::Tools { op, calls } => {
+        PendingView::Tools(op, calls) => {
             out.push_str("{\"pending\":\"tools\",\"op\":");
             push_u64(out, op.0);
             out.push_str(",\"calls\":");
@@ -29,6 +31,44 @@ fn write_pending(out: &mut String, pending: &PendingOperation) -> Result<(), Err
             out.push('}');
         }
     }
+    Ok(())
+}
+
+/// Appends the record of messages appended as JSON: `Record::TurnStart` when a
+/// `baseline` is given, `Record::Append` otherwise, from borrowed parts (the engine
+/// writes one at every step, from its shared history and its state).
+pub(super) fn write_appended<M: Borrow<Message>>(
+    out: &mut String,
+    baseline: Option<usize>,
+    messages: &[M],
+    pending: PendingView<'_>,
+) -> Result<(), Error> {
+    match baseline {
+        Some(baseline) => {
+            out.push_str("{\"turn_start\":{\"baseline\":");
+            push_u64(out, baseline as u64);
+            out.push_str(",\"messages\":");
+        }
+        None => out.push_str("{\"append\":{\"messages\":"),
+    }
+    write_messages(out, messages)?;
+    out.push_str(",\"pending\":");
+    write_pending(out, pending)?;
+    out.push_str("}}");
+    Ok(())
+}
+
+/// Appends a `Record::ToolResult` of `op` and a borrowed `outcome` as JSON.
+pub(super) fn write_tool_result(
+    out: &mut String,
+    op: OperationId,
+    outcome: &ToolOutcome,
+) -> Result<(), Error> {
+    out.push_str("{\"tool_result\":{\"op\":");
+    push_u64(out, op.0);
+    out.push_str(",\"outcome\":");
+    json::write(out, outcome)?;
+    out.push_str("}}");
     Ok(())
 }
 
@@ -53,19 +93,9 @@ pub(super) fn write_record(out: &mut String, record: &Record) -> Result<(), Erro
             baseline,
             messages,
             pending,
-        } => {
-            out.push_str("{\"turn_start\":{\"baseline\":");
-            push_u64(out, *baseline as u64);
-            out.push_str(",\"messages\":");
-            write_messages(out, messages)?;
-            out.push_str(",\"pending\":");
-            write_pending(out, pending)?;
-        }
+        } => return write_appended(out, Some(*baseline), messages, pending.as_view()),
         Record::Append { messages, pending } => {
-            out.push_str("{\"append\":{\"messages\":");
-            write_messages(out, messages)?;
-            out.push_str(",\"pending\":");
-            write_pending(out, pending)?;
+            return write_appended(out, None, messages, pending.as_view());
         }
         Record::Draft { op, base_len } => {
             out.push_str("{\"draft\":{\"op\":");
@@ -79,12 +109,7 @@ pub(super) fn write_record(out: &mut String, record: &Record) -> Result<(), Erro
             out.push_str(",\"text\":");
             write_str(out, text);
         }
-        Record::ToolResult { op, outcome } => {
-            out.push_str("{\"tool_result\":{\"op\":");
-            push_u64(out, op.0);
-            out.push_str(",\"outcome\":");
-            json::write(out, outcome)?;
-        }
+        Record::ToolResult { op, outcome } => return write_tool_result(out, *op, outcome),
         Record::Receipt { op, digest } => {
             out.push_str("{\"receipt\":{\"op\":");
             push_u64(out, op.0);

@@ -277,7 +277,7 @@ impl Session {
     }
 
     fn require_idle(&self) -> Result<(), SessionError> {
-        match self.state.pending_operation().op() {
+        match self.state.pending_view().op() {
             Some(outstanding) => Err(SessionError::Busy { outstanding }),
             None => Ok(()),
         }
@@ -322,33 +322,22 @@ impl Session {
         out: &mut Vec<Output>,
         turn_start: bool,
     ) {
-        let appended: Vec<Message> = self
-            .state
-            .history()
-            .get(len_before..)
-            .unwrap_or_default()
-            .iter()
-            .map(|m| (**m).clone())
-            .collect();
-        let pending = self.state.pending_operation();
+        let appended = self.state.history().get(len_before..).unwrap_or_default();
         let finishing = effects.iter().any(|e| matches!(e, Effect::Finished { .. }));
+        // The record is written from the shared history and the state's own calls,
+        // the bytes `encode_record` gives for the owned record, without copying them.
         if turn_start {
-            Self::persist(
-                out,
-                &Record::TurnStart {
-                    baseline: len_before,
-                    messages: appended,
-                    pending,
-                },
-            );
+            out.push(Output::Persist {
+                bytes: crate::log::encode_appended(
+                    Some(len_before),
+                    appended,
+                    self.state.pending_view(),
+                ),
+            });
         } else if !appended.is_empty() || !finishing {
-            Self::persist(
-                out,
-                &Record::Append {
-                    messages: appended,
-                    pending,
-                },
-            );
+            out.push(Output::Persist {
+                bytes: crate::log::encode_appended(None, appended, self.state.pending_view()),
+            });
         }
         for effect in effects {
             match effect {
@@ -458,7 +447,7 @@ impl Session {
 
     fn tool_result(&mut self, op: OperationId, outcome: ToolOutcome) -> Vec<Output> {
         let mut out = Vec::new();
-        let PendingOperation::Tools { op: current, calls } = self.state.pending_operation() else {
+        let crate::state::PendingView::Tools(current, calls) = self.state.pending_view() else {
             return out;
         };
         if current != op
@@ -470,13 +459,9 @@ impl Session {
         {
             return out; // stale, unknown or a duplicate: nothing changes
         }
-        Self::persist(
-            &mut out,
-            &Record::ToolResult {
-                op,
-                outcome: outcome.clone(),
-            },
-        );
+        out.push(Output::Persist {
+            bytes: crate::log::encode_tool_result(op, &outcome),
+        });
         self.results.push(outcome);
         if self.results.len() < calls.len() {
             return out;

@@ -142,8 +142,17 @@ impl TurnState {
         }
     }
 
+    /// The outstanding operation, borrowed ([`PendingView`]).
+    pub(crate) fn pending_view(&self) -> PendingView<'_> {
+        match &self.phase {
+            Phase::Idle => PendingView::None,
+            Phase::Generating { op } => PendingView::Generation(*op),
+            Phase::RunningTools { op, calls } => PendingView::Tools(*op, calls),
+        }
+    }
+
     fn outstanding(&self) -> Option<OperationId> {
-        self.pending_operation().op()
+        self.pending_view().op()
     }
 
     fn require_idle(&self) -> Result<(), StateError> {

@@ -159,6 +159,34 @@ impl PendingOperation {
             PendingOperation::Generation { op } | PendingOperation::Tools { op, .. } => Some(*op),
         }
     }
+
+    /// The same operation, borrowed.
+    pub(crate) fn as_view(&self) -> PendingView<'_> {
+        match self {
+            PendingOperation::None => PendingView::None,
+            PendingOperation::Generation { op } => PendingView::Generation(*op),
+            PendingOperation::Tools { op, calls } => PendingView::Tools(*op, calls),
+        }
+    }
+}
+
+/// A [`PendingOperation`] borrowed from the state: what the engine asks about the
+/// outstanding operation on every input (its id, a batch's calls) and writes into
+/// every record, without copying a batch's calls and their inputs each time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PendingView<'a> {
+    None,
+    Generation(OperationId),
+    Tools(OperationId, &'a [ToolCall]),
+}
+
+impl PendingView<'_> {
+    pub(crate) fn op(self) -> Option<OperationId> {
+        match self {
+            PendingView::None => None,
+            PendingView::Generation(op) | PendingView::Tools(op, _) => Some(op),
+        }
+    }
 }
 
 /// Why a transition was refused. The state is unchanged whenever one is returned.
