@@ -82,12 +82,13 @@ impl FakeDisk {
 
     /// Loses power. Keeps the synced bytes plus at most the first `keep_of_unsynced`
     /// bytes of the unsynced tail, which become the new durable state, and returns
-    /// that state (what recovery will read).
-    pub fn crash(&mut self, keep_of_unsynced: usize) -> Vec<u8> {
+    /// that state (what recovery will read), borrowed: a copy of the whole log per
+    /// crash is for a caller that keeps it.
+    pub fn crash(&mut self, keep_of_unsynced: usize) -> &[u8] {
         let keep = keep_of_unsynced.min(self.unsynced.len());
         self.synced.extend_from_slice(&self.unsynced[..keep]);
         self.unsynced.clear();
-        self.synced.clone()
+        &self.synced
     }
 
     /// Cuts the log to `len` bytes, as a runtime does to a torn tail it found on
