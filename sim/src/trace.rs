@@ -26,6 +26,11 @@ pub struct TraceHasher {
 const FLUSH_AT: usize = 16 * 1024;
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
+/// What the other three lanes of a long update start from, XORed into the running
+/// value, so that the lanes differ even when the bytes repeat every eight.
+const L1: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const L2: u64 = 0x1656_67B1_9E37_79F9;
+const L3: u64 = 0x85EB_CA77_C2B2_AE63;
 
 impl Default for TraceHasher {
     fn default() -> Self {
@@ -46,7 +51,29 @@ impl TraceHasher {
             self.flush();
         }
         let mut h = self.step;
-        let mut chunks = bytes.chunks_exact(8);
+        // Long updates (log records, tool output) in 32-byte blocks over four lanes:
+        // one chain of multiplies per word would wait on each product, four run side
+        // by side; the lanes start from the running value and fold back into it, so
+        // every byte and its place still change the checkpoint.
+        let mut blocks = bytes.chunks_exact(32);
+        if bytes.len() >= 64 {
+            let mut lanes = [h, h ^ L1, h ^ L2, h ^ L3];
+            for block in &mut blocks {
+                for (lane, c) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+                    let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                    *lane = (lane.rotate_left(23) ^ w).wrapping_mul(K);
+                }
+            }
+            for lane in lanes {
+                h = (h.rotate_left(23) ^ lane).wrapping_mul(K);
+            }
+        }
+        let tail = if bytes.len() >= 64 {
+            blocks.remainder()
+        } else {
+            bytes
+        };
+        let mut chunks = tail.chunks_exact(8);
         for c in &mut chunks {
             let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
             h = (h.rotate_left(23) ^ w).wrapping_mul(K);
@@ -192,6 +219,33 @@ mod tests {
         a.update(b"abcdefghij");
         b.update(b"abcdefghik");
         assert_ne!(a.checkpoint(), b.checkpoint());
+    }
+
+    #[test]
+    fn in_a_long_update_every_byte_and_the_order_of_its_words_change_the_checkpoint() {
+        // Long enough for the four lanes, with a tail past the last whole block.
+        let base: Vec<u8> = (0..203u32).map(|i| (i * 7 % 251) as u8).collect();
+        let of = |bytes: &[u8]| {
+            let mut h = TraceHasher::default();
+            h.update(bytes);
+            h.checkpoint()
+        };
+        let first = of(&base);
+        for at in 0..base.len() {
+            let mut changed = base.clone();
+            changed[at] ^= 1;
+            assert_ne!(of(&changed), first, "byte {at}");
+        }
+        // Two words of one lane swapped, and two words of two lanes swapped.
+        for (x, y) in [(0, 32), (0, 8)] {
+            let mut swapped = base.clone();
+            for k in 0..8 {
+                swapped.swap(x + k, y + k);
+            }
+            assert_ne!(of(&swapped), first, "words at {x} and {y}");
+        }
+        // Equal repeated words still depend on the lane they fall in.
+        assert_ne!(of(&[7u8; 64]), of(&[7u8; 72]));
     }
 
     #[test]
