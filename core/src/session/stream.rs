@@ -67,6 +67,11 @@ pub(super) struct PartialBlock {
     signature: String,
     json: String,
     done: bool,
+    /// A stopped tool call's input, parsed once when its `block_stop` checks that it
+    /// is JSON, so keeping the block does not parse it again. A function of `json`,
+    /// so never written: a block read back without it parses `json`.
+    #[serde(skip)]
+    input: Option<serde_json::Value>,
 }
 
 /// The reply being streamed.
@@ -152,8 +157,9 @@ impl Stream {
                 let b = self.block(*index)?;
                 if let Some(BlockStart::ToolUse { id, .. }) = &b.kind {
                     let json = if b.json.is_empty() { "{}" } else { &b.json };
-                    if let Err(e) = serde_json::from_str::<serde_json::Value>(json) {
-                        return Err(format!("tool_use {id}: input is not JSON: {e}"));
+                    match serde_json::from_str::<serde_json::Value>(json) {
+                        Ok(input) => b.input = Some(input),
+                        Err(e) => return Err(format!("tool_use {id}: input is not JSON: {e}")),
                     }
                 }
                 b.done = true;
@@ -192,7 +198,10 @@ impl Stream {
                 }
                 BlockStart::ToolUse { id, name } if b.done => {
                     let json = if b.json.is_empty() { "{}" } else { &b.json };
-                    let input = serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+                    let input = match &b.input {
+                        Some(input) => input.clone(),
+                        None => serde_json::from_str(json).unwrap_or(serde_json::Value::Null),
+                    };
                     out.push(Block::ToolUse {
                         id: id.clone(),
                         name: name.clone(),

@@ -161,9 +161,12 @@ impl ModelWordsExact {
                 if let Some(said) = block_at(blocks, *index) {
                     said.done = true;
                     match &said.kind {
-                        Kind::Text(t) => {
+                        // Model texts come from a small vocabulary and repeat: a
+                        // copy only for a text not filed yet.
+                        Kind::Text(t) if !self.texts.contains(t.as_str()) => {
                             self.texts.insert(t.clone());
                         }
+                        Kind::Text(_) => {}
                         Kind::Call { name, json, .. } => {
                             if let Some(input) = parsed(json) {
                                 let inputs = self.calls.entry(name.clone()).or_default();
@@ -181,16 +184,16 @@ impl ModelWordsExact {
                 // Whole: its blocks are filed; one text block per reply is a design.
                 if let Some(at) = self.open.iter().rposition(|(o, _)| *o == op) {
                     let (_, blocks) = self.open.remove(at);
-                    let mut joined = String::new();
-                    let mut texts = 0;
-                    for (_, s) in &blocks {
-                        if let Kind::Text(t) = &s.kind {
-                            joined.push_str(t);
-                            texts += 1;
+                    let mut texts = blocks.iter().filter_map(|(_, s)| match &s.kind {
+                        Kind::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    });
+                    if let (Some(first), Some(second)) = (texts.next(), texts.next()) {
+                        let mut joined = [first, second].concat();
+                        texts.for_each(|t| joined.push_str(t));
+                        if !self.texts.contains(&joined) {
+                            self.texts.insert(joined);
                         }
-                    }
-                    if texts > 1 {
-                        self.texts.insert(joined);
                     }
                 }
             }
