@@ -76,7 +76,7 @@ pub use scenario::{
     ScriptedStop, load_scenario, parse_scenario, save_scenario, scenario_to_json,
 };
 pub use shrink::{Budget, Shrunk, shrink, shrink_with};
-pub use world::{EngineCall, EnginePhase, RunOutcome, sim_config};
+pub use world::{EngineCall, EnginePhase, RunOutcome, SHAPES, sim_config};
 
 pub(crate) mod atomic;
 pub(crate) mod base64;

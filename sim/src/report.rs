@@ -9,7 +9,7 @@ use crate::exit::Exit;
 use crate::options::FaultKind;
 use crate::provider::{Interruption, StreamPos};
 use crate::runner::Summary;
-use crate::world::{EnginePhase, FailureClass, HOSTILE_KINDS};
+use crate::world::{EnginePhase, FailureClass, HOSTILE_KINDS, SHAPES};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -142,6 +142,7 @@ pub fn summary(
         let _ = writeln!(o, "  never hit: {}", names.join(", "));
     }
     stream_coverage(&mut o, s);
+    shapes(&mut o, s);
     // Only a run that handed hostile inputs at all says which kinds it handed.
     if s.faults
         .get(&FaultKind::HostileInput)
@@ -202,6 +203,32 @@ fn idle_reason(name: &str) -> &'static str {
         "twin_agrees" => "no delivery that must change nothing had a twin to compare with",
         "thinking_intact" => "no thinking block was streamed and sent back",
         _ => "no event of the kind it judges happened in these seeds",
+    }
+}
+
+/// The shapes of the wide grammar the engine was shown, each with the replies or tool
+/// results planned with it; printed only when any was (a narrow-grammar run or a
+/// scenario of one plays none of them).
+fn shapes(o: &mut String, s: &Summary) {
+    if s.shapes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "stream and result shapes played (replies or tool results with each):"
+    );
+    for shape in SHAPES {
+        let n = s.shapes.get(shape).copied().unwrap_or(0);
+        let _ = writeln!(o, "  {shape:<26} {n}");
+    }
+    let never: Vec<&str> = SHAPES
+        .into_iter()
+        .filter(|k| !s.shapes.contains_key(k))
+        .collect();
+    if never.is_empty() {
+        let _ = writeln!(o, "  every shape was played");
+    } else {
+        let _ = writeln!(o, "  never played: {}", never.join(", "));
     }
 }
 

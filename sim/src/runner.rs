@@ -109,6 +109,8 @@ pub struct Summary {
     pub hostile: BTreeMap<&'static str, u64>,
     /// Hostile inputs not applicable to the engine, by kind.
     pub hostile_not_applicable: BTreeMap<&'static str, u64>,
+    /// Replies and tool results planned with each shape of the wide grammar.
+    pub shapes: BTreeMap<&'static str, u64>,
     /// The run digest ([`RunDigest::finish`]) of every (seed, trace digest) pair.
     pub digest: String,
     /// The same digest before it is finished, which combines with another run's.
@@ -166,6 +168,7 @@ pub struct SeedReport {
     pub checks: BTreeMap<&'static str, u64>,
     pub hostile: BTreeMap<&'static str, u64>,
     pub hostile_not_applicable: BTreeMap<&'static str, u64>,
+    pub shapes: BTreeMap<&'static str, u64>,
 }
 
 impl SeedReport {
@@ -183,6 +186,7 @@ impl SeedReport {
             checks: o.checks,
             hostile: o.hostile,
             hostile_not_applicable: o.hostile_not_applicable,
+            shapes: o.shapes,
         }
     }
 }
@@ -221,6 +225,9 @@ impl Summary {
         for (k, n) in r.hostile_not_applicable {
             *self.hostile_not_applicable.entry(k).or_default() += n;
         }
+        for (k, n) in r.shapes {
+            *self.shapes.entry(k).or_default() += n;
+        }
         if let Some(v) = r.violation {
             self.failures.push((r.seed, v));
         }
@@ -246,6 +253,9 @@ impl Summary {
         }
         for (k, n) in other.hostile_not_applicable {
             *self.hostile_not_applicable.entry(k).or_default() += n;
+        }
+        for (k, n) in other.shapes {
+            *self.shapes.entry(k).or_default() += n;
         }
         self.failures.extend(other.failures);
         self

@@ -75,6 +75,7 @@ pub fn merge(inputs: &[(PathBuf, SummaryFile)]) -> Result<SummaryFile, String> {
         faults: first.faults.clone(),
         checks: Default::default(),
         hostile: Default::default(),
+        shapes: Default::default(),
         coverage: first.coverage.clone(),
         stream_coverage: first.stream_coverage.clone(),
         failures: Vec::new(),
@@ -122,6 +123,9 @@ pub fn merge(inputs: &[(PathBuf, SummaryFile)]) -> Result<SummaryFile, String> {
         }
         for (kind, n) in &f.hostile {
             *out.hostile.entry(kind.clone()).or_default() += n;
+        }
+        for (shape, n) in &f.shapes {
+            *out.shapes.entry(shape.clone()).or_default() += n;
         }
         out.failures.extend(f.failures.iter().cloned());
         digest = digest.combine(RunDigest::from_parts(f.counts.seeds, &f.digest_sum)?);

@@ -24,6 +24,7 @@ use crate::runner::Summary;
 use crate::scenario::EngineProcess;
 use crate::seedset::{Progression, SeedFlags, first_common, normalize};
 use crate::world::EnginePhase;
+use crate::world::SHAPES;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -54,6 +55,10 @@ pub struct SummaryFile {
     pub checks: BTreeMap<Invariant, u64>,
     /// Hostile inputs handed, by kind (every kind, zeros included).
     pub hostile: BTreeMap<String, u64>,
+    /// Replies and tool results planned with each shape of the wide grammar (every
+    /// shape, zeros included); a file written before the count existed has none.
+    #[serde(default)]
+    pub shapes: BTreeMap<String, u64>,
     /// Fault kind, then engine phase: whether the combination was hit. Only possible
     /// combinations are listed.
     pub coverage: BTreeMap<FaultKind, BTreeMap<String, bool>>,
@@ -185,6 +190,10 @@ impl SummaryFile {
                 .iter()
                 .map(|k| (k.to_string(), s.hostile.get(k).copied().unwrap_or(0)))
                 .collect(),
+            shapes: SHAPES
+                .iter()
+                .map(|k| (k.to_string(), s.shapes.get(k).copied().unwrap_or(0)))
+                .collect(),
             coverage: coverage_matrix(&s.coverage),
             stream_coverage: stream_matrix(&s.stream_coverage),
             failures,
@@ -216,8 +225,21 @@ impl SummaryFile {
                 }
             }
         }
+        let shapes = self
+            .shapes
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| {
+                SHAPES
+                    .iter()
+                    .find(|known| *known == k)
+                    .map(|known| (*known, *n))
+                    .ok_or_else(|| format!("shapes: unknown shape {k:?}"))
+            })
+            .collect::<Result<_, String>>()?;
         Ok(Summary {
             stream_coverage,
+            shapes,
             seeds: self.counts.seeds,
             skipped: self.counts.not_started,
             steps: self.counts.steps,

@@ -21,7 +21,9 @@ mod outputs;
 mod phases;
 mod record;
 mod schemas;
+mod shapes;
 pub use record::{LogWrite, Recording, SentRequest};
+pub use shapes::SHAPES;
 
 use crate::checkers::{
     Checks, Ctx, Event, Invariant, Observation, ResetKind, Violation, WorldFacts,
@@ -110,6 +112,9 @@ pub struct RunOutcome {
     /// Hostile inputs drawn but not handed, by kind: log-borne ones, to an engine
     /// whose log is its own format ([`EngineFactory::writes_reference_log`]).
     pub hostile_not_applicable: BTreeMap<&'static str, u64>,
+    /// Replies and tool results planned with each shape of the wide grammar
+    /// ([`SHAPES`]).
+    pub shapes: BTreeMap<&'static str, u64>,
     pub checks: BTreeMap<&'static str, u64>,
     pub trace: Vec<String>,
     pub tool_executions: usize,
@@ -311,6 +316,7 @@ struct World<'a> {
     stream_pos: StreamPos,
     hostile: BTreeMap<&'static str, u64>,
     hostile_not_applicable: BTreeMap<&'static str, u64>,
+    shapes: BTreeMap<&'static str, u64>,
     config_revision: u32,
     /// The system prompt and the thinking setting the host last configured (an
     /// accepted configure, deferred or not): a thinking switch keeps the prompt and
@@ -410,6 +416,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         stream_pos: StreamPos::Unstarted,
         hostile: BTreeMap::new(),
         hostile_not_applicable: BTreeMap::new(),
+        shapes: BTreeMap::new(),
         config_revision: 0,
         host_system,
         host_thinking,
@@ -457,6 +464,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         stream_coverage: w.stream_coverage,
         hostile: w.hostile,
         hostile_not_applicable: w.hostile_not_applicable,
+        shapes: w.shapes,
         checks: w.checks.counts(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),

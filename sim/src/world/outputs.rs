@@ -134,6 +134,7 @@ impl World<'_> {
                     asked,
                 );
                 self.turn_requests += 1;
+                super::shapes::of_reply(&plan.events, &mut self.shapes);
                 self.observe_thinking(&plan.events)?;
                 self.observe_declined(&plan.events);
                 if let Some(kind) = plan.fault {
@@ -196,6 +197,7 @@ impl World<'_> {
                     if let Some(kind) = fault {
                         self.count_fault(kind);
                     }
+                    super::shapes::of_result(&outcome, &mut self.shapes);
                     longest = longest.max(latency);
                     self.d.mark(Tag::Dup);
                     if self.roll(FaultKind::DuplicateDelivery) {
