@@ -316,7 +316,7 @@ struct World<'a> {
     stream_pos: StreamPos,
     hostile: BTreeMap<&'static str, u64>,
     hostile_not_applicable: BTreeMap<&'static str, u64>,
-    shapes: BTreeMap<&'static str, u64>,
+    shapes: shapes::Counts,
     config_revision: u32,
     /// The system prompt and the thinking setting the host last configured (an
     /// accepted configure, deferred or not): a thinking switch keeps the prompt and
@@ -416,7 +416,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         stream_pos: StreamPos::Unstarted,
         hostile: BTreeMap::new(),
         hostile_not_applicable: BTreeMap::new(),
-        shapes: BTreeMap::new(),
+        shapes: shapes::Counts::default(),
         config_revision: 0,
         host_system,
         host_thinking,
@@ -464,7 +464,7 @@ pub fn run(spec: RunSpec<'_>) -> RunOutcome {
         stream_coverage: w.stream_coverage,
         hostile: w.hostile,
         hostile_not_applicable: w.hostile_not_applicable,
-        shapes: w.shapes,
+        shapes: shapes::by_name(&w.shapes),
         checks: w.checks.counts(),
         trace: w.trace.unwrap_or_default(),
         tool_executions: w.ledger.executions(),

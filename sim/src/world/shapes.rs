@@ -31,66 +31,104 @@ pub const SHAPES: [&str; 11] = [
 /// where a usual result is one line.
 const LONG_RESULT: usize = 1024;
 
-/// Counts the shapes the planned reply `events` has.
-pub(super) fn of_reply(events: &[(u64, StreamEvent)], shapes: &mut BTreeMap<&'static str, u64>) {
-    let mut calls: Vec<&str> = Vec::new();
-    let mut pieces: BTreeMap<usize, u32> = BTreeMap::new();
-    let (mut empty_input, mut blank, mut redacted, mut other_stop) = (false, false, false, false);
-    for (_, e) in events {
-        match e {
-            StreamEvent::BlockStart {
-                block: BlockStart::ToolUse { id, .. },
-                ..
-            } => calls.push(id),
-            StreamEvent::BlockStart {
-                block: BlockStart::RedactedThinking { .. },
-                ..
-            } => redacted = true,
-            StreamEvent::InputJsonDelta {
-                index,
-                partial_json,
-            } => {
-                *pieces.entry(*index).or_default() += 1;
-                empty_input |= partial_json.is_empty();
-            }
-            StreamEvent::TextDelta { text, .. } => blank |= text.trim().is_empty(),
-            StreamEvent::MessageDelta { stop_reason, .. } => {
-                other_stop |= matches!(stop_reason, StopReason::StopSequence | StopReason::Refusal)
-            }
-            _ => {}
-        }
-    }
-    let shared = calls
+/// How many replies or results had each shape, index for index with [`SHAPES`]: a
+/// fixed array, since a count is kept for every reply planned.
+pub(super) type Counts = [u64; SHAPES.len()];
+
+/// The counts by name, the shapes never played left out.
+pub(super) fn by_name(counts: &Counts) -> BTreeMap<&'static str, u64> {
+    SHAPES
         .iter()
-        .enumerate()
-        .any(|(i, id)| calls[..i].contains(id));
-    let stream = || events.iter().map(|(_, e)| e);
-    let had = [
-        calls.len() >= 2,
-        pieces.values().any(|&n| n >= 3),
+        .zip(counts)
+        .filter(|(_, n)| **n > 0)
+        .map(|(shape, n)| (*shape, *n))
+        .collect()
+}
+
+/// A block index as a bit of a mask; a reply has a handful of blocks, and an index
+/// past 63 is not tracked.
+fn bit(index: usize) -> u64 {
+    if index < 64 { 1 << index } else { 0 }
+}
+
+/// Counts the shapes the planned reply `events` has, in one pass that allocates
+/// nothing (it runs for every reply planned).
+pub(super) fn of_reply(events: &[(u64, StreamEvent)], counts: &mut Counts) {
+    // The first calls' ids, enough for any reply the world plans.
+    let mut ids: [&str; 8] = [""; 8];
+    let mut calls = 0usize;
+    let mut pieces = [0u8; 64];
+    let (mut started, mut stopped) = (0usize, 0u64);
+    let mut had = [false; 9];
+    let [
+        parallel,
+        many_pieces,
         empty_input,
         blank,
         redacted,
         other_stop,
         shared,
-        crate::provider::restarts_a_block(stream()),
-        crate::provider::streams_late_delta(stream()),
-    ];
-    for (shape, had) in SHAPES.iter().zip(had) {
-        if had {
-            *shapes.entry(shape).or_default() += 1;
+        restart,
+        late,
+    ] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+    for (_, e) in events {
+        match e {
+            StreamEvent::BlockStart { index, block } => {
+                had[restart] |= *index < started;
+                started = index + 1;
+                match block {
+                    BlockStart::ToolUse { id, .. } => {
+                        had[shared] |= ids[..calls.min(ids.len())].contains(&id.as_str());
+                        if let Some(slot) = ids.get_mut(calls) {
+                            *slot = id;
+                        }
+                        calls += 1;
+                    }
+                    BlockStart::RedactedThinking { .. } => had[redacted] = true,
+                    _ => {}
+                }
+            }
+            StreamEvent::BlockStop { index } => stopped |= bit(*index),
+            StreamEvent::TextDelta { index, text } => {
+                had[late] |= stopped & bit(*index) != 0;
+                had[blank] |= text.trim().is_empty();
+            }
+            StreamEvent::ThinkingDelta { index, .. }
+            | StreamEvent::SignatureDelta { index, .. } => {
+                had[late] |= stopped & bit(*index) != 0;
+            }
+            StreamEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } => {
+                had[late] |= stopped & bit(*index) != 0;
+                had[empty_input] |= partial_json.is_empty();
+                if let Some(n) = pieces.get_mut(*index) {
+                    *n = n.saturating_add(1);
+                    had[many_pieces] |= *n >= 3;
+                }
+            }
+            StreamEvent::MessageDelta { stop_reason, .. } => {
+                had[other_stop] |=
+                    matches!(stop_reason, StopReason::StopSequence | StopReason::Refusal);
+            }
+            _ => {}
         }
+    }
+    had[parallel] = calls >= 2;
+    for (count, had) in counts.iter_mut().zip(had) {
+        *count += u64::from(had);
     }
 }
 
 /// Counts the shapes a planned tool `outcome` has.
-pub(super) fn of_result(outcome: &ToolOutcome, shapes: &mut BTreeMap<&'static str, u64>) {
+pub(super) fn of_result(outcome: &ToolOutcome, counts: &mut Counts) {
     let shape = match &outcome.content {
-        ToolResultContent::Blocks(_) => "result_of_blocks",
-        ToolResultContent::Text(t) if t.len() >= LONG_RESULT => "long_result",
+        ToolResultContent::Blocks(_) => 9,
+        ToolResultContent::Text(t) if t.len() >= LONG_RESULT => 10,
         ToolResultContent::Text(_) => return,
     };
-    *shapes.entry(shape).or_default() += 1;
+    counts[shape] += 1;
 }
 
 #[cfg(test)]
@@ -146,11 +184,11 @@ mod tests {
             },
             StreamEvent::MessageStop,
         ]);
-        let mut shapes = BTreeMap::new();
-        of_reply(&reply, &mut shapes);
-        of_reply(&reply, &mut shapes);
+        let mut counts = Counts::default();
+        of_reply(&reply, &mut counts);
+        of_reply(&reply, &mut counts);
         assert_eq!(
-            shapes,
+            by_name(&counts),
             BTreeMap::from([
                 ("parallel_calls", 2),
                 ("input_in_3_or_more_pieces", 2),
@@ -180,14 +218,21 @@ mod tests {
             },
             StreamEvent::MessageStop,
         ]);
-        let mut shapes = BTreeMap::new();
-        of_reply(&reply, &mut shapes);
-        of_result(&ToolOutcome::text("t1", "one line", false), &mut shapes);
-        assert_eq!(shapes, BTreeMap::new());
+        let mut counts = Counts::default();
+        of_reply(&reply, &mut counts);
+        of_result(&ToolOutcome::text("t1", "one line", false), &mut counts);
+        assert_eq!(by_name(&counts), BTreeMap::new());
         of_result(
             &ToolOutcome::text("t1", "x\n".repeat(600), false),
-            &mut shapes,
+            &mut counts,
         );
-        assert_eq!(shapes, BTreeMap::from([("long_result", 1)]));
+        assert_eq!(by_name(&counts), BTreeMap::from([("long_result", 1)]));
+        let mut outcome = ToolOutcome::text("t1", "", false);
+        outcome.content = ToolResultContent::Blocks(vec![turnsim_core::Block::text("a")]);
+        of_result(&outcome, &mut counts);
+        assert_eq!(
+            by_name(&counts),
+            BTreeMap::from([("long_result", 1), ("result_of_blocks", 1)])
+        );
     }
 }
