@@ -5,10 +5,10 @@
 //! of the wide grammar the summary counts is played in them.
 
 use turnsim::Reference;
-use turnsim::{Batch, run_batch};
+use turnsim::{Batch, Summary, run_batch};
 
-#[test]
-fn every_possible_interruption_lands_at_every_stream_position_in_2000_seeds() {
+/// The summary of the default run's first 2,000 seeds on the reference engine.
+fn first_2000_seeds() -> Summary {
     let (summary, _) = run_batch(&Batch {
         factory: &Reference,
         seeds: (0..2000).collect(),
@@ -18,6 +18,12 @@ fn every_possible_interruption_lands_at_every_stream_position_in_2000_seeds() {
         progress: &|_, _| {},
     })
     .expect("the pool starts");
+    summary
+}
+
+#[test]
+fn every_possible_interruption_lands_at_every_stream_position_in_2000_seeds() {
+    let summary = first_2000_seeds();
     assert_eq!(summary.failures.len(), 0, "{:?}", summary.failures.first());
     let missed: Vec<String> = summary
         .missed_stream_coverage()
@@ -32,15 +38,7 @@ fn every_possible_interruption_lands_at_every_stream_position_in_2000_seeds() {
 
 #[test]
 fn every_shape_of_the_wide_grammar_is_played_in_the_first_2000_seeds() {
-    let (summary, _) = run_batch(&Batch {
-        factory: &Reference,
-        seeds: (0..2000).collect(),
-        jobs: 2,
-        check_determinism: false,
-        stop: &|| false,
-        progress: &|_, _| {},
-    })
-    .expect("the pool starts");
+    let summary = first_2000_seeds();
     let never: Vec<&str> = turnsim::SHAPES
         .into_iter()
         .filter(|shape| summary.shapes.get(shape).is_none_or(|&n| n == 0))

@@ -25,12 +25,10 @@ impl Salvage {
     /// The inputs the reference engine gets for `input`: none while a fragment is held,
     /// the whole (or salvaged) input and then the `block_stop` when its block stops.
     pub(super) fn inputs(&mut self, live: Option<OperationId>, input: Input) -> Vec<Input> {
-        let Input::Stream { op, event } = input else {
-            return vec![input];
+        let (op, event) = match live_event(live, input) {
+            Ok(live) => live,
+            Err(passed) => return passed,
         };
-        if live != Some(op) {
-            return vec![Input::Stream { op, event }];
-        }
         match event {
             StreamEvent::InputJsonDelta {
                 index,
@@ -67,6 +65,18 @@ impl Salvage {
     }
 }
 
+/// The live stream's event `input` carries, or the input passed on as it is (not a
+/// stream event, or one of an operation that is over).
+fn live_event(
+    live: Option<OperationId>,
+    input: Input,
+) -> Result<(OperationId, StreamEvent), Vec<Input>> {
+    match input {
+        Input::Stream { op, event } if live == Some(op) => Ok((op, event)),
+        input => Err(vec![input]),
+    }
+}
+
 /// `keeps_redacted_at_start`: the redacted thinking blocks of the live stream the bug
 /// closed at their start, whose own `block_stop` it then swallows.
 #[derive(Default)]
@@ -78,12 +88,10 @@ impl EarlyStops {
     /// The inputs the reference engine gets for `input`: a live redacted block's start
     /// followed at once by its stop, nothing for the stop the provider then streams.
     pub(super) fn inputs(&mut self, live: Option<OperationId>, input: Input) -> Vec<Input> {
-        let Input::Stream { op, event } = input else {
-            return vec![input];
+        let (op, event) = match live_event(live, input) {
+            Ok(live) => live,
+            Err(passed) => return passed,
         };
-        if live != Some(op) {
-            return vec![Input::Stream { op, event }];
-        }
         match event {
             StreamEvent::BlockStart {
                 index,
