@@ -200,6 +200,49 @@ mod tests {
     }
 
     #[test]
+    fn redacted_thinking_another_stop_and_both_malformed_streams_are_counted() {
+        let text = |index| StreamEvent::BlockStart {
+            index,
+            block: BlockStart::Text,
+        };
+        let delta = |index| StreamEvent::TextDelta {
+            index,
+            text: "word".into(),
+        };
+        let reply = at0(vec![
+            StreamEvent::MessageStart,
+            StreamEvent::BlockStart {
+                index: 0,
+                block: BlockStart::RedactedThinking {
+                    data: "EqOpening0".into(),
+                },
+            },
+            StreamEvent::BlockStop { index: 0 },
+            text(1),
+            delta(1),
+            text(1),
+            StreamEvent::BlockStop { index: 1 },
+            delta(1),
+            StreamEvent::MessageDelta {
+                stop_reason: StopReason::Refusal,
+                usage: Usage::default(),
+            },
+            StreamEvent::MessageStop,
+        ]);
+        let mut counts = Counts::default();
+        of_reply(&reply, &mut counts);
+        assert_eq!(
+            by_name(&counts),
+            BTreeMap::from([
+                ("redacted_thinking", 1),
+                ("stop_sequence_or_refusal", 1),
+                ("block_started_twice", 1),
+                ("delta_after_stop", 1),
+            ])
+        );
+    }
+
+    #[test]
     fn a_plain_reply_and_a_one_line_result_count_nothing() {
         let reply = at0(vec![
             StreamEvent::MessageStart,
