@@ -27,6 +27,19 @@ pub const SHAPES: [&str; 11] = [
     "long_result",
 ];
 
+// Each shape's place in [`SHAPES`]: the reply shapes first, then the result shapes.
+const PARALLEL: usize = 0;
+const MANY_PIECES: usize = 1;
+const EMPTY_INPUT: usize = 2;
+const BLANK: usize = 3;
+const REDACTED: usize = 4;
+const OTHER_STOP: usize = 5;
+const SHARED: usize = 6;
+const RESTART: usize = 7;
+const LATE: usize = 8;
+const RESULT_OF_BLOCKS: usize = 9;
+const LONG: usize = 10;
+
 /// A tool result this long (bytes of text) counts as long output: kilobytes of lines,
 /// where a usual result is one line.
 const LONG_RESULT: usize = 1024;
@@ -59,63 +72,52 @@ pub(super) fn of_reply(events: &[(u64, StreamEvent)], counts: &mut Counts) {
     let mut calls = 0usize;
     let mut pieces = [0u8; 64];
     let (mut started, mut stopped) = (0usize, 0u64);
-    let mut had = [false; 9];
-    let [
-        parallel,
-        many_pieces,
-        empty_input,
-        blank,
-        redacted,
-        other_stop,
-        shared,
-        restart,
-        late,
-    ] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+    let mut had = [false; RESULT_OF_BLOCKS];
     for (_, e) in events {
         match e {
             StreamEvent::BlockStart { index, block } => {
-                had[restart] |= *index < started;
+                had[RESTART] |= *index < started;
                 started = index + 1;
                 match block {
                     BlockStart::ToolUse { id, .. } => {
-                        had[shared] |= ids[..calls.min(ids.len())].contains(&id.as_str());
+                        had[SHARED] |= ids[..calls.min(ids.len())].contains(&id.as_str());
                         if let Some(slot) = ids.get_mut(calls) {
                             *slot = id;
                         }
                         calls += 1;
                     }
-                    BlockStart::RedactedThinking { .. } => had[redacted] = true,
+                    BlockStart::RedactedThinking { .. } => had[REDACTED] = true,
                     _ => {}
                 }
             }
             StreamEvent::BlockStop { index } => stopped |= bit(*index),
             StreamEvent::TextDelta { index, text } => {
-                had[late] |= stopped & bit(*index) != 0;
-                had[blank] |= text.trim().is_empty();
+                had[LATE] |= stopped & bit(*index) != 0;
+                had[BLANK] |= text.trim().is_empty();
             }
             StreamEvent::ThinkingDelta { index, .. }
             | StreamEvent::SignatureDelta { index, .. } => {
-                had[late] |= stopped & bit(*index) != 0;
+                had[LATE] |= stopped & bit(*index) != 0;
             }
             StreamEvent::InputJsonDelta {
                 index,
                 partial_json,
             } => {
-                had[late] |= stopped & bit(*index) != 0;
-                had[empty_input] |= partial_json.is_empty();
+                had[LATE] |= stopped & bit(*index) != 0;
+                had[EMPTY_INPUT] |= partial_json.is_empty();
                 if let Some(n) = pieces.get_mut(*index) {
                     *n = n.saturating_add(1);
-                    had[many_pieces] |= *n >= 3;
+                    had[MANY_PIECES] |= *n >= 3;
                 }
             }
             StreamEvent::MessageDelta { stop_reason, .. } => {
-                had[other_stop] |=
+                had[OTHER_STOP] |=
                     matches!(stop_reason, StopReason::StopSequence | StopReason::Refusal);
             }
             _ => {}
         }
     }
-    had[parallel] = calls >= 2;
+    had[PARALLEL] = calls >= 2;
     for (count, had) in counts.iter_mut().zip(had) {
         *count += u64::from(had);
     }
@@ -124,8 +126,8 @@ pub(super) fn of_reply(events: &[(u64, StreamEvent)], counts: &mut Counts) {
 /// Counts the shapes a planned tool `outcome` has.
 pub(super) fn of_result(outcome: &ToolOutcome, counts: &mut Counts) {
     let shape = match &outcome.content {
-        ToolResultContent::Blocks(_) => 9,
-        ToolResultContent::Text(t) if t.len() >= LONG_RESULT => 10,
+        ToolResultContent::Blocks(_) => RESULT_OF_BLOCKS,
+        ToolResultContent::Text(t) if t.len() >= LONG_RESULT => LONG,
         ToolResultContent::Text(_) => return,
     };
     counts[shape] += 1;
