@@ -52,7 +52,7 @@ pub enum Record {
     /// reads, and a configure that did not switch writes, the bytes it always did).
     Configure {
         system: String,
-        tools: Vec<ToolSpec>,
+        tools: std::sync::Arc<[ToolSpec]>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thinking: Option<crate::request::Thinking>,
     },
@@ -308,7 +308,7 @@ mod tests {
     fn sample() -> Vec<u8> {
         let mut log = encode_record(&Record::Configure {
             system: "s".into(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             thinking: None,
         });
         log.extend(encode_record(&Record::Rewind { len: 3 }));
@@ -326,7 +326,7 @@ mod tests {
             vec![
                 Record::Configure {
                     system: "s".into(),
-                    tools: Vec::new(),
+                    tools: Vec::new().into(),
                     thinking: None,
                 },
                 Record::Rewind { len: 3 },
@@ -359,7 +359,7 @@ mod tests {
         let mut log = sample();
         let first = encode_record(&Record::Configure {
             system: "s".into(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             thinking: None,
         })
         .len();

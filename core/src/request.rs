@@ -27,10 +27,13 @@ pub struct ToolSpec {
 /// The very same allocation when the tools are in order already, so a caller comparing
 /// by pointer still sees "unchanged".
 ///
-/// Remembered per thread for the last few lists by their allocation: a simulated run
-/// starts and restores sessions from one host list many times, and sorting copies
-/// every schema. The memo holds the host's list itself, so its allocation cannot be
-/// freed and reused for other tools while remembered, and an `Arc<[_]>` is immutable.
+/// Remembered per thread for the last few lists, by their allocation or else by their
+/// bytes: a simulated run starts and restores sessions from one host list many times
+/// (a restore reads it back from the log, a new allocation of the same bytes), and
+/// sorting copies every schema. The memo holds the host's list itself, so its
+/// allocation cannot be freed and reused for other tools while remembered, and an
+/// `Arc<[_]>` is immutable. Equal bytes sort to equal bytes, so a hit by bytes is the
+/// list sorted afresh.
 pub fn canonical_tools(tools: std::sync::Arc<[ToolSpec]>) -> std::sync::Arc<[ToolSpec]> {
     if tools.windows(2).all(|w| w[0].name <= w[1].name) {
         return tools;
@@ -40,6 +43,7 @@ pub fn canonical_tools(tools: std::sync::Arc<[ToolSpec]>) -> std::sync::Arc<[Too
         if let Some(i) = memo
             .iter()
             .position(|(host, _)| std::sync::Arc::ptr_eq(host, &tools))
+            .or_else(|| memo.iter().position(|(host, _)| same_bytes(host, &tools)))
         {
             // Most recently used first, as the digest memo does.
             let hit = memo.remove(i);
@@ -453,8 +457,9 @@ mod tests {
         assert_eq!(names, ["grep", "read", "write"]);
         let again = canonical_tools(std::sync::Arc::clone(&a));
         assert!(std::sync::Arc::ptr_eq(&a, &again));
-        // The same host list again is the remembered sorted list; an equal list in
-        // another allocation is sorted again, to equal bytes.
+        // The same host list again is the remembered sorted list, and so is a list of
+        // the same bytes in another allocation (a restore reads the list back from its
+        // log).
         let host: std::sync::Arc<[ToolSpec]> =
             vec![tool("write", schema.clone()), tool("read", schema.clone())].into();
         let first = canonical_tools(std::sync::Arc::clone(&host));
@@ -462,8 +467,25 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&first, &second));
         let copy: std::sync::Arc<[ToolSpec]> = host.iter().cloned().collect();
         let third = canonical_tools(copy);
-        assert!(!std::sync::Arc::ptr_eq(&first, &third));
-        assert_eq!(first, third);
+        assert!(std::sync::Arc::ptr_eq(&first, &third));
+    }
+
+    #[test]
+    fn an_equal_list_of_other_bytes_is_sorted_from_its_own_bytes() {
+        let ab = serde_json::json!({"a": 1, "b": 2});
+        let ba = serde_json::json!({"b": 2, "a": 1});
+        assert_eq!(ab, ba);
+        let host: std::sync::Arc<[ToolSpec]> =
+            vec![tool("write", ab.clone()), tool("read", ab)].into();
+        let other: std::sync::Arc<[ToolSpec]> =
+            vec![tool("write", ba.clone()), tool("read", ba)].into();
+        let first = canonical_tools(host);
+        let second = canonical_tools(other);
+        assert!(!std::sync::Arc::ptr_eq(&first, &second));
+        assert_eq!(
+            serde_json::to_string(&second[0]).unwrap(),
+            r#"{"name":"read","description":"","input_schema":{"b":2,"a":1}}"#
+        );
     }
 
     #[test]

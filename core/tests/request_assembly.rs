@@ -249,7 +249,7 @@ fn a_changed_system_prefix_is_recorded_exactly_once() {
     simple_turn(&mut d, "one");
     d.handle(Input::Configure {
         system: "You are a terse coding agent.".into(),
-        tools: tools.clone(),
+        tools: tools.clone().into(),
         thinking: None,
     });
     // Turn 2 sends two requests with the new prefix: only the first differs.
@@ -296,7 +296,7 @@ fn a_repeated_system_prefix_records_no_activity() {
     simple_turn(&mut d, "one");
     d.handle(Input::Configure {
         system: cfg.system.clone(),
-        tools: cfg.tools.to_vec(),
+        tools: cfg.tools.clone(),
         thinking: None,
     });
     simple_turn(&mut d, "two");
@@ -313,7 +313,7 @@ fn changed_tools_change_the_prefix_too() {
     let fewer = cfg.tools[..1].to_vec();
     d.handle(Input::Configure {
         system: cfg.system.clone(),
-        tools: fewer.clone(),
+        tools: fewer.clone().into(),
         thinking: None,
     });
     simple_turn(&mut d, "two");

@@ -24,7 +24,7 @@ fn switch(d: &Driver, thinking: Option<Thinking>) -> Input {
     let c = d.session.config();
     Input::Configure {
         system: c.system.clone(),
-        tools: c.tools.to_vec(),
+        tools: c.tools.clone(),
         thinking,
     }
 }
@@ -50,7 +50,7 @@ fn a_switch_off_between_turns_leaves_thinking_out_of_every_later_request() {
         persisted_records(&out),
         vec![Record::Configure {
             system: config().system,
-            tools: config().tools.to_vec(),
+            tools: config().tools,
             thinking: Some(Thinking::Disabled),
         }]
     );

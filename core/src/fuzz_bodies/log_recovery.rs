@@ -225,7 +225,8 @@ fn scripted_session(g: &mut Gen<'_>, config: &SessionConfig) -> Drawn<Vec<u8>> {
                         name: g.name()?,
                         description: g.text()?,
                         input_schema: serde_json::json!({"type": "object"}),
-                    }],
+                    }]
+                    .into(),
                     thinking: None,
                 }],
             },
@@ -281,7 +282,7 @@ fn record_soup(g: &mut Gen<'_>) -> Drawn<Vec<u8>> {
         let record = match g.below(12)? {
             0 => Record::Configure {
                 system: g.text()?,
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 thinking: None,
             },
             1 => {

@@ -65,7 +65,7 @@ impl Session {
     pub(super) fn configure(
         &mut self,
         system: String,
-        tools: Vec<ToolSpec>,
+        tools: Arc<[ToolSpec]>,
         thinking: Option<Thinking>,
     ) -> Result<Vec<Output>, SessionError> {
         self.require_idle()?;
@@ -74,7 +74,7 @@ impl Session {
             &mut out,
             &Record::Configure {
                 system: system.clone(),
-                tools: tools.clone(),
+                tools: Arc::clone(&tools),
                 thinking,
             },
         );
@@ -85,7 +85,7 @@ impl Session {
             self.config.thinking = switch.switched();
         }
         self.config.system = system;
-        self.config.tools = crate::request::canonical_tools(Arc::from(tools));
+        self.config.tools = crate::request::canonical_tools(tools);
         self.prefix_digest = None;
         Ok(out)
     }

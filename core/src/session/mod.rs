@@ -103,7 +103,9 @@ pub enum Input {
     /// leaves thinking as it was (and serializes as the input did before the field).
     Configure {
         system: String,
-        tools: Vec<ToolSpec>,
+        /// Shared, not copied: a host hands the same list to every session it starts
+        /// and every configure it repeats, and a schema is a tree of allocations.
+        tools: Arc<[ToolSpec]>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         thinking: Option<Thinking>,
     },

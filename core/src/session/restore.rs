@@ -109,7 +109,7 @@ impl Replay {
                 thinking,
             } => {
                 config.system = system.clone();
-                config.tools = Arc::from(tools.clone());
+                config.tools = Arc::clone(tools);
                 if let Some(switch) = thinking {
                     config.thinking = switch.switched();
                 }

@@ -254,7 +254,7 @@ pub fn input() -> impl Strategy<Value = Input> {
         1 => (0..12usize).prop_map(|index| Input::Rewind { index }),
         1 => text().prop_map(|system| Input::Configure {
             system,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             thinking: None,
         }),
     ]
@@ -458,7 +458,7 @@ impl SessionScript {
             }],
             SessionStep::Configure { system, thinking } => vec![Input::Configure {
                 system: system.clone(),
-                tools: session.config().tools.to_vec(),
+                tools: session.config().tools.clone(),
                 thinking: thinking.map(|on| match on {
                     true => crate::request::Thinking::Enabled {
                         budget_tokens: 1024,

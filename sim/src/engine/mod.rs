@@ -206,7 +206,7 @@ impl EngineFactory for Reference {
     ) -> Result<(Box<dyn Engine>, Vec<Output>), String> {
         let mut log = turnsim_core::encode_record(&turnsim_core::Record::Configure {
             system: config.system.clone(),
-            tools: config.tools.to_vec(),
+            tools: config.tools.clone(),
             thinking: None,
         });
         log.extend(turnsim_core::encode_record(&turnsim_core::Record::Append {

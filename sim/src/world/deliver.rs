@@ -291,7 +291,7 @@ impl World<'_> {
             ),
             _ => {
                 let system = format!("{} (while busy)", self.config.system);
-                let tools = self.host_tools.to_vec();
+                let tools = std::sync::Arc::clone(&self.host_tools);
                 // With thinking switches on for the seed, this configure switches it too
                 // (no draw: a seed without them keeps its decisions).
                 let thinking = self

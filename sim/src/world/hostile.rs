@@ -130,7 +130,7 @@ impl World<'_> {
     fn invalid_import(&mut self) -> Step {
         let configure = Record::Configure {
             system: self.config.system.clone(),
-            tools: self.config.tools.to_vec(),
+            tools: self.config.tools.clone(),
             thinking: None,
         };
         let history = Record::Append {

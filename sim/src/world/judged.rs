@@ -360,7 +360,7 @@ impl World<'_> {
                 let mut engine = factory.create(config.clone());
                 engine.handle(Input::Configure {
                     system: config.system.clone(),
-                    tools,
+                    tools: tools.into(),
                     thinking: None,
                 })?;
                 let outputs = engine.handle(Input::Prompt {

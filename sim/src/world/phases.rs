@@ -238,7 +238,7 @@ impl World<'_> {
             self.note(|| format!("host switches thinking: {thinking:?}"));
             let input = Input::Configure {
                 system: self.host_system.clone(),
-                tools: self.host_tools.to_vec(),
+                tools: std::sync::Arc::clone(&self.host_tools),
                 thinking: Some(thinking),
             };
             // The prefix (system and tools) is the host's current one: no
@@ -270,22 +270,22 @@ impl World<'_> {
         let (system, tools) = match edit {
             Some((tools, what)) => {
                 self.note(|| format!("host edits a tool schema: {what}"));
-                (self.host_system.clone(), tools)
+                (self.host_system.clone(), tools.into())
             }
             None => {
                 self.config_revision += 1;
                 let revised = format!("{} (revision {})", self.config.system, self.config_revision);
-                (revised, self.host_tools.to_vec())
+                (revised, std::sync::Arc::clone(&self.host_tools))
             }
         };
         let configure = Input::Configure {
             system: system.clone(),
-            tools: tools.clone(),
+            tools: std::sync::Arc::clone(&tools),
             thinking: None,
         };
         if self.deliver(configure, Mode::MayRefuse("a refused configure"))? {
             self.host_system = system;
-            self.host_tools = tools.into();
+            self.host_tools = tools;
             self.ctx_check(Event::Reconfigured)?;
         }
         Ok(())

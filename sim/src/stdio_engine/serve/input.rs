@@ -190,7 +190,7 @@ impl<'de> de::Visitor<'de> for InputVisitor {
                 let f: ConfigureFields = tagged::fields(rest, T)?;
                 Input::Configure {
                     system: f.system,
-                    tools: f.tools,
+                    tools: f.tools.into(),
                     thinking: f.thinking,
                 }
             }

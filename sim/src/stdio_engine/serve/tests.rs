@@ -362,7 +362,7 @@ fn a_configure_carries_thinking_only_when_it_switches_it() {
     use turnsim_core::{Input, Thinking};
     let configure = |thinking| Input::Configure {
         system: "s".into(),
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         thinking,
     };
     // Without a switch the line is the one a version-1 engine always read, so an
