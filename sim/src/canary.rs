@@ -325,7 +325,7 @@ impl CanaryEngine {
         };
         let cancel = matches!(input, Input::Cancel { .. });
         let configured = match (&input, self.bug) {
-            (Input::Configure { tools, .. }, Bug::HostToolOrder) => Some(Arc::from(tools.clone())),
+            (Input::Configure { tools, .. }, Bug::HostToolOrder) => Some(tools.clone()),
             _ => None,
         };
         if let (

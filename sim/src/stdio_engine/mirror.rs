@@ -343,9 +343,7 @@ impl StdioEngine {
     fn input_line(&mut self, input: &Input) -> (String, u64, Configure) {
         self.inputs += 1;
         let configure = match input {
-            Input::Configure { system, tools, .. } => {
-                Some((system.clone(), Arc::from(tools.clone())))
-            }
+            Input::Configure { system, tools, .. } => Some((system.clone(), tools.clone())),
             _ => None,
         };
         (wire::input_line(self.inputs, input), self.inputs, configure)
