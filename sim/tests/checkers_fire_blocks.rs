@@ -42,7 +42,7 @@ fn history_with(result: ToolResultContent) -> Vec<SharedMessage> {
 fn observed() -> Event<'static> {
     Event::Observed(Observation::ToolResult {
         tool_use_id: "t1".into(),
-        content: given(),
+        content: given().into(),
     })
 }
 
@@ -106,7 +106,7 @@ fn a_result_the_history_does_not_hold_yet_waits_and_is_judged_when_it_does() {
         .expect("nothing to judge yet");
     let other = Event::Observed(Observation::ToolResult {
         tool_use_id: "t2".into(),
-        content: ToolResultContent::Text("ok".into()),
+        content: ToolResultContent::Text("ok".into()).into(),
     });
     let err = f
         .observe(&history_with(ToolResultContent::Text("[]".into())), other)
@@ -121,7 +121,7 @@ fn a_result_the_history_does_not_hold_yet_waits_and_is_judged_when_it_does() {
 fn observed_text(text: &str) -> Event<'static> {
     Event::Observed(Observation::ToolResult {
         tool_use_id: "t1".into(),
-        content: ToolResultContent::Text(text.into()),
+        content: ToolResultContent::Text(text.into()).into(),
     })
 }
 

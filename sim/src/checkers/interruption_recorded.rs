@@ -22,7 +22,19 @@ use std::collections::BTreeMap;
 
 use super::interrupted_turn::{Due, InterruptionWording, TurnWatch, WATCHED, interruption_wording};
 use super::{Check, Checker, Ctx, Event, Invariant, Observation, on};
-use turnsim_core::{Block, Content, Role, SharedMessage};
+use std::sync::Arc;
+use turnsim_core::{Block, Content, Role, SharedMessage, ToolResultContent};
+
+type Outputs = BTreeMap<String, Arc<ToolResultContent>>;
+
+/// Whether two results read as the same text (a string, or text blocks joined), without
+/// joining them when both are strings.
+fn same_text(a: &ToolResultContent, b: &ToolResultContent) -> bool {
+    match (a, b) {
+        (ToolResultContent::Text(x), ToolResultContent::Text(y)) => x == y,
+        _ => a.text() == b.text(),
+    }
+}
 
 #[derive(Default)]
 pub struct InterruptionRecorded {
@@ -31,8 +43,9 @@ pub struct InterruptionRecorded {
     /// (the reference's): another engine's records cannot be told apart by cause.
     active: bool,
     /// What each tool returned, by tool-use id, as the world delivered and the engine
-    /// saved it: a `tool_result` holding exactly this is the tool's, not the engine's.
-    outputs: BTreeMap<String, String>,
+    /// saved it: a `tool_result` whose text is exactly this one's is the tool's, not
+    /// the engine's. Shared with the world's observation, not copied.
+    outputs: BTreeMap<String, Arc<ToolResultContent>>,
 }
 
 impl InterruptionRecorded {
@@ -64,7 +77,8 @@ impl Checker for InterruptionRecorded {
             content,
         }) = event
         {
-            self.outputs.insert(tool_use_id.clone(), content.text());
+            self.outputs
+                .insert(tool_use_id.clone(), Arc::clone(content));
             return None;
         }
         let due = self.watch.follow(ctx, event)?;
@@ -124,7 +138,7 @@ impl Checker for InterruptionRecorded {
 /// The generic core: after a turn that only a cancel cut short (a crash's record is the
 /// engine's convention: what survives a crash is its own design), something the engine
 /// wrote follows the turn's last model message.
-fn generic(ctx: &Ctx<'_>, due: &Due, outputs: &BTreeMap<String, String>) -> Check {
+fn generic(ctx: &Ctx<'_>, due: &Due, outputs: &Outputs) -> Check {
     let Some(cause) = due.cancel.filter(|_| due.strict && !due.crashed) else {
         return Ok(());
     };
@@ -175,7 +189,7 @@ fn engine_wrote(
     m: &SharedMessage,
     skip: usize,
     said_by_user: &dyn Fn(&str) -> bool,
-    outputs: &BTreeMap<String, String>,
+    outputs: &Outputs,
 ) -> bool {
     if m.role != Role::User {
         return false;
@@ -188,7 +202,9 @@ fn engine_wrote(
                 tool_use_id,
                 content,
                 ..
-            } => outputs.get(tool_use_id) != Some(&content.text()),
+            } => !outputs
+                .get(tool_use_id)
+                .is_some_and(|o| same_text(o, content)),
             _ => false,
         }),
     }

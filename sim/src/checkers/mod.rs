@@ -116,7 +116,9 @@ pub enum Observation {
     },
     ToolResult {
         tool_use_id: String,
-        content: ToolResultContent,
+        /// Shared: a tool's output (up to tens of KiB) is kept by more than one
+        /// checker, and each kept it as a copy of its own.
+        content: std::sync::Arc<ToolResultContent>,
     },
     /// Not acknowledged: a live result of the open batch the engine accepted with no
     /// `Persist` among its outputs, so it holds the result without having saved it.
@@ -124,7 +126,7 @@ pub enum Observation {
     /// result as it arrives (`logs_each_result`).
     Taken {
         tool_use_id: String,
-        content: ToolResultContent,
+        content: std::sync::Arc<ToolResultContent>,
     },
 }
 

@@ -46,7 +46,7 @@ pub struct NoLostObservation {
     logs_each_result: bool,
     /// Results taken with no `Persist` (only when `logs_each_result`), each with the
     /// step it came at: a request that sends one is the finding.
-    taken: Vec<(String, ToolResultContent, u64)>,
+    taken: Vec<(String, std::sync::Arc<ToolResultContent>, u64)>,
 }
 
 impl NoLostObservation {
@@ -89,7 +89,7 @@ impl NoLostObservation {
                 return true;
             };
             if failure.is_none() && !found.any(|c| kept_whole(c, want)) {
-                failure = Some(match want {
+                failure = Some(match &**want {
                     ToolResultContent::Text(w) => format!(
                         "the saved result of {id} came back altered: the tool's output ({} bytes) is not whole in the history's tool_result ({} bytes of text): {}",
                         w.len(),
@@ -339,7 +339,7 @@ mod tests {
     fn taken_then_sent(c: &mut NoLostObservation, sent: &str) -> Option<Check> {
         let taken = Event::Observed(Observation::Taken {
             tool_use_id: "toolu_1".into(),
-            content: ToolResultContent::Text("out".into()),
+            content: Arc::new(ToolResultContent::Text("out".into())),
         });
         assert_eq!(c.observe(&ctx(), &taken), None);
         let r = request(sent);

@@ -93,7 +93,7 @@ impl World<'_> {
             };
             format!("tool result {op} {id} error={} {content}", outcome.is_error)
         });
-        let content = outcome.content.clone();
+        let content = std::sync::Arc::new(outcome.content.clone());
         let outputs = match self.call(Input::ToolResult { op, outcome })? {
             Ok(o) => o,
             Err(e) => {
