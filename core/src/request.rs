@@ -187,26 +187,67 @@ fn prefix_json(system: &str, tools: &[ToolSpec]) -> String {
 /// Remembered per thread for the last few prefixes: a simulated run asks for the same
 /// prefix's digest every time a session starts or restores and on every request a
 /// checker reads, and serializing the tool schemas is what it costs. A hit compares
-/// the inputs as their bytes would ([`same_bytes`], never by address), so the answer
-/// is the one computing it again would give.
+/// the inputs as their bytes would ([`same_bytes`]), so the answer is the one
+/// computing it again would give.
 pub fn prefix_digest(system: &str, tools: &[ToolSpec]) -> String {
+    remembered_digest(system, Tools::Borrowed(tools))
+}
+
+/// [`prefix_digest`] of a session's own list: found in the memo by its allocation
+/// before its bytes are compared. Every session of a run holds the one list the
+/// sorted-tools memo handed out ([`canonical_tools`]), so comparing every schema on
+/// each start and restore found what a pointer finds. The memo holds the list itself,
+/// so its allocation cannot be freed and reused for other tools while remembered.
+pub(crate) fn prefix_digest_shared(system: &str, tools: &std::sync::Arc<[ToolSpec]>) -> String {
+    remembered_digest(system, Tools::Shared(tools))
+}
+
+enum Tools<'a> {
+    Borrowed(&'a [ToolSpec]),
+    Shared(&'a std::sync::Arc<[ToolSpec]>),
+}
+
+impl Tools<'_> {
+    fn list(&self) -> &[ToolSpec] {
+        match self {
+            Tools::Borrowed(t) => t,
+            Tools::Shared(t) => t,
+        }
+    }
+}
+
+fn remembered_digest(system: &str, tools: Tools<'_>) -> String {
     PREFIX_DIGESTS.with(|memo| {
         let mut memo = memo.borrow_mut();
-        if let Some(i) = memo
-            .iter()
-            .position(|(s, t, _)| s == system && same_bytes(t, tools))
-        {
+        let by_pointer = match &tools {
+            Tools::Shared(t) => memo
+                .iter()
+                .position(|(s, kept, _)| std::sync::Arc::ptr_eq(kept, t) && s == system),
+            Tools::Borrowed(_) => None,
+        };
+        if let Some(i) = by_pointer.or_else(|| {
+            memo.iter()
+                .position(|(s, kept, _)| s == system && same_bytes(kept, tools.list()))
+        }) {
             // Most recently used first, so the common case is the first comparison.
-            let hit = memo.remove(i);
+            let mut hit = memo.remove(i);
+            if let Tools::Shared(t) = &tools {
+                // The list asked about next is the session's, so remember that one.
+                hit.1 = std::sync::Arc::clone(t);
+            }
             let digest = hit.2.clone();
             memo.insert(0, hit);
             return digest;
         }
-        let digest = blake3::hash(prefix_json(system, tools).as_bytes())
+        let digest = blake3::hash(prefix_json(system, tools.list()).as_bytes())
             .to_hex()
             .to_string();
+        let kept = match tools {
+            Tools::Shared(t) => std::sync::Arc::clone(t),
+            Tools::Borrowed(t) => std::sync::Arc::from(t.to_vec()),
+        };
         memo.truncate(PREFIX_DIGESTS_KEPT - 1);
-        memo.insert(0, (system.to_string(), tools.to_vec(), digest.clone()));
+        memo.insert(0, (system.to_string(), kept, digest.clone()));
         digest
     })
 }
@@ -253,7 +294,7 @@ fn same_bytes(a: &[ToolSpec], b: &[ToolSpec]) -> bool {
 /// configuration a few times at most).
 const PREFIX_DIGESTS_KEPT: usize = 4;
 
-type PrefixMemo = Vec<(String, Vec<ToolSpec>, String)>;
+type PrefixMemo = Vec<(String, std::sync::Arc<[ToolSpec]>, String)>;
 
 thread_local! {
     static PREFIX_DIGESTS: std::cell::RefCell<PrefixMemo> = const {
@@ -511,5 +552,32 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), prefixes.len());
+    }
+
+    /// A session's list found by its allocation, under another system prompt, and a
+    /// list of equal value but other bytes in another allocation: each gets the digest
+    /// computed from scratch, whichever way it was asked for first.
+    #[test]
+    fn a_shared_list_found_by_its_allocation_gets_the_digest_of_its_own_prefix() {
+        use std::sync::Arc;
+        let a: Arc<[ToolSpec]> = Arc::from(vec![tool(
+            "read",
+            serde_json::json!({"type": "object", "required": []}),
+        )]);
+        let reordered: Arc<[ToolSpec]> = Arc::from(vec![tool(
+            "read",
+            serde_json::json!({"required": [], "type": "object"}),
+        )]);
+        assert_eq!(prefix_digest_shared("s", &a), computed("s", &a));
+        assert_eq!(prefix_digest_shared("s", &a), computed("s", &a));
+        assert_eq!(prefix_digest_shared("t", &a), computed("t", &a));
+        assert_eq!(prefix_digest("s", &a), computed("s", &a));
+        assert_eq!(
+            prefix_digest_shared("s", &reordered),
+            computed("s", &reordered)
+        );
+        assert_ne!(computed("s", &a), computed("s", &reordered));
+        let copy: Arc<[ToolSpec]> = Arc::from(a.to_vec());
+        assert_eq!(prefix_digest_shared("t", &copy), computed("t", &a));
     }
 }

@@ -55,7 +55,8 @@ impl Session {
         match &self.prefix_digest {
             Some(d) => d.clone(),
             None => {
-                let d = prefix_digest(&self.config.system, &self.config.tools);
+                let d =
+                    crate::request::prefix_digest_shared(&self.config.system, &self.config.tools);
                 self.prefix_digest = Some(d.clone());
                 d
             }

@@ -21,7 +21,7 @@ use crate::repair::repair_history_after_failure;
 use crate::request::{
     Activity, CacheHints, Receipt, Request, Thinking, ToolSpec, cache_breakpoints,
     compacted_history, directive_message, directive_words, hidden_directives, prefix_change,
-    prefix_digest, turn_context_block,
+    turn_context_block,
 };
 use crate::state::{
     DEFAULT_MAX_TRUNCATED_RESUMES, Effect, FinishReason, GenerationOutput, OperationId,
