@@ -17,7 +17,6 @@ use crate::interrupt::{CancelCause, InterruptReason, append_marker};
 use crate::message::{Block, Message, Role, SharedMessage, ToolCall, ToolResultContent};
 use crate::note::tool_in_flight_note_text;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 mod recover;
@@ -234,16 +233,25 @@ impl TurnState {
                 "stop reason tool_use with no tool calls".into(),
             ));
         }
-        let mut seen = BTreeSet::new();
-        for m in &self.history {
-            for b in m.blocks() {
-                if let Block::ToolUse { id, .. } = b {
-                    seen.insert(id.as_str());
+        // Which calls reuse an id the history holds, found in one pass over the
+        // history against the reply's few calls: a set of every id in the history,
+        // built per reply, cost more than the rest of the check.
+        let mut in_history = vec![false; calls.len()];
+        if !calls.is_empty() {
+            for m in &self.history {
+                for b in m.blocks() {
+                    if let Block::ToolUse { id, .. } = b {
+                        for (hit, call) in in_history.iter_mut().zip(&calls) {
+                            *hit |= call.id == *id;
+                        }
+                    }
                 }
             }
         }
-        for call in &calls {
-            if !seen.insert(call.id.as_str()) {
+        // The first call in reply order whose id came before it, in the history or
+        // earlier in the reply, is the one named.
+        for (i, call) in calls.iter().enumerate() {
+            if in_history[i] || calls[..i].iter().any(|c| c.id == call.id) {
                 return Err(StateError::InvalidResponse(format!(
                     "tool_use id {} is not unique",
                     call.id

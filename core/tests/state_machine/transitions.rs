@@ -266,6 +266,48 @@ pub(crate) fn a_tool_use_stop_without_tool_calls_is_an_invalid_response_and_chan
     );
 }
 
+/// A reply whose call reuses an id, from the history or from earlier in the same
+/// reply, is refused naming the first call in reply order that reuses one; fresh ids
+/// after a tool round are accepted.
+#[test]
+pub(crate) fn a_reply_reusing_a_tool_use_id_is_an_invalid_response_naming_the_first_reuse() {
+    let mut s = running_tools(&["a", "b"]);
+    let effects = s
+        .tools_completed(
+            op(2),
+            vec![outcome("a", "A", false), outcome("b", "B", false)],
+            false,
+        )
+        .expect("completed");
+    let [Effect::Generate { op: g }] = effects.as_slice() else {
+        panic!("tools completed with {effects:?}");
+    };
+    let g = *g;
+    let not_unique =
+        |id: &str| StateError::InvalidResponse(format!("tool_use id {id} is not unique"));
+    for (ids, named) in [
+        (&["b"][..], "b"),
+        (&["c", "a"][..], "a"),
+        (&["c", "d", "c"][..], "c"),
+        (&["c", "c", "a"][..], "c"),
+        (&["d", "a", "d"][..], "a"),
+    ] {
+        refused(&mut s, not_unique(named), |s| {
+            s.generated(g, generation(calling(ids), StopReason::ToolUse, 5))
+        });
+    }
+    let effects = s
+        .generated(g, generation(calling(&["c", "d"]), StopReason::ToolUse, 5))
+        .expect("fresh ids are accepted");
+    assert_eq!(
+        effects,
+        vec![Effect::ExecuteTools {
+            op: op(4),
+            calls: vec![call("c"), call("d")]
+        }]
+    );
+}
+
 #[test]
 pub(crate) fn a_tool_batch_with_too_few_or_too_many_results_is_invalid_context_and_changes_nothing()
 {
