@@ -110,10 +110,10 @@ fn a_running_call_answered_as_never_started_is_found_by_label_matches_under_the_
         "0..60",
     );
     assert_eq!(code, 1, "{text}");
-    assert!(
-        text.contains("label_matches first seed 2, 1 failing"),
-        "{text}"
-    );
+    // The first failing seed is fixed (seeds start in order and a started seed runs
+    // to its end); how many more the second job finishes before `--stop-after` stops
+    // it depends on timing, so the count is not asserted.
+    assert!(text.contains("label_matches first seed 2, "), "{text}");
     // Without the profile the wrong label cannot be read, so it is not found.
     let (code, text) = run(EVENT_LOG, None, Some("running_labelled_not_run"), "8..9");
     assert_eq!(code, 0, "{text}");
@@ -154,7 +154,8 @@ fn an_engine_that_declares_import_is_handed_broken_histories_and_one_accepting_t
     assert!(
         // Seed 5 until the late delta, redacted thinking and schema edit shapes (and
         // main's shared call id shape) moved the seeds.
-        text.contains("hostile_input first seed 111, 1 failing"),
+        // The count after the first seed depends on timing (see above).
+        text.contains("hostile_input first seed 111, "),
         "{text}"
     );
 }
