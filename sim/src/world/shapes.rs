@@ -159,33 +159,51 @@ mod tests {
         }
     }
 
+    fn text_start(index: usize) -> StreamEvent {
+        StreamEvent::BlockStart {
+            index,
+            block: BlockStart::Text,
+        }
+    }
+
+    fn text(index: usize, text: &str) -> StreamEvent {
+        StreamEvent::TextDelta {
+            index,
+            text: text.into(),
+        }
+    }
+
+    /// `events` as a planned reply: a `message_start`, the events, then the reply's
+    /// `message_delta` with `stop_reason` and its `message_stop`.
+    fn reply(events: Vec<StreamEvent>, stop_reason: StopReason) -> Vec<(u64, StreamEvent)> {
+        let mut all = vec![StreamEvent::MessageStart];
+        all.extend(events);
+        all.push(StreamEvent::MessageDelta {
+            stop_reason,
+            usage: Usage::default(),
+        });
+        all.push(StreamEvent::MessageStop);
+        at0(all)
+    }
+
     #[test]
     fn a_reply_is_counted_once_for_each_shape_it_has() {
-        let reply = at0(vec![
-            StreamEvent::MessageStart,
-            StreamEvent::BlockStart {
-                index: 0,
-                block: BlockStart::Text,
-            },
-            StreamEvent::TextDelta {
-                index: 0,
-                text: "\n\n".into(),
-            },
-            StreamEvent::BlockStop { index: 0 },
-            call(1, "exec_0"),
-            input(1, "{\"pa"),
-            input(1, ""),
-            input(1, "th\":1}"),
-            StreamEvent::BlockStop { index: 1 },
-            call(2, "exec_0"),
-            input(2, "{}"),
-            StreamEvent::BlockStop { index: 2 },
-            StreamEvent::MessageDelta {
-                stop_reason: StopReason::ToolUse,
-                usage: Usage::default(),
-            },
-            StreamEvent::MessageStop,
-        ]);
+        let reply = reply(
+            vec![
+                text_start(0),
+                text(0, "\n\n"),
+                StreamEvent::BlockStop { index: 0 },
+                call(1, "exec_0"),
+                input(1, "{\"pa"),
+                input(1, ""),
+                input(1, "th\":1}"),
+                StreamEvent::BlockStop { index: 1 },
+                call(2, "exec_0"),
+                input(2, "{}"),
+                StreamEvent::BlockStop { index: 2 },
+            ],
+            StopReason::ToolUse,
+        );
         let mut counts = Counts::default();
         of_reply(&reply, &mut counts);
         of_reply(&reply, &mut counts);
@@ -203,34 +221,23 @@ mod tests {
 
     #[test]
     fn redacted_thinking_another_stop_and_both_malformed_streams_are_counted() {
-        let text = |index| StreamEvent::BlockStart {
-            index,
-            block: BlockStart::Text,
-        };
-        let delta = |index| StreamEvent::TextDelta {
-            index,
-            text: "word".into(),
-        };
-        let reply = at0(vec![
-            StreamEvent::MessageStart,
-            StreamEvent::BlockStart {
-                index: 0,
-                block: BlockStart::RedactedThinking {
-                    data: "EqOpening0".into(),
+        let reply = reply(
+            vec![
+                StreamEvent::BlockStart {
+                    index: 0,
+                    block: BlockStart::RedactedThinking {
+                        data: "EqOpening0".into(),
+                    },
                 },
-            },
-            StreamEvent::BlockStop { index: 0 },
-            text(1),
-            delta(1),
-            text(1),
-            StreamEvent::BlockStop { index: 1 },
-            delta(1),
-            StreamEvent::MessageDelta {
-                stop_reason: StopReason::Refusal,
-                usage: Usage::default(),
-            },
-            StreamEvent::MessageStop,
-        ]);
+                StreamEvent::BlockStop { index: 0 },
+                text_start(1),
+                text(1, "word"),
+                text_start(1),
+                StreamEvent::BlockStop { index: 1 },
+                text(1, "word"),
+            ],
+            StopReason::Refusal,
+        );
         let mut counts = Counts::default();
         of_reply(&reply, &mut counts);
         assert_eq!(
@@ -246,23 +253,14 @@ mod tests {
 
     #[test]
     fn a_plain_reply_and_a_one_line_result_count_nothing() {
-        let reply = at0(vec![
-            StreamEvent::MessageStart,
-            StreamEvent::BlockStart {
-                index: 0,
-                block: BlockStart::Text,
-            },
-            StreamEvent::TextDelta {
-                index: 0,
-                text: "done".into(),
-            },
-            StreamEvent::BlockStop { index: 0 },
-            StreamEvent::MessageDelta {
-                stop_reason: StopReason::EndTurn,
-                usage: Usage::default(),
-            },
-            StreamEvent::MessageStop,
-        ]);
+        let reply = reply(
+            vec![
+                text_start(0),
+                text(0, "done"),
+                StreamEvent::BlockStop { index: 0 },
+            ],
+            StopReason::EndTurn,
+        );
         let mut counts = Counts::default();
         of_reply(&reply, &mut counts);
         of_result(&ToolOutcome::text("t1", "one line", false), &mut counts);
