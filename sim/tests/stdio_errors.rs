@@ -208,3 +208,84 @@ fn an_absent_interpreter_is_a_visible_skip() {
         None
     );
 }
+
+/// An engine that answers `create`, then each `input` with the next of `replies`
+/// (a `send` of a request with these `tools`), then waits.
+fn sending_tools(tools: &[&str]) -> StdioFactory {
+    let replies: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            format!(
+                r#"{{"reply":"input","outputs":[{{"output":"send","op":1,"request":{{"system":"s","tools":{t},"messages":[],"cache":{{"session_key":"k","breakpoints":[]}}}}}}],"history":{{"keep":0,"append":[]}},"pending":{{"pending":"generation","op":1}},"idle":false,"state":"s"}}"#
+            )
+        })
+        .collect();
+    let mut script = String::from(r#"echo "$1"; read x; echo "$2";"#);
+    let mut args = format!("'{HELLO}' '{CREATED}'");
+    for (i, r) in replies.iter().enumerate() {
+        script.push_str(&format!(r#" read x; echo "${}";"#, i + 3));
+        args.push_str(&format!(" '{r}'"));
+    }
+    script.push_str(" sleep 5");
+    StdioFactory::new(&format!("sh -c '{script}' sh {args}")).expect("hello")
+}
+
+fn sent_tools(outputs: &[turnsim_core::Output]) -> std::sync::Arc<[turnsim_core::ToolSpec]> {
+    match outputs {
+        [turnsim_core::Output::Send { request, .. }] => request.tools.clone(),
+        other => panic!("one send expected: {other:?}"),
+    }
+}
+
+fn prompt() -> turnsim_core::Input {
+    turnsim_core::Input::Prompt {
+        text: "hi".into(),
+        now: "t".into(),
+    }
+}
+
+#[test]
+fn requests_repeating_the_tools_share_one_list_and_other_tools_are_read_afresh() {
+    let a = r#"[{"name":"a","description":"d","input_schema":{"type":"object"}}]"#;
+    // The same tools spelt with other bytes: read again, equal, so still shared.
+    let a_spaced = r#"[ {"name":"a","description":"d","input_schema":{"type":"object"}} ]"#;
+    let b = r#"[{"name":"b","description":"d","input_schema":{"type":"object"}}]"#;
+    let f = sending_tools(&[a, a, a_spaced, b, b]);
+    let mut e = f.open_engine(sim_config()).expect("created");
+    let mut lists = Vec::new();
+    for _ in 0..5 {
+        let outputs = turnsim::Engine::handle(&mut e, prompt()).expect("accepted");
+        lists.push(sent_tools(&outputs));
+    }
+    let names: Vec<&str> = lists.iter().map(|l| l[0].name.as_str()).collect();
+    assert_eq!(names, ["a", "a", "a", "b", "b"]);
+    assert_eq!(
+        lists[0][0].input_schema,
+        serde_json::json!({"type": "object"})
+    );
+    assert!(std::sync::Arc::ptr_eq(&lists[0], &lists[1]));
+    assert!(std::sync::Arc::ptr_eq(&lists[1], &lists[2]));
+    assert!(!std::sync::Arc::ptr_eq(&lists[2], &lists[3]));
+    assert!(std::sync::Arc::ptr_eq(&lists[3], &lists[4]));
+}
+
+#[test]
+fn a_request_whose_tools_are_not_tool_definitions_is_a_protocol_error_naming_them() {
+    let a = r#"[{"name":"a","description":"d","input_schema":{"type":"object"}}]"#;
+    // Read once and kept: a later request with other bytes is read afresh and refused.
+    let f = sending_tools(&[a, r#"{"name":"a"}"#]);
+    let mut e = f.open_engine(sim_config()).expect("created");
+    turnsim::Engine::handle(&mut e, prompt()).expect("accepted");
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        turnsim::Engine::handle(&mut e, prompt())
+    }))
+    .err()
+    .and_then(|p| p.downcast::<String>().ok())
+    .expect("a protocol error panics the world's guard with its message");
+    assert!(
+        err.starts_with(
+            "engine protocol error in the reply to input 2: a request's tools: invalid type: map, expected a sequence"
+        ),
+        "{err}"
+    );
+}

@@ -11,7 +11,7 @@
 
 use super::Pool;
 use super::process::{BATCH_BYTES, Process};
-use super::wire::{self, Checked, Reply, Snapshot, WireMessages, WireOutput};
+use super::wire::{self, Checked, Reply, Snapshot, WireMessages, WireOutput, WireTools};
 use crate::engine::Engine;
 use std::cell::{Cell, Ref, RefCell};
 use std::sync::Arc;
@@ -62,6 +62,10 @@ pub struct StdioEngine {
     /// The system prompt and tools of the last request, shared by every request
     /// until they change, as an in-process engine shares its configuration.
     prefix: (String, Arc<[ToolSpec]>),
+    /// The `tools` text of the last request read, when `prefix.1` was read from it
+    /// (not after a configuration, whose tools came from the input): a request
+    /// writing the same bytes has the same tools and is not read again.
+    tools_text: Option<String>,
     inputs: u64,
     /// The request JSON of each `send` in the last reply applied, exactly as the
     /// engine wrote it on the pipe: the bytes `prefix_stable` judges.
@@ -111,6 +115,7 @@ impl StdioEngine {
             state: RefCell::new(None),
             fixed_texts: Vec::new(),
             prefix,
+            tools_text: None,
             inputs: 0,
             sent: Vec::new(),
         }
@@ -296,8 +301,26 @@ impl StdioEngine {
                 })
                 .collect(),
         };
-        if self.prefix.0 != r.system || *self.prefix.1 != *r.tools {
-            self.prefix = (r.system, Arc::from(r.tools));
+        let (tools, text) = match r.tools {
+            WireTools::Text(raw) if self.tools_text.as_deref() == Some(raw.get()) => (None, None),
+            WireTools::Text(raw) => {
+                let tools: Vec<ToolSpec> = serde_json::from_str(raw.get()).map_err(|e| {
+                    self.process().failure(&format!(
+                        "engine protocol error in the reply to {reply_to}: a request's tools: {e}"
+                    ))
+                })?;
+                (Some(tools), Some(raw.get().to_owned()))
+            }
+            WireTools::Read(tools) => (Some(tools), None),
+        };
+        if let Some(tools) = tools {
+            if *self.prefix.1 != *tools {
+                self.prefix.1 = Arc::from(tools);
+            }
+            self.tools_text = text;
+        }
+        if self.prefix.0 != r.system {
+            self.prefix.0 = r.system;
         }
         Ok(Request {
             system: self.prefix.0.clone(),
@@ -362,6 +385,7 @@ impl StdioEngine {
                 // An accepted configuration is a new one, shared from here on.
                 if let Some(prefix) = configure {
                     self.prefix = prefix;
+                    self.tools_text = None;
                 }
                 match self.apply(snapshot, outputs, ReplyTo::Input(n)) {
                     Ok(o) => Ok(o),

@@ -265,7 +265,7 @@ pub mod output {
                         // reading the request.
                         let f: SendFields = fields(rest, T)?;
                         let text = f.request.get();
-                        let request: WireRequest = serde_json::from_str(text)
+                        let request = WireRequest::from_text(text)
                             .map_err(|e| de::Error::custom(format!("request: {e}")))?;
                         WireOutput::Send {
                             op: f.op,
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn a_send_read_tag_first_keeps_its_requests_bytes_as_written() {
-        use crate::stdio_engine::wire::{WireMessages, WireOutput};
+        use crate::stdio_engine::wire::{WireMessages, WireOutput, WireTools};
         let request = r#"{"system" : "s\u0041", "tools":[],"messages":2,"cache":{"session_key":"k","breakpoints":[]}}"#;
         let read = |json: &str| match serde_json::from_str::<WireOutput>(json) {
             Ok(WireOutput::Send { op, request, body }) => (op.0, request, body),
@@ -387,6 +387,8 @@ mod tests {
         assert_eq!(op, 4);
         assert_eq!(parsed.system, "sA");
         assert!(matches!(parsed.messages, WireMessages::Prefix(2)));
+        // Its tools are kept as written, for the mirror to compare by their bytes.
+        assert!(matches!(&parsed.tools, WireTools::Text(t) if t.get() == "[]"));
         assert_eq!(body.as_deref(), Some(request));
         // Tag not first: read the derived way, and the bytes are left to be found in
         // the line (`mirror::sent_bodies`).
@@ -394,6 +396,7 @@ mod tests {
             r#"{{"op":4,"output":"send","request":{request}}}"#
         ));
         assert_eq!(parsed.system, "sA");
+        assert!(matches!(&parsed.tools, WireTools::Read(t) if t.is_empty()));
         assert_eq!(body, None);
         let bad = serde_json::from_str::<WireOutput>(
             r#"{"output":"send","op":4,"request":{"system":"s","tools":[]}}"#,

@@ -6,6 +6,7 @@
 //! fixed field order, so the bytes an engine reads depend only on the inputs.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::sync::Arc;
 use turnsim_core::log::TurnOutcome;
 use turnsim_core::{
@@ -70,13 +71,67 @@ pub enum WireMessages {
 #[serde(deny_unknown_fields)]
 pub struct WireRequest {
     pub system: String,
-    pub tools: Vec<ToolSpec>,
+    pub tools: WireTools,
     /// Absent: thinking off (docs/engine-protocol.md §7), as the API reads a body
     /// without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Thinking>,
     pub messages: WireMessages,
     pub cache: CacheHints,
+}
+
+/// A request's `tools`: as the engine wrote them when the request was read from its
+/// own text (the usual way, [`WireRequest::from_text`]), read into [`ToolSpec`]s by the
+/// mirror only when they are not the bytes of the last request's (an engine writes
+/// the same list with every request, and reading its schemas into values again and
+/// comparing them was a quarter of the harness's work per reply); already read when
+/// the request came inside an object read whole (its tag not first), where the text
+/// is not at hand.
+#[derive(Debug)]
+pub enum WireTools {
+    Text(Box<RawValue>),
+    Read(Vec<ToolSpec>),
+}
+
+impl<'de> Deserialize<'de> for WireTools {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WireTools, D::Error> {
+        Vec::<ToolSpec>::deserialize(d).map(WireTools::Read)
+    }
+}
+
+impl Serialize for WireTools {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WireTools::Text(raw) => raw.serialize(s),
+            WireTools::Read(tools) => tools.serialize(s),
+        }
+    }
+}
+
+/// [`WireRequest`] with its tools kept as text: the same fields and rules.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireRequestText {
+    system: String,
+    tools: Box<RawValue>,
+    #[serde(default)]
+    thinking: Option<Thinking>,
+    messages: WireMessages,
+    cache: CacheHints,
+}
+
+impl WireRequest {
+    /// Reads a request from its own text, keeping its tools as written.
+    pub fn from_text(text: &str) -> Result<WireRequest, serde_json::Error> {
+        let r: WireRequestText = serde_json::from_str(text)?;
+        Ok(WireRequest {
+            system: r.system,
+            tools: WireTools::Text(r.tools),
+            thinking: r.thinking,
+            messages: r.messages,
+            cache: r.cache,
+        })
+    }
 }
 
 /// One output in the `Output` vocabulary; `persist` bytes in base64. Read by
