@@ -51,6 +51,8 @@ mod determinism;
 #[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_hygiene;
 #[cfg(feature = "drive")]
+mod drive_installed;
+#[cfg(feature = "drive")]
 mod drive_python_sdk;
 #[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_repro_gemini;

@@ -17,6 +17,7 @@ pub(crate) mod cleanup;
 pub(crate) mod evidence;
 pub(crate) mod exit_status;
 pub(crate) mod history;
+pub(crate) mod installed;
 pub(crate) mod invoke;
 pub(crate) mod observe;
 pub(crate) mod procs;
@@ -253,18 +254,6 @@ pub fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
     }
     Ok(a..end)
 }
-/// Where `program` would be found: itself when it names a path, else the first
-/// `PATH` entry that holds it.
-fn find_program(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        let p = PathBuf::from(program);
-        return p.is_file().then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
-}
 
 /// Runs every file, `jobs` at a time; reports in file order. Stops starting new
 /// runs after an environment error.
@@ -364,18 +353,9 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
     let Some(first) = files.first() else {
         return Exit::Pass;
     };
-    for command in [&first.0.profile.command, &first.0.profile.resume] {
-        let program = command.first().map(String::as_str).unwrap_or_default();
-        // A custom command may start with a placeholder; it is checked when it runs.
-        if !program.contains('{') && find_program(program).is_none() {
-            eprintln!(
-                "turnsim drive: client {}: {program:?} is not installed or not on PATH{}",
-                first.0.profile.name,
-                profiles::install_hint(&first.0.profile.name)
-                    .map_or(String::new(), |h| format!("; {h}"))
-            );
-            return Exit::Environment;
-        }
+    if let Some(why) = installed::refusal(&first.0.profile, &out) {
+        eprintln!("turnsim drive: {why}");
+        return Exit::Environment;
     }
     let version = client_version(&first.0.profile);
     // A replayed run file carries its schedule: the options drew nothing.
