@@ -255,6 +255,31 @@ pub fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
     Ok(a..end)
 }
 
+/// Set once stdout could not be written: from then on drive prints nothing more there.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to stdout, where `print!` would panic on a closed pipe (`turnsim
+/// drive | head -1`: "failed printing to stdout: Broken pipe", exit 101). A reader
+/// that went away (EPIPE) ends drive's printing quietly; any other write error is said
+/// once on stderr. Neither stops the runs: each is still judged and written to its
+/// directory with the summary, and the exit code is the one the runs give, whoever
+/// reads stdout.
+fn to_stdout(text: &str) {
+    use std::io::Write;
+    if STDOUT_GONE.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && !STDOUT_GONE.swap(true, Ordering::SeqCst)
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("turnsim drive: writing to stdout: {e}; printing nothing more there");
+    }
+}
+
 /// Runs every file, `jobs` at a time; reports in file order. Stops starting new
 /// runs after an environment error.
 fn run_all(
@@ -283,7 +308,7 @@ fn run_all(
                             if a.json {
                                 eprint!("{}", rep.text());
                             } else {
-                                print!("{}", rep.text());
+                                to_stdout(&rep.text());
                             }
                         }
                         Err(_) => stop.store(true, Ordering::SeqCst),
@@ -376,7 +401,7 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
     if a.json {
         eprintln!("{header}");
     } else {
-        println!("{header}");
+        to_stdout(&format!("{header}\n"));
     }
     let reports = match run_all(&files, &version, a) {
         Ok(r) => r,
@@ -397,10 +422,12 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         }
     }
     if a.json {
-        println!("{json}");
+        to_stdout(&format!("{json}\n"));
     } else {
-        print!("{md}");
-        println!("summary: {}", out.join("summary.md").display());
+        to_stdout(&format!(
+            "{md}summary: {}\n",
+            out.join("summary.md").display()
+        ));
     }
     if let Some(env) = reports.iter().find(|r| r.outcome == Outcome::Environment) {
         eprintln!(
