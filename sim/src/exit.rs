@@ -36,7 +36,8 @@ pub enum Exit {
     /// A replayed scenario did not do what its file expects.
     Mismatch = 7,
     /// The environment is missing something the command needs: `drive`'s client
-    /// program is not installed or not on `PATH`.
+    /// program is not installed or not on `PATH`, or a Python client's interpreter
+    /// cannot import its SDK.
     Environment = 8,
 }
 

@@ -49,7 +49,11 @@ mod checkers_profiles;
 mod cli_errors;
 mod determinism;
 #[cfg(all(feature = "drive", feature = "test-client"))]
+mod drive_closed_stdout;
+#[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_hygiene;
+#[cfg(feature = "drive")]
+mod drive_installed;
 #[cfg(feature = "drive")]
 mod drive_python_sdk;
 #[cfg(all(feature = "drive", feature = "test-client"))]

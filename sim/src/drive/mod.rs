@@ -17,6 +17,7 @@ pub(crate) mod cleanup;
 pub(crate) mod evidence;
 pub(crate) mod exit_status;
 pub(crate) mod history;
+pub(crate) mod installed;
 pub(crate) mod invoke;
 pub(crate) mod observe;
 pub(crate) mod procs;
@@ -253,17 +254,30 @@ pub fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
     }
     Ok(a..end)
 }
-/// Where `program` would be found: itself when it names a path, else the first
-/// `PATH` entry that holds it.
-fn find_program(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        let p = PathBuf::from(program);
-        return p.is_file().then_some(p);
+
+/// Set once stdout could not be written: from then on drive prints nothing more there.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to stdout, where `print!` would panic on a closed pipe (`turnsim
+/// drive | head -1`: "failed printing to stdout: Broken pipe", exit 101). A reader
+/// that went away (EPIPE) ends drive's printing quietly; any other write error is said
+/// once on stderr. Neither stops the runs: each is still judged and written to its
+/// directory with the summary, and the exit code is the one the runs give, whoever
+/// reads stdout.
+fn to_stdout(text: &str) {
+    use std::io::Write;
+    if STDOUT_GONE.load(Ordering::SeqCst) {
+        return;
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && !STDOUT_GONE.swap(true, Ordering::SeqCst)
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("turnsim drive: writing to stdout: {e}; printing nothing more there");
+    }
 }
 
 /// Runs every file, `jobs` at a time; reports in file order. Stops starting new
@@ -294,7 +308,7 @@ fn run_all(
                             if a.json {
                                 eprint!("{}", rep.text());
                             } else {
-                                print!("{}", rep.text());
+                                to_stdout(&rep.text());
                             }
                         }
                         Err(_) => stop.store(true, Ordering::SeqCst),
@@ -364,18 +378,9 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
     let Some(first) = files.first() else {
         return Exit::Pass;
     };
-    for command in [&first.0.profile.command, &first.0.profile.resume] {
-        let program = command.first().map(String::as_str).unwrap_or_default();
-        // A custom command may start with a placeholder; it is checked when it runs.
-        if !program.contains('{') && find_program(program).is_none() {
-            eprintln!(
-                "turnsim drive: client {}: {program:?} is not installed or not on PATH{}",
-                first.0.profile.name,
-                profiles::install_hint(&first.0.profile.name)
-                    .map_or(String::new(), |h| format!("; {h}"))
-            );
-            return Exit::Environment;
-        }
+    if let Some(why) = installed::refusal(&first.0.profile, &out) {
+        eprintln!("turnsim drive: {why}");
+        return Exit::Environment;
     }
     let version = client_version(&first.0.profile);
     // A replayed run file carries its schedule: the options drew nothing.
@@ -396,7 +401,7 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
     if a.json {
         eprintln!("{header}");
     } else {
-        println!("{header}");
+        to_stdout(&format!("{header}\n"));
     }
     let reports = match run_all(&files, &version, a) {
         Ok(r) => r,
@@ -417,10 +422,12 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         }
     }
     if a.json {
-        println!("{json}");
+        to_stdout(&format!("{json}\n"));
     } else {
-        print!("{md}");
-        println!("summary: {}", out.join("summary.md").display());
+        to_stdout(&format!(
+            "{md}summary: {}\n",
+            out.join("summary.md").display()
+        ));
     }
     if let Some(env) = reports.iter().find(|r| r.outcome == Outcome::Environment) {
         eprintln!(

@@ -409,6 +409,32 @@ pub fn install_hint(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The modules a built-in profile's Python script imports from outside the standard
+/// library, each with the package that provides it, `(module, pip package)`; empty for
+/// a profile that runs no Python script. [`super::installed`] imports each with the
+/// profile's interpreter before any run.
+pub fn python_imports(name: &str) -> &'static [(&'static str, &'static str)] {
+    match name {
+        // scripts/sdk_tool_loop.py
+        "python-sdk" => &[("anthropic", "anthropic")],
+        // scripts/pydantic_ai_loop.py (its Anthropic model needs the `anthropic` extra,
+        // which `pydantic-ai` has and `pydantic-ai-slim` alone has not).
+        "pydantic-ai" => &[
+            ("pydantic_ai", "pydantic-ai"),
+            ("pydantic_ai.messages", "pydantic-ai"),
+            ("pydantic_ai.models.anthropic", "pydantic-ai"),
+            ("pydantic_ai.providers.anthropic", "pydantic-ai"),
+        ],
+        // scripts/claude_agent_sdk_loop.py
+        "claude-agent-sdk" => &[("claude_agent_sdk", "claude-agent-sdk")],
+        // scripts/openai_agents_loop.py
+        "openai-agents" => &[("openai", "openai-agents"), ("agents", "openai-agents")],
+        // scripts/openai_tool_loop.py
+        "openai-chat" => &[("openai", "openai")],
+        _ => &[],
+    }
+}
+
 /// The values placeholders stand for.
 #[derive(Clone, Debug)]
 pub struct Vars {
@@ -445,6 +471,30 @@ pub fn argv(args: &[String], v: &Vars) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_python_profile_checks_sdk_modules_its_script_imports() {
+        for name in BUILT_IN {
+            let p = profile(name, &["x".to_owned()]).expect("built in");
+            let script = p.command.get(1).filter(|a| a.ends_with(".py"));
+            let imports = python_imports(name);
+            let Some(script) = script else {
+                assert!(imports.is_empty(), "{name} runs no Python script");
+                continue;
+            };
+            assert_eq!(p.command[0], "python3", "{name}");
+            let path = script.replace("{repo}", &repo_dir().display().to_string());
+            let text = std::fs::read_to_string(&path).expect("the script");
+            assert!(!imports.is_empty(), "{name}: {path} imports an SDK");
+            for (module, _) in imports {
+                let imported = text.lines().any(|l| {
+                    l.starts_with(&format!("import {module}"))
+                        || l.starts_with(&format!("from {module} import"))
+                });
+                assert!(imported, "{name}: {path} does not import {module}");
+            }
+        }
+    }
 
     #[test]
     fn every_built_in_resolves_and_placeholders_substitute() {

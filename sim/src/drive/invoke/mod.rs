@@ -283,9 +283,23 @@ fn inherited_out(name: &str) -> bool {
 }
 
 /// The client's environment: what to remove from the harness's, what to set.
-type ClientEnv = (Vec<std::ffi::OsString>, Vec<(String, String)>);
+pub(crate) type ClientEnv = (Vec<std::ffi::OsString>, Vec<(String, String)>);
 
 fn client_env(vars: &Vars, run: &Running<'_>) -> ClientEnv {
+    let tty = run.terminal_for(vars.resume).is_some();
+    env_for(vars, &run.profile.env, &run.marker, tty)
+}
+
+/// The environment of a client of a profile with extra environment `profile_env`,
+/// run with `vars`, marked `marker`, in a terminal or not: also what
+/// [`super::installed`] starts a client's interpreter with, so an import it checks is
+/// the import the client makes.
+pub(crate) fn env_for(
+    vars: &Vars,
+    profile_env: &[(String, String)],
+    marker: &str,
+    tty: bool,
+) -> ClientEnv {
     let removed = std::env::vars_os()
         .map(|(k, _)| k)
         .filter(|k| k.to_str().is_some_and(inherited_out))
@@ -313,12 +327,12 @@ fn client_env(vars: &Vars, run: &Running<'_>) -> ClientEnv {
             home.join(".local/state").display().to_string(),
         ),
         ("TURNSIM_DRIVE".into(), "1".into()),
-        (procs::RUN_MARKER.into(), run.marker.clone()),
+        (procs::RUN_MARKER.into(), marker.to_owned()),
     ];
-    if run.terminal_for(vars.resume).is_some() {
+    if tty {
         set.push(("TERM".into(), "xterm-256color".into()));
     }
-    for (k, v) in &run.profile.env {
+    for (k, v) in profile_env {
         set.push((k.clone(), substitute(v, vars)));
     }
     (removed, set)
