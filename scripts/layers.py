@@ -27,8 +27,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 # a circle) or one below. Keys are the first segment after `crate::`; `lib` is the
 # crate root (the façade), which nothing inside the crate may import.
 SIM_LAYERS = [
-    # 0: leaves shared by everything: exit codes, atomic writes, canonical JSON, base64
-    ["exit", "invariant", "atomic", "run_digest", "cliargs", "base64"],
+    # 0: leaves shared by everything: exit codes, atomic writes, canonical JSON, base64,
+    # a stdout that survives its reader
+    ["exit", "invariant", "atomic", "run_digest", "cliargs", "base64", "stdout"],
     # 1: wire readers
     ["openai", "gemini"],
     # 2: the one judge

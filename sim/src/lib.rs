@@ -112,6 +112,7 @@ pub mod serve;
 pub(crate) mod shrink;
 #[cfg(feature = "stdio-engine")]
 pub mod stdio_engine;
+pub(crate) mod stdout;
 pub(crate) mod summary_file;
 #[cfg(feature = "testing")]
 pub mod testing;

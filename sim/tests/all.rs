@@ -46,6 +46,8 @@ mod checkers_fire_judged;
 mod checkers_fire_model_words;
 mod checkers_profiles;
 #[cfg(feature = "cli")]
+mod cli_closed_stdout;
+#[cfg(feature = "cli")]
 mod cli_errors;
 mod determinism;
 #[cfg(all(feature = "drive", feature = "test-client"))]

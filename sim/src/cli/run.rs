@@ -35,6 +35,7 @@ use crate::report::summary;
 use crate::runner::{Batch, run_batch_with, run_seed};
 use crate::scenario::EngineProcess;
 use crate::stdio_engine::affinity;
+use crate::stdout::Stdout;
 use crate::summary_file::{RunFacts, RunOptions, SummaryFile};
 use crate::world::FailureClass;
 use std::collections::BTreeMap;
@@ -246,28 +247,29 @@ fn run_one(
     out: &Path,
     judging: &Judging,
 ) -> Exit {
+    let stdout = Stdout::new("run");
     let outcome = run_seed(factory, seed, true);
-    print!("{}", SimOptions::from_seed(seed));
+    stdout.print(&SimOptions::from_seed(seed).to_string());
     if a.trace {
         for line in &outcome.trace {
-            println!("{line}");
+            stdout.print(&format!("{line}\n"));
         }
     }
-    println!(
-        "seed {seed}: {} steps, digest {}",
+    stdout.print(&format!(
+        "seed {seed}: {} steps, digest {}\n",
         outcome.steps, outcome.digest
-    );
-    print!("{}", super::judging::describe(factory));
+    ));
+    stdout.print(&super::judging::describe(factory));
     let Some(v) = &outcome.violation else {
-        println!("PASS");
+        stdout.print("PASS\n");
         return Exit::Pass;
     };
     match save_failure(factory, target.process, seed, out, judging) {
-        Some(s) => print!("{}", full_report(seed, &s, &target.flags)),
-        None => println!(
-            "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)",
+        Some(s) => stdout.print(&full_report(seed, &s, &target.flags)),
+        None => stdout.print(&format!(
+            "FAIL seed {seed}: {} (a rerun passed: the failure is nondeterministic)\n",
             v.invariant
-        ),
+        )),
     }
     Exit::of_class(Some(FailureClass::of(v.invariant)))
 }
@@ -300,6 +302,7 @@ fn run_many(
     out: &Path,
     judging: &Judging,
 ) -> Exit {
+    let stdout = Stdout::new("run");
     let shard = match a.shard {
         Some(s) => Some(s),
         None => match shard_from_env(|k| std::env::var(k).ok()) {
@@ -329,10 +332,10 @@ fn run_many(
     // in process: the default range would take hours, so it gets a time budget.
     let time = match (a.time, &a.seeds, target.process) {
         (None, None, Some(_)) => {
-            println!(
-                "engine process, no --seeds or --time: seeds {DEFAULT_SEEDS} for at most {} s (--seeds or --time to change it)",
+            stdout.print(&format!(
+                "engine process, no --seeds or --time: seeds {DEFAULT_SEEDS} for at most {} s (--seeds or --time to change it)\n",
                 SUBPROCESS_BUDGET.as_secs()
-            );
+            ));
             Some(SUBPROCESS_BUDGET)
         }
         (t, _, _) => t,
@@ -404,20 +407,22 @@ fn run_many(
     };
     if a.verbose {
         for (seed, digest) in &digests {
-            println!(
-                "{}seed {seed} digest {digest}",
+            stdout.print(&format!(
+                "{}seed {seed} digest {digest}\n",
                 SimOptions::from_seed(*seed)
-            );
+            ));
         }
     }
     let saved = saved.into_inner().unwrap_or_default();
-    print!(
-        "{}",
-        failure_list(&sum.failures, &saved, &target.flags, a.max_failures)
-    );
+    stdout.print(&failure_list(
+        &sum.failures,
+        &saved,
+        &target.flags,
+        a.max_failures,
+    ));
     // (the words printed, the word a summary file stores)
     let stopped = if interrupt::interrupted() {
-        println!("interrupted (Ctrl-C): the seeds that ran are summarised below");
+        stdout.print("interrupted (Ctrl-C): the seeds that ran are summarised below\n");
         Some(("interrupted by Ctrl-C", "interrupted"))
     } else if a
         .stop_after
@@ -431,11 +436,14 @@ fn run_many(
     };
     let stopped = stopped.filter(|_| sum.skipped > 0 || interrupt::interrupted());
     let elapsed = started.elapsed();
-    print!(
-        "{}",
-        summary(&sum, factory.name(), jobs, elapsed, stopped.map(|s| s.0))
-    );
-    print!("{}", super::judging::describe(factory));
+    stdout.print(&summary(
+        &sum,
+        factory.name(),
+        jobs,
+        elapsed,
+        stopped.map(|s| s.0),
+    ));
+    stdout.print(&super::judging::describe(factory));
     let file = SummaryFile::of_run(RunFacts {
         options: RunOptions {
             engine: factory.name().to_string(),
@@ -452,7 +460,7 @@ fn run_many(
         jobs: jobs as u64,
     });
     if sum.skipped > 0 {
-        print!("{}", super::merge::seed_lines(&file));
+        stdout.print(&super::merge::seed_lines(&file));
     }
     if let Some(path) = &a.summary_json
         && let Err(code) = super::merge::write_summary(path, &file, "run")

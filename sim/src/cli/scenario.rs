@@ -18,6 +18,7 @@ use crate::options::SimOptions;
 use crate::runner::{matches_expectation, run_scenario};
 use crate::scenario::{Scenario, load_scenario, save_scenario};
 use crate::shrink::{Budget, shrink_observed, story};
+use crate::stdout::Stdout;
 use crate::world::{FailureClass, RunOutcome};
 use std::path::{Path, PathBuf};
 
@@ -39,7 +40,8 @@ pub(super) fn shell_quote(p: &Path) -> String {
 }
 
 pub(super) fn cmd_options(seed: u64) -> Exit {
-    print!("{}", SimOptions::from_seed(seed));
+    let stdout = Stdout::new("options");
+    stdout.print(&SimOptions::from_seed(seed).to_string());
     Exit::Pass
 }
 
@@ -80,6 +82,7 @@ pub(super) fn cmd_replay(
     html: Option<&Path>,
     engines: &Engines,
 ) -> Exit {
+    let stdout = Stdout::new("replay");
     let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
@@ -87,43 +90,47 @@ pub(super) fn cmd_replay(
     // A picture needs the trace and the recording that come with it.
     let outcome = run_scenario(chosen.factory(), &scenario, trace || html.is_some());
     if let Some(path) = html
-        && let Err(code) = write_timeline(&scenario, &outcome, path)
+        && let Err(code) = write_timeline(&scenario, &outcome, path, &stdout)
     {
         return code;
     }
     if trace {
-        print!("{}", scenario.options);
+        stdout.print(&scenario.options.to_string());
         for line in &outcome.trace {
-            println!("{line}");
+            stdout.print(&format!("{line}\n"));
         }
     }
-    println!("replayed {}: {}", file.display(), describe(&outcome));
-    println!("  trace digest {}", outcome.digest);
+    stdout.print(&format!(
+        "replayed {}: {}\n",
+        file.display(),
+        describe(&outcome)
+    ));
+    stdout.print(&format!("  trace digest {}\n", outcome.digest));
     if let Some(path) = export
-        && let Err(code) = export_transcript(&outcome, path)
+        && let Err(code) = export_transcript(&outcome, path, &stdout)
     {
         return code;
     }
     if let Err(e) = matches_expectation(&scenario.expect, &outcome) {
-        println!("MISMATCH: {e}");
+        stdout.print(&format!("MISMATCH: {e}\n"));
         return Exit::Mismatch;
     }
     if let Some(d) = &scenario.trace_digest
         && *d != outcome.digest
     {
-        println!(
-            "MISMATCH: trace digest {} differs from the recorded {d}",
+        stdout.print(&format!(
+            "MISMATCH: trace digest {} differs from the recorded {d}\n",
             outcome.digest
-        );
+        ));
         return Exit::Mismatch;
     }
     match &outcome.violation {
         None => {
-            println!("as expected: pass");
+            stdout.print("as expected: pass\n");
             Exit::Pass
         }
         Some(v) => {
-            println!("reproduced: {} at step {}", v.invariant, v.step);
+            stdout.print(&format!("reproduced: {} at step {}\n", v.invariant, v.step));
             Exit::of_class(Some(FailureClass::of(v.invariant)))
         }
     }
@@ -135,11 +142,16 @@ fn picture_title(scenario: &Scenario) -> String {
 }
 
 /// `replay --html` and `shrink`: writes the run's timeline picture.
-fn write_timeline(scenario: &Scenario, outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
+fn write_timeline(
+    scenario: &Scenario,
+    outcome: &RunOutcome,
+    path: &Path,
+    stdout: &Stdout,
+) -> Result<(), Exit> {
     let picture = crate::timeline::picture_of_run(&picture_title(scenario), outcome);
     match crate::timeline::write_picture(path, &picture) {
         Ok(()) => {
-            println!("timeline: {}", path.display());
+            stdout.print(&format!("timeline: {}\n", path.display()));
             Ok(())
         }
         Err(e) => {
@@ -150,11 +162,15 @@ fn write_timeline(scenario: &Scenario, outcome: &RunOutcome, path: &Path) -> Res
 }
 
 /// `replay --export-transcript`: writes the request at the violation for `turnsim check`.
-fn export_transcript(outcome: &RunOutcome, path: &Path) -> Result<(), Exit> {
+fn export_transcript(outcome: &RunOutcome, path: &Path, stdout: &Stdout) -> Result<(), Exit> {
     match crate::check::export::export_transcript(outcome, path) {
         Ok(n) => {
-            println!("transcript: {} ({n} messages)", path.display());
-            println!("check:      {} check {}", program(), shell_quote(path));
+            stdout.print(&format!("transcript: {} ({n} messages)\n", path.display()));
+            stdout.print(&format!(
+                "check:      {} check {}\n",
+                program(),
+                shell_quote(path)
+            ));
             Ok(())
         }
         Err(e) => {
@@ -191,6 +207,7 @@ pub(super) fn cmd_shrink(
     export: bool,
     engines: &Engines,
 ) -> Exit {
+    let stdout = Stdout::new("shrink");
     let (scenario, chosen) = match load(file, engines) {
         Ok(x) => x,
         Err(code) => return code,
@@ -225,43 +242,50 @@ pub(super) fn cmd_shrink(
         eprintln!("{e}");
         return Exit::File;
     }
-    println!("what happened:");
+    stdout.print("what happened:\n");
     for line in story::story(&rerun) {
-        println!("  {line}");
+        stdout.print(&format!("  {line}\n"));
     }
-    println!();
+    stdout.print("\n");
     // The story, then what broke and the last steps as lines: the file holds the
     // whole scenario, and printing its JSON put the trace on one escaped line.
     if let Some(v) = &rerun.violation {
-        println!("{} at step {}: {}", v.invariant, v.step, v.message);
+        stdout.print(&format!(
+            "{} at step {}: {}\n",
+            v.invariant, v.step, v.message
+        ));
     }
-    println!("last steps:");
+    stdout.print("last steps:\n");
     for line in scenario.excerpt.lines() {
-        println!("  {line}");
+        stdout.print(&format!("  {line}\n"));
     }
     for note in story::notes(&expected, &shrunk) {
-        println!("note: {note}");
+        stdout.print(&format!("note: {note}\n"));
     }
-    println!(
-        "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)",
+    stdout.print(&format!(
+        "shrunk {}: decisions {} -> {}, steps {} -> {} ({} replays)\n",
         file.display(),
         shrunk.decisions_before,
         shrunk.decisions_after,
         shrunk.steps_before,
         shrunk.steps_after,
         shrunk.runs
-    );
-    println!("wrote {}", out.display());
-    if let Err(code) = write_timeline(&scenario, &rerun, &html_path(&out)) {
+    ));
+    stdout.print(&format!("wrote {}\n", out.display()));
+    if let Err(code) = write_timeline(&scenario, &rerun, &html_path(&out), &stdout) {
         return code;
     }
-    println!("replay: {} replay {}", program(), shell_quote(&out));
+    stdout.print(&format!(
+        "replay: {} replay {}\n",
+        program(),
+        shell_quote(&out)
+    ));
     if export {
         // `x.min.json` → `x.min.transcript.json` and `x.min.test.rs`.
         let stem = out.to_string_lossy();
         let stem = stem.strip_suffix(".json").unwrap_or(&stem);
         let transcript = PathBuf::from(format!("{stem}.transcript.json"));
-        if let Err(code) = export_transcript(&rerun, &transcript) {
+        if let Err(code) = export_transcript(&rerun, &transcript, &stdout) {
             return code;
         }
         let test = PathBuf::from(format!("{stem}.test.rs"));
@@ -274,7 +298,7 @@ pub(super) fn cmd_shrink(
             eprintln!("{}: {e}", test.display());
             return Exit::File;
         }
-        println!("test:       {}", test.display());
+        stdout.print(&format!("test:       {}\n", test.display()));
     }
     Exit::Pass
 }

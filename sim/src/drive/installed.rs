@@ -18,7 +18,6 @@ use super::profiles::{self, Profile, Vars, substitute};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// How long one import may take before the check gives up on the interpreter.
@@ -56,15 +55,34 @@ pub fn refusal(profile: &Profile, out: &Path) -> Option<String> {
     if imports.is_empty() {
         return None;
     }
-    static CHECKS: AtomicU32 = AtomicU32::new(0);
-    let home = std::env::temp_dir().join(format!(
-        "turnsim-drive-imports-{}-{}",
-        std::process::id(),
-        CHECKS.fetch_add(1, Ordering::Relaxed)
-    ));
+    let home = match fresh_dir(&std::env::temp_dir()) {
+        Ok(h) => h,
+        Err(e) => {
+            return Some(format!(
+                "client {}: cannot make a HOME to check its Python modules in ({}): {e}",
+                profile.name,
+                std::env::temp_dir().display()
+            ));
+        }
+    };
     let why = check_imports(profile, imports, &home, &nearest_existing(out));
     let _ = std::fs::remove_dir_all(&home);
     why
+}
+
+/// A new empty directory under `parent`, made by this call (`create_dir` fails on a
+/// name that exists, so two checks at once never share one).
+fn fresh_dir(parent: &Path) -> std::io::Result<PathBuf> {
+    let pid = std::process::id();
+    let mut i = 0u32;
+    loop {
+        let dir = parent.join(format!("turnsim-drive-imports-{pid}-{i}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && i < 10_000 => i += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Imports every module of `imports` with the interpreters of `profile`'s commands (each
@@ -76,13 +94,6 @@ fn check_imports(
     home: &Path,
     cwd: &Path,
 ) -> Option<String> {
-    if let Err(e) = std::fs::create_dir_all(home) {
-        return Some(format!(
-            "client {}: cannot make a HOME to check its Python modules in ({}): {e}",
-            profile.name,
-            home.display()
-        ));
-    }
     let vars = Vars {
         base_url: "http://127.0.0.1:9".into(),
         prompt: String::new(),

@@ -35,6 +35,7 @@ pub(crate) mod tree;
 
 use crate::exit::Exit;
 use crate::options::Ratio;
+use crate::stdout::Stdout;
 use report::{Outcome, Reruns, RunReport};
 use run::{RunFile, run_schedule};
 use schedule::{DriveOptions, Schedule};
@@ -255,37 +256,13 @@ pub fn parse_seeds(s: &str) -> Result<std::ops::Range<u64>, String> {
     Ok(a..end)
 }
 
-/// Set once stdout could not be written: from then on drive prints nothing more there.
-static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
-
-/// Writes `text` to stdout, where `print!` would panic on a closed pipe (`turnsim
-/// drive | head -1`: "failed printing to stdout: Broken pipe", exit 101). A reader
-/// that went away (EPIPE) ends drive's printing quietly; any other write error is said
-/// once on stderr. Neither stops the runs: each is still judged and written to its
-/// directory with the summary, and the exit code is the one the runs give, whoever
-/// reads stdout.
-fn to_stdout(text: &str) {
-    use std::io::Write;
-    if STDOUT_GONE.load(Ordering::SeqCst) {
-        return;
-    }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        && !STDOUT_GONE.swap(true, Ordering::SeqCst)
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("turnsim drive: writing to stdout: {e}; printing nothing more there");
-    }
-}
-
 /// Runs every file, `jobs` at a time; reports in file order. Stops starting new
 /// runs after an environment error.
 fn run_all(
     files: &[(RunFile, PathBuf)],
     version: &str,
     a: &DriveArgs,
+    stdout: &Stdout,
 ) -> Result<Vec<RunReport>, String> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -308,7 +285,7 @@ fn run_all(
                             if a.json {
                                 eprint!("{}", rep.text());
                             } else {
-                                to_stdout(&rep.text());
+                                stdout.print(&rep.text());
                             }
                         }
                         Err(_) => stop.store(true, Ordering::SeqCst),
@@ -327,6 +304,7 @@ fn run_all(
 
 /// `turnsim drive`; returns the exit code.
 pub fn drive_main(a: &DriveArgs) -> Exit {
+    let stdout = Stdout::new("drive");
     let out = a.out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("turnsim-drive-{}", std::process::id()))
     });
@@ -401,9 +379,9 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
     if a.json {
         eprintln!("{header}");
     } else {
-        to_stdout(&format!("{header}\n"));
+        stdout.print(&format!("{header}\n"));
     }
-    let reports = match run_all(&files, &version, a) {
+    let reports = match run_all(&files, &version, a, &stdout) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("turnsim drive: {e}");
@@ -422,9 +400,9 @@ pub fn drive_main(a: &DriveArgs) -> Exit {
         }
     }
     if a.json {
-        to_stdout(&format!("{json}\n"));
+        stdout.print(&format!("{json}\n"));
     } else {
-        to_stdout(&format!(
+        stdout.print(&format!(
             "{md}summary: {}\n",
             out.join("summary.md").display()
         ));
