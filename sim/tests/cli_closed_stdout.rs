@@ -1,4 +1,4 @@
-//! `turnsim run` and `turnsim replay` whose stdout is closed (`… | head -1`) do not
+//! `turnsim run`, `replay` and `check` whose stdout is closed (`… | head -1`) do not
 //! panic ("failed printing to stdout: Broken pipe", exit 101 before): the printing
 //! stops, the work goes on, and the exit code is the verdict's. The pipe's read end
 //! is closed before the command starts, so its first write fails every time.
@@ -50,6 +50,16 @@ fn a_run_with_a_closed_stdout_exits_with_its_verdict_and_saves_its_failures() {
 fn a_replay_with_a_closed_stdout_exits_with_its_verdict() {
     let (code, stderr) =
         into_a_closed_pipe(&["replay", "../scenarios/canary-marker_twice.json", "--trace"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_check_with_a_closed_stdout_exits_with_its_verdict() {
+    let (code, stderr) = into_a_closed_pipe(&[
+        "check",
+        "tests/data/cassettes/vcrpy-anthropic-dropped-result.yaml",
+    ]);
     assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(stderr, "");
 }

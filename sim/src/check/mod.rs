@@ -157,9 +157,9 @@ pub fn run(args: &CheckArgs) -> i32 {
         check_files_with(&args.files, args.format, Limits::mib(args.max_element_mib))
     };
     if args.json {
-        print!("{}", report::json(&outcome));
+        crate::stdout::Stdout::new("check").print(&report::json(&outcome));
     } else {
-        print!("{}", report::human(&outcome));
+        crate::stdout::Stdout::new("check").print(&report::human(&outcome));
         for u in &outcome.unreadable {
             eprintln!("{}", u.to_line());
         }

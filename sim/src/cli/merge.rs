@@ -28,6 +28,7 @@ pub struct MergeArgs {
 }
 
 pub(super) fn cmd_merge(a: MergeArgs) -> Exit {
+    let stdout = crate::stdout::Stdout::new("merge");
     let mut inputs = Vec::new();
     for path in &a.files {
         match summary_file::read(path) {
@@ -52,20 +53,17 @@ pub(super) fn cmd_merge(a: MergeArgs) -> Exit {
             return Exit::File;
         }
     };
-    print!("{}", failure_lines(&merged));
-    println!("merged {} summaries", inputs.len());
+    stdout.print(&failure_lines(&merged));
+    stdout.print(&format!("merged {} summaries\n", inputs.len()));
     let stopped = merged.stopped_text();
-    print!(
-        "{}",
-        summary(
-            &sum,
-            &merged.options.engine,
-            merged.wall_clock.jobs as usize,
-            Duration::from_secs_f64(merged.wall_clock.seconds.max(0.0)),
-            stopped.as_deref(),
-        )
-    );
-    print!("{}", seed_lines(&merged));
+    stdout.print(&summary(
+        &sum,
+        &merged.options.engine,
+        merged.wall_clock.jobs as usize,
+        Duration::from_secs_f64(merged.wall_clock.seconds.max(0.0)),
+        stopped.as_deref(),
+    ));
+    stdout.print(&seed_lines(&merged));
     if let Some(out) = &a.json
         && let Err(code) = write_summary(out, &merged, "merge")
     {
@@ -76,6 +74,7 @@ pub(super) fn cmd_merge(a: MergeArgs) -> Exit {
 
 /// Writes a summary file atomically; an error is printed and exit 6.
 pub(super) fn write_summary(path: &Path, file: &SummaryFile, command: &str) -> Result<(), Exit> {
+    let stdout = crate::stdout::Stdout::new("merge");
     let text = to_json(file).map_err(|e| {
         eprintln!("turnsim {command}: {e}");
         Exit::File
@@ -84,7 +83,7 @@ pub(super) fn write_summary(path: &Path, file: &SummaryFile, command: &str) -> R
         eprintln!("turnsim {command}: --summary-json: {e}");
         Exit::File
     })?;
-    println!("summary written to {}", path.display());
+    stdout.print(&format!("summary written to {}\n", path.display()));
     Ok(())
 }
 

@@ -132,7 +132,8 @@ pub fn serve_main(a: &ServeArgs) -> i32 {
             return crate::exit::Exit::File.code();
         }
     };
-    println!("turnsim serve: {}", faults_line(&config.script));
+    crate::stdout::Stdout::new("serve")
+        .print(&format!("turnsim serve: {}\n", faults_line(&config.script)));
     match http::run(config, a.port) {
         Ok(()) => crate::exit::Exit::Pass.code(),
         Err(e) => {

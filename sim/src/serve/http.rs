@@ -319,14 +319,15 @@ pub fn spawn(config: ServeConfig, port: u16) -> io::Result<ServeHandle> {
 pub fn run(config: ServeConfig, port: u16) -> io::Result<()> {
     let listener = bind(port)?;
     let addr = listener.local_addr()?;
-    println!("turnsim serve: listening on http://{addr}");
-    println!("  export ANTHROPIC_BASE_URL=http://{addr}      # Messages API");
-    println!("  export OPENAI_BASE_URL=http://{addr}/v1      # Responses and Chat Completions");
-    println!("  ledger:  {}", config.workspace.ledger.display());
-    println!("  scratch: {}", config.workspace.scratch.display());
+    let mut banner = format!(
+        "turnsim serve: listening on http://{addr}\n  export ANTHROPIC_BASE_URL=http://{addr}      # Messages API\n  export OPENAI_BASE_URL=http://{addr}/v1      # Responses and Chat Completions\n  ledger:  {}\n  scratch: {}\n",
+        config.workspace.ledger.display(),
+        config.workspace.scratch.display()
+    );
     if let Some(dir) = &config.record {
-        println!("  recording to {}", dir.display());
+        banner.push_str(&format!("  recording to {}\n", dir.display()));
     }
+    crate::stdout::Stdout::new("serve").print(&banner);
     let server = Arc::new(Server::new(config));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -56,6 +56,7 @@ use crate::decide::Decider;
 use crate::options::Ratio;
 use crate::provider::{Asked, IdGen, plan_response_with};
 use crate::scenario::ScriptedResponse;
+use crate::stdout::Stdout;
 use conversation::{Api, CONVERSATION_HEADER, ConversationKey, conversation_key};
 use record::{Answer, Record, body_value, kept_headers, write_record};
 use script::Step;
@@ -139,6 +140,8 @@ struct State {
 pub struct Server {
     config: ServeConfig,
     state: Mutex<State>,
+    /// Where `--echo` lines go; a reader that left stops them, not the server.
+    stdout: Stdout,
 }
 
 impl Server {
@@ -146,6 +149,7 @@ impl Server {
         let steps = config.script.steps.iter().cloned().collect();
         Server {
             config,
+            stdout: Stdout::new("serve"),
             state: Mutex::new(State {
                 next_request: 0,
                 judge: Judge::default(),
@@ -298,7 +302,7 @@ impl Server {
             verdict,
         };
         if self.config.echo {
-            println!("{}", log_line(&record));
+            self.stdout.print(&format!("{}\n", log_line(&record)));
         }
         if let Some(dir) = &self.config.record
             && let Err(e) = write_record(dir, &record)
