@@ -144,7 +144,7 @@ fn usage(message: &str) -> Exit {
 
 pub(super) fn cmd_run(a: RunArgs, engines: &Engines) -> Exit {
     if a.list_checks {
-        print!("{}", super::judging::list_checks());
+        Stdout::new("run").print(&super::judging::list_checks());
         return Exit::Pass;
     }
     let chosen = match a.engine.choose(engines) {
