@@ -51,8 +51,6 @@ mod cli_closed_stdout;
 mod cli_errors;
 mod determinism;
 #[cfg(all(feature = "drive", feature = "test-client"))]
-mod drive_closed_stdout;
-#[cfg(all(feature = "drive", feature = "test-client"))]
 mod drive_hygiene;
 #[cfg(feature = "drive")]
 mod drive_installed;
